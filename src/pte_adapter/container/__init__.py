@@ -1,0 +1,1 @@
+"""Bytes to bounds-checked views: the `.pte` container, `.ptd` files and where data lives."""

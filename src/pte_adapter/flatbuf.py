@@ -1,0 +1,294 @@
+"""A small, bounds-checked FlatBuffers reader.
+
+The Python `flatbuffers` runtime has no verifier: on corrupt bytes its generated accessors raise
+`struct.error`, return garbage or walk vectors whose length is in the billions. Every reader in this
+project (`.pte`, `.ptd`, TOSA, XNNPACK) goes through this module instead, which applies the rules of
+the C++ verifier lazily, at the moment a field is read:
+
+- every offset, length and vtable entry is checked against the buffer before it is followed;
+- tables, vtables and vector headers must be 4-byte aligned, as every FlatBuffers writer makes them;
+- a field must lie inside its table's inline size;
+- vector length x element size must fit in the bytes that remain;
+- the number of tables a buffer may hand out is capped (a garbage file cannot make us build
+  millions of objects).
+
+Field positions ("slots") come from the schema: field *i* in declaration order is slot *i*; a union
+field occupies two slots (its type, then its value). Readers name their slots as constants, so the
+schema facts live next to the code that uses them.
+
+Nothing is copied: `bytes_view` returns a `memoryview` into the caller's buffer (an `mmap` for files).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from typing import Final
+
+from pte_adapter.errors import LimitExceededError, PteFormatError
+
+_U8: Final = struct.Struct("<B")
+_U16: Final = struct.Struct("<H")
+_I16: Final = struct.Struct("<h")
+_U32: Final = struct.Struct("<I")
+_I32: Final = struct.Struct("<i")
+
+# Scalar formats a reader may ask for, with their sizes.
+_SCALAR_SIZES: Final = {
+    "b": 1, "B": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "Q": 8, "f": 4, "d": 8,
+}
+
+DEFAULT_MAX_TABLES: Final = 4_000_000
+
+
+class FlatBuffer:
+    """Bytes holding one FlatBuffer, plus what an error message needs to say where it is."""
+
+    __slots__ = ("data", "part", "base", "size", "tables_left")
+
+    def __init__(
+        self,
+        data: memoryview | bytes | bytearray,
+        part: str,
+        *,
+        base: int = 0,
+        max_tables: int = DEFAULT_MAX_TABLES,
+    ) -> None:
+        self.data = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+        if self.data.format != "B" or self.data.ndim != 1:
+            self.data = self.data.cast("B")
+        self.part = part
+        # Absolute offset of data[0] in the file, so that errors give file offsets.
+        self.base = base
+        self.size = len(self.data)
+        self.tables_left = max_tables
+
+    # -- errors -----------------------------------------------------------------------------------
+
+    def error(self, what: str, pos: int) -> PteFormatError:
+        return PteFormatError(what, part=self.part, offset=self.base + pos)
+
+    def _need(self, pos: int, n: int, what: str) -> None:
+        if pos < 0 or n < 0 or pos + n > self.size:
+            raise self.error(
+                f"{what} needs {n} bytes at {pos}, but the buffer has {self.size} bytes", pos
+            )
+
+    # -- raw reads ----------------------------------------------------------------------------------
+
+    def u8(self, pos: int) -> int:
+        self._need(pos, 1, "u8")
+        return self.data[pos]
+
+    def u16(self, pos: int) -> int:
+        self._need(pos, 2, "u16")
+        return int(_U16.unpack_from(self.data, pos)[0])
+
+    def u32(self, pos: int) -> int:
+        self._need(pos, 4, "u32")
+        return int(_U32.unpack_from(self.data, pos)[0])
+
+    def scalar(self, fmt: str, pos: int) -> int | float | bool:
+        size = _SCALAR_SIZES[fmt]
+        self._need(pos, size, f"scalar '{fmt}'")
+        value: int | float | bool = struct.unpack_from("<" + fmt, self.data, pos)[0]
+        return value
+
+    def follow(self, pos: int, what: str) -> int:
+        """Read the uoffset at `pos` and return the absolute position it points to."""
+        target = pos + self.u32(pos)
+        if target >= self.size:
+            raise self.error(f"{what}: offset points past the end ({target} >= {self.size})", pos)
+        return target
+
+    # -- entry point ------------------------------------------------------------------------------
+
+    def identifier(self) -> bytes:
+        self._need(0, 8, "file identifier")
+        return bytes(self.data[4:8])
+
+    def root(self, identifier: bytes | None = None) -> Table:
+        if self.size < 8:
+            raise self.error(f"too small for a FlatBuffer ({self.size} bytes)", 0)
+        if identifier is not None and self.identifier() != identifier:
+            found = self.identifier()
+            raise self.error(
+                f"expected file identifier {identifier!r} at bytes 4-7, found {found!r}", 4
+            )
+        return self.table_at(self.follow(0, "root table"), "root table")
+
+    def table_at(self, pos: int, what: str) -> Table:
+        self.tables_left -= 1
+        if self.tables_left < 0:
+            raise LimitExceededError(
+                "more tables than this reader will walk (a corrupt length?)",
+                part=self.part,
+                offset=self.base + pos,
+            )
+        if pos % 4:
+            raise self.error(f"{what}: table at {pos} is not 4-byte aligned", pos)
+        self._need(pos, 4, what)
+        vt = pos - int(_I32.unpack_from(self.data, pos)[0])
+        if vt % 2:
+            raise self.error(f"{what}: vtable at {vt} is not 2-byte aligned", pos)
+        self._need(vt, 4, f"{what} vtable")
+        vt_len = int(_U16.unpack_from(self.data, vt)[0])
+        inline = int(_U16.unpack_from(self.data, vt + 2)[0])
+        if vt_len < 4 or vt_len % 2:
+            raise self.error(f"{what}: bad vtable length {vt_len}", vt)
+        self._need(vt, vt_len, f"{what} vtable")
+        if inline < 4:
+            raise self.error(f"{what}: bad table size {inline}", vt)
+        self._need(pos, inline, what)
+        return Table(self, pos, vt, vt_len, inline, what)
+
+    def vector_at(self, pos: int, elem_size: int, what: str) -> tuple[int, int]:
+        """Return (start of elements, element count) of the vector whose length sits at `pos`."""
+        if pos % 4:
+            raise self.error(f"{what}: vector at {pos} is not 4-byte aligned", pos)
+        n = self.u32(pos)
+        start = pos + 4
+        if n * elem_size > self.size - start:
+            raise self.error(
+                f"{what}: vector of {n} x {elem_size} bytes does not fit in the "
+                f"{self.size - start} bytes that remain",
+                pos,
+            )
+        return start, n
+
+
+class Table:
+    """One table: read its fields by slot number; absent fields give the schema default."""
+
+    __slots__ = ("fb", "pos", "vt", "vt_len", "inline", "what")
+
+    def __init__(self, fb: FlatBuffer, pos: int, vt: int, vt_len: int, inline: int, what: str):
+        self.fb = fb
+        self.pos = pos
+        self.vt = vt
+        self.vt_len = vt_len
+        self.inline = inline
+        self.what = what
+
+    def _field(self, slot: int, size: int) -> int:
+        """Absolute position of a field, or 0 when the field is absent."""
+        entry = 4 + 2 * slot
+        if entry + 2 > self.vt_len:
+            return 0
+        off = int(_U16.unpack_from(self.fb.data, self.vt + entry)[0])
+        if off == 0:
+            return 0
+        if off + size > self.inline:
+            raise self.fb.error(
+                f"{self.what}: field {slot} at +{off} (size {size}) lies outside the table's "
+                f"{self.inline} bytes",
+                self.pos,
+            )
+        return self.pos + off
+
+    def has(self, slot: int) -> bool:
+        return self._field(slot, 1) != 0
+
+    # -- scalars --------------------------------------------------------------------------------
+
+    def scalar(self, slot: int, fmt: str, default: int | float | bool = 0) -> int | float | bool:
+        pos = self._field(slot, _SCALAR_SIZES[fmt])
+        return default if pos == 0 else self.fb.scalar(fmt, pos)
+
+    def int(self, slot: int, fmt: str = "i", default: int = 0) -> int:
+        return int(self.scalar(slot, fmt, default))
+
+    def float(self, slot: int, fmt: str = "d", default: float = 0.0) -> float:
+        return float(self.scalar(slot, fmt, default))
+
+    def bool(self, slot: int, default: bool = False) -> bool:
+        return bool(self.scalar(slot, "B", default))
+
+    # -- references ------------------------------------------------------------------------------
+
+    def _ref(self, slot: int, what: str) -> int:
+        pos = self._field(slot, 4)
+        return 0 if pos == 0 else self.fb.follow(pos, f"{self.what}.{what}")
+
+    def table(self, slot: int, what: str = "table") -> Table | None:
+        pos = self._ref(slot, what)
+        return None if pos == 0 else self.fb.table_at(pos, f"{self.what}.{what}")
+
+    def string(self, slot: int, what: str = "string") -> str | None:
+        raw = self.string_bytes(slot, what)
+        return None if raw is None else bytes(raw).decode("utf-8", errors="replace")
+
+    def string_bytes(self, slot: int, what: str = "string") -> memoryview | None:
+        pos = self._ref(slot, what)
+        if pos == 0:
+            return None
+        start, n = self.fb.vector_at(pos, 1, f"{self.what}.{what}")
+        return self.fb.data[start : start + n]
+
+    def bytes_view(self, slot: int, what: str = "bytes") -> memoryview | None:
+        """A [ubyte] / [byte] vector as a zero-copy view."""
+        return self.string_bytes(slot, what)
+
+    def bytes_span(self, slot: int, what: str = "bytes") -> tuple[int, int] | None:
+        """(absolute file offset, length) of a [ubyte] vector, without touching its bytes."""
+        pos = self._ref(slot, what)
+        if pos == 0:
+            return None
+        start, n = self.fb.vector_at(pos, 1, f"{self.what}.{what}")
+        return self.fb.base + start, n
+
+    def vector_len(self, slot: int, elem_size: int = 4, what: str = "vector") -> int:
+        pos = self._ref(slot, what)
+        return 0 if pos == 0 else self.fb.vector_at(pos, elem_size, f"{self.what}.{what}")[1]
+
+    def scalars(self, slot: int, fmt: str, what: str = "vector") -> list[int] | list[float]:
+        pos = self._ref(slot, what)
+        if pos == 0:
+            return []
+        size = _SCALAR_SIZES[fmt]
+        start, n = self.fb.vector_at(pos, size, f"{self.what}.{what}")
+        return list(struct.unpack_from(f"<{n}{fmt}", self.fb.data, start))
+
+    def ints(self, slot: int, fmt: str = "i", what: str = "vector") -> list[int]:
+        return [int(v) for v in self.scalars(slot, fmt, what)]
+
+    def tables(self, slot: int, what: str = "vector") -> list[Table]:
+        return list(self.iter_tables(slot, what))
+
+    def iter_tables(self, slot: int, what: str = "vector") -> Iterator[Table]:
+        pos = self._ref(slot, what)
+        if pos == 0:
+            return
+        label = f"{self.what}.{what}"
+        start, n = self.fb.vector_at(pos, 4, label)
+        for i in range(n):
+            elem = start + 4 * i
+            yield self.fb.table_at(self.fb.follow(elem, f"{label}[{i}]"), f"{label}[{i}]")
+
+    def strings(self, slot: int, what: str = "vector") -> list[str]:
+        pos = self._ref(slot, what)
+        if pos == 0:
+            return []
+        label = f"{self.what}.{what}"
+        start, n = self.fb.vector_at(pos, 4, label)
+        out = []
+        for i in range(n):
+            spos = self.fb.follow(start + 4 * i, f"{label}[{i}]")
+            s0, sn = self.fb.vector_at(spos, 1, f"{label}[{i}]")
+            out.append(bytes(self.fb.data[s0 : s0 + sn]).decode("utf-8", errors="replace"))
+        return out
+
+    def structs(self, slot: int, struct_size: int, what: str = "vector") -> list[int]:
+        """Positions of the structs in a vector of structs (read their fields with `fb.scalar`)."""
+        pos = self._ref(slot, what)
+        if pos == 0:
+            return []
+        start, n = self.fb.vector_at(pos, struct_size, f"{self.what}.{what}")
+        return [start + struct_size * i for i in range(n)]
+
+    def union(self, type_slot: int, what: str = "union") -> tuple[int, Table | None]:
+        """(type tag, value table) of a union whose type field is at `type_slot`."""
+        tag = self.int(type_slot, "B")
+        if tag == 0:
+            return 0, None
+        return tag, self.table(type_slot + 1, what)
