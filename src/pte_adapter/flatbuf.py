@@ -7,7 +7,7 @@ the C++ verifier lazily, at the moment a field is read:
 
 - every offset, length and vtable entry is checked against the buffer before it is followed;
 - tables, vtables and vector headers must be 4-byte aligned, as every FlatBuffers writer makes them;
-- a field must lie inside its table's inline size;
+- a field must lie after its table's header and inside the buffer;
 - vector length x element size must fit in the bytes that remain;
 - the number of tables a buffer may hand out is capped (a garbage file cannot make us build
   millions of objects).
@@ -178,12 +178,12 @@ class Table:
         off = int(_U16.unpack_from(self.fb.data, self.vt + entry)[0])
         if off == 0:
             return 0
-        if off + size > self.inline:
-            raise self.fb.error(
-                f"{self.what}: field {slot} at +{off} (size {size}) lies outside the table's "
-                f"{self.inline} bytes",
-                self.pos,
-            )
+        # Like the C++ verifier, require the field to lie in the buffer, not inside the vtable's
+        # table size: real writers (flatc) record a size that leaves out a trailing 8-byte field's
+        # alignment, so a u64 at +4 of an "8-byte" table is legal.
+        if off < 4:
+            raise self.fb.error(f"{self.what}: field {slot} overlaps the table header", self.pos)
+        self.fb._need(self.pos + off, size, f"{self.what} field {slot}")
         return self.pos + off
 
     def has(self, slot: int) -> bool:

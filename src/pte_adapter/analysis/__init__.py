@@ -1,0 +1,1 @@
+"""Dataflow, partitions and fragmentation numbers over the typed program model."""

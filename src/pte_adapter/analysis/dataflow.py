@@ -1,0 +1,186 @@
+"""Which values each instruction reads and writes, and who produced each value it reads.
+
+Rules (from how ExecuTorch's emitter writes instructions, `exir/emit/_emitter.py`):
+
+- KernelCall: args are the operator schema's arguments (out-variant `out=` tensors included) followed
+  by the flattened return value(s). So the last arg is the result (a TensorList's items when the op
+  returns several tensors), and any earlier arg equal to a result is the out-argument for it: both
+  are outputs, everything else is an input. (An op whose schema returns nothing would have its last
+  input taken as output; ExecuTorch programs do not contain such kernels outside `prim` ops.)
+- DelegateCall: args are the delegate's inputs then its outputs. The split is not stored in the
+  program. When the payload decoder knows the counts (Ethos-U VelaIO blocks, XNNPACK input/output
+  ids, TOSA graph I/O) they are used. Otherwise the *dataflow rule*: the trailing args that no earlier
+  instruction wrote, and that are neither method inputs nor constants, are outputs.
+- MoveCall: reads move_from, writes move_to. JumpFalseCall reads its condition. FreeCall reads
+  (releases) its value.
+
+Producers are tracked in execution order, so a value written twice (control flow, moves) is read
+from its latest writer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pte_adapter.program import Instruction, InstructionKind, Method, Tensor, ValueKind
+
+# Where an instruction input comes from, besides another instruction.
+FROM_METHOD_INPUT = -1
+FROM_CONSTANT = -2
+FROM_NOWHERE = -3  # e.g. a memory-planned tensor nothing wrote yet (an uninitialised buffer)
+
+
+@dataclass
+class InstructionIO:
+    inputs: list[int] = field(default_factory=list)  # value indices, argument order
+    outputs: list[int] = field(default_factory=list)
+    split_rule: str = ""  # how a DelegateCall's args were split: "payload" | "dataflow"
+    # The tensors written, lists expanded, each once: these are the node's outputs in a graph.
+    output_tensors: list[int] = field(default_factory=list)
+
+
+@dataclass
+class TensorEdge:
+    """One tensor flowing from a producer into an instruction input."""
+
+    value: int  # the tensor's value index
+    producer: int  # instruction index, or FROM_METHOD_INPUT / FROM_CONSTANT / FROM_NOWHERE
+    producer_output: int  # position among the producer's outputs (method input position)
+    consumer: int  # instruction index (len(instructions) = the method's outputs)
+    consumer_input: int  # position among the consumer's tensor inputs
+
+
+@dataclass
+class Dataflow:
+    io: list[InstructionIO]
+    # Per instruction: the tensors it reads (lists expanded), with where each came from.
+    edges: list[list[TensorEdge]]
+    # The method's outputs, as edges into a virtual consumer len(instructions).
+    output_edges: list[TensorEdge]
+    producer_of: dict[int, int]  # value -> last instruction that wrote it (end of method)
+
+
+def tensor_values(method: Method, value_indices: list[int]) -> list[int]:
+    """Expand TensorList / OptionalTensorList values into their tensors; drop non-tensors."""
+    out: list[int] = []
+    for v in value_indices:
+        if not 0 <= v < len(method.values):
+            continue
+        val = method.values[v]
+        if val.kind is ValueKind.TENSOR:
+            out.append(v)
+        elif val.kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST) and isinstance(
+            val.payload, list
+        ):
+            out.extend(
+                int(i) for i in val.payload
+                if 0 <= int(i) < len(method.values)
+                and method.values[int(i)].kind is ValueKind.TENSOR
+            )
+    return out
+
+
+def _kernel_io(method: Method, ins: Instruction) -> InstructionIO:
+    if not ins.args:
+        return InstructionIO()
+    result = ins.args[-1]
+    outs = {result, *tensor_values(method, [result])}
+    outputs = [a for a in ins.args if a in outs]
+    # Keep each output once, in argument order.
+    outputs = list(dict.fromkeys(outputs))
+    inputs = [a for a in ins.args if a not in outs]
+    return InstructionIO(inputs, outputs)
+
+
+def _is_defined(method: Method, v: int, written: set[int], method_inputs: set[int]) -> bool:
+    if v in written or v in method_inputs or not 0 <= v < len(method.values):
+        return True
+    payload = method.values[v].payload
+    if isinstance(payload, Tensor):
+        return payload.constant is not None
+    if method.values[v].kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST):
+        items = tensor_values(method, [v])
+        return all(_is_defined(method, i, written, method_inputs) for i in items)
+    return True  # ints, lists of ints, strings... are always "defined"
+
+
+def _delegate_io(
+    method: Method,
+    ins: Instruction,
+    num_outputs: int | None,
+    written: set[int],
+    method_inputs: set[int],
+) -> InstructionIO:
+    args = ins.args
+    if num_outputs is not None and 0 <= num_outputs <= len(args):
+        cut = len(args) - num_outputs
+        return InstructionIO(args[:cut], args[cut:], "payload")
+    cut = len(args)
+    while cut > 0 and not _is_defined(method, args[cut - 1], written, method_inputs):
+        cut -= 1
+    return InstructionIO(args[:cut], args[cut:], "dataflow")
+
+
+def instruction_io(
+    method: Method,
+    ins: Instruction,
+    written: set[int],
+    method_inputs: set[int],
+) -> InstructionIO:
+    if ins.kind is InstructionKind.KERNEL:
+        return _kernel_io(method, ins)
+    if ins.kind is InstructionKind.DELEGATE:
+        n_out = None
+        if ins.delegate_index is not None and 0 <= ins.delegate_index < len(method.delegates):
+            decoded = method.delegates[ins.delegate_index].decoded
+            n_out = decoded.num_outputs
+            if n_out is None and decoded.num_inputs is not None:
+                n_out = len(ins.args) - decoded.num_inputs
+        return _delegate_io(method, ins, n_out, written, method_inputs)
+    if ins.kind is InstructionKind.MOVE:
+        return InstructionIO([ins.move_from or 0], [ins.move_to or 0])
+    if ins.kind is InstructionKind.JUMP_FALSE:
+        return InstructionIO([ins.cond_value or 0], [])
+    if ins.kind is InstructionKind.FREE:
+        return InstructionIO([ins.free_value or 0], [])
+    return InstructionIO()
+
+
+def analyse_dataflow(method: Method) -> Dataflow:
+    method_inputs = set(method.inputs)
+    input_position = {v: i for i, v in enumerate(method.inputs)}
+    written: set[int] = set()
+    producer: dict[int, tuple[int, int]] = {}  # tensor value -> (instruction, output position)
+    io_list: list[InstructionIO] = []
+    edges: list[list[TensorEdge]] = []
+
+    def source(v: int) -> tuple[int, int]:
+        if v in producer:
+            return producer[v]
+        if v in input_position:
+            return FROM_METHOD_INPUT, input_position[v]
+        payload = method.values[v].payload if 0 <= v < len(method.values) else None
+        if isinstance(payload, Tensor) and payload.constant is not None:
+            return FROM_CONSTANT, 0
+        return FROM_NOWHERE, 0
+
+    for ins in method.instructions:
+        io = instruction_io(method, ins, written, method_inputs)
+        io_list.append(io)
+        ins_edges = []
+        for pos, v in enumerate(tensor_values(method, io.inputs)):
+            p, out_pos = source(v)
+            ins_edges.append(TensorEdge(v, p, out_pos, ins.index, pos))
+        edges.append(ins_edges)
+        io.output_tensors = list(dict.fromkeys(tensor_values(method, io.outputs)))
+        for pos, v in enumerate(io.output_tensors):
+            producer[v] = (ins.index, pos)
+        written.update(io.outputs)
+        written.update(io.output_tensors)
+
+    end = len(method.instructions)
+    output_edges = []
+    for pos, v in enumerate(method.outputs):
+        p, out_pos = source(v)
+        output_edges.append(TensorEdge(v, p, out_pos, end, pos))
+    return Dataflow(io_list, edges, output_edges, {v: p for v, (p, _) in producer.items()})

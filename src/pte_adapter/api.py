@@ -1,0 +1,79 @@
+"""The Python API: load a `.pte` into the typed model, with every delegate payload decoded."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from pte_adapter.container.pte import PteFile, map_file
+from pte_adapter.delegates.registry import DecodeContext, decode_payload
+from pte_adapter.errors import PteFormatError
+from pte_adapter.program import Delegate, Program
+from pte_adapter.reader import read_program
+
+
+def load(path: str | Path, *, decode_delegates: bool = True, sidecars: bool = True) -> Program:
+    """Read a `.pte` (memory-mapped) and decode its delegate payloads.
+
+    Raises `PteFormatError` when the program itself cannot be read. A delegate payload that cannot
+    be decoded does not raise: its problems are recorded on the delegate.
+    """
+    path = Path(path)
+    try:
+        data = map_file(path)
+    except OSError as e:
+        raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
+    program = read_program(PteFile(data, path.name), path)
+    if decode_delegates:
+        decode_all(program)
+        if sidecars:
+            _attach_sidecars(program)
+    return program
+
+
+def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:
+    """Like `load`, for bytes already in memory (no sidecar files are searched)."""
+    program = read_program(PteFile(data, name), None)
+    decode_all(program)
+    return program
+
+
+def delegate_payload(program: Program, delegate: Delegate) -> memoryview | None:
+    if program.sources is None or delegate.payload_offset is None or delegate.payload_size is None:
+        return None
+    from pte_adapter.container.pte import Span
+
+    return program.sources.pte.view(
+        Span(delegate.payload_offset, delegate.payload_size), f"delegate {delegate.index} payload"
+    )
+
+
+def decode_all(program: Program) -> None:
+    for method in program.methods:
+        for delegate in method.delegates:
+            try:
+                payload = delegate_payload(program, delegate)
+            except PteFormatError as e:
+                delegate.problems.append(str(e))
+                continue
+            if payload is None:
+                continue
+            ctx = DecodeContext(
+                delegate_id=delegate.id,
+                compile_specs={s.key: s.value for s in delegate.compile_specs},
+                sources=program.sources,
+                pte_path=program.path,
+                payload_offset=delegate.payload_offset,
+            )
+            delegate.decoded = decode_payload(payload, ctx)
+
+
+def _attach_sidecars(program: Program) -> None:
+    """Find intermediate `.tosa` files for Ethos-U delegates (module optional until it lands)."""
+    try:
+        mod = importlib.import_module("pte_adapter.delegates.tosa_sidecars")
+    except ImportError:
+        return
+    attach = getattr(mod, "attach_tosa_sidecars", None)
+    if attach is not None:
+        attach(program)
