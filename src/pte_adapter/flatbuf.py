@@ -40,11 +40,16 @@ _SCALAR_SIZES: Final = {
 
 DEFAULT_MAX_TABLES: Final = 4_000_000
 
+# Table has methods named int/float/bool; annotations inside it use these aliases.
+_int = int
+_float = float
+_bool = bool
+
 
 class FlatBuffer:
     """Bytes holding one FlatBuffer, plus what an error message needs to say where it is."""
 
-    __slots__ = ("data", "part", "base", "size", "tables_left")
+    __slots__ = ("base", "data", "part", "size", "tables_left")
 
     def __init__(
         self,
@@ -160,9 +165,9 @@ class FlatBuffer:
 class Table:
     """One table: read its fields by slot number; absent fields give the schema default."""
 
-    __slots__ = ("fb", "pos", "vt", "vt_len", "inline", "what")
+    __slots__ = ("fb", "inline", "pos", "vt", "vt_len", "what")
 
-    def __init__(self, fb: FlatBuffer, pos: int, vt: int, vt_len: int, inline: int, what: str):
+    def __init__(self, fb: FlatBuffer, pos: _int, vt: _int, vt_len: _int, inline: _int, what: str):
         self.fb = fb
         self.pos = pos
         self.vt = vt
@@ -170,7 +175,7 @@ class Table:
         self.inline = inline
         self.what = what
 
-    def _field(self, slot: int, size: int) -> int:
+    def _field(self, slot: _int, size: _int) -> _int:
         """Absolute position of a field, or 0 when the field is absent."""
         entry = 4 + 2 * slot
         if entry + 2 > self.vt_len:
@@ -186,50 +191,50 @@ class Table:
         self.fb._need(self.pos + off, size, f"{self.what} field {slot}")
         return self.pos + off
 
-    def has(self, slot: int) -> bool:
+    def has(self, slot: _int) -> _bool:
         return self._field(slot, 1) != 0
 
     # -- scalars --------------------------------------------------------------------------------
 
-    def scalar(self, slot: int, fmt: str, default: int | float | bool = 0) -> int | float | bool:
+    def scalar(self, slot: _int, fmt: str, default: _int | _float | _bool = 0) -> _int | _float | _bool:
         pos = self._field(slot, _SCALAR_SIZES[fmt])
         return default if pos == 0 else self.fb.scalar(fmt, pos)
 
-    def int(self, slot: int, fmt: str = "i", default: int = 0) -> int:
+    def int(self, slot: _int, fmt: str = "i", default: _int = 0) -> _int:
         return int(self.scalar(slot, fmt, default))
 
-    def float(self, slot: int, fmt: str = "d", default: float = 0.0) -> float:
+    def float(self, slot: _int, fmt: str = "d", default: _float = 0.0) -> _float:
         return float(self.scalar(slot, fmt, default))
 
-    def bool(self, slot: int, default: bool = False) -> bool:
+    def bool(self, slot: _int, default: _bool = False) -> _bool:
         return bool(self.scalar(slot, "B", default))
 
     # -- references ------------------------------------------------------------------------------
 
-    def _ref(self, slot: int, what: str) -> int:
+    def _ref(self, slot: _int, what: str) -> _int:
         pos = self._field(slot, 4)
         return 0 if pos == 0 else self.fb.follow(pos, f"{self.what}.{what}")
 
-    def table(self, slot: int, what: str = "table") -> Table | None:
+    def table(self, slot: _int, what: str = "table") -> Table | None:
         pos = self._ref(slot, what)
         return None if pos == 0 else self.fb.table_at(pos, f"{self.what}.{what}")
 
-    def string(self, slot: int, what: str = "string") -> str | None:
+    def string(self, slot: _int, what: str = "string") -> str | None:
         raw = self.string_bytes(slot, what)
         return None if raw is None else bytes(raw).decode("utf-8", errors="replace")
 
-    def string_bytes(self, slot: int, what: str = "string") -> memoryview | None:
+    def string_bytes(self, slot: _int, what: str = "string") -> memoryview | None:
         pos = self._ref(slot, what)
         if pos == 0:
             return None
         start, n = self.fb.vector_at(pos, 1, f"{self.what}.{what}")
         return self.fb.data[start : start + n]
 
-    def bytes_view(self, slot: int, what: str = "bytes") -> memoryview | None:
+    def bytes_view(self, slot: _int, what: str = "bytes") -> memoryview | None:
         """A [ubyte] / [byte] vector as a zero-copy view."""
         return self.string_bytes(slot, what)
 
-    def bytes_span(self, slot: int, what: str = "bytes") -> tuple[int, int] | None:
+    def bytes_span(self, slot: _int, what: str = "bytes") -> tuple[_int, _int] | None:
         """(absolute file offset, length) of a [ubyte] vector, without touching its bytes."""
         pos = self._ref(slot, what)
         if pos == 0:
@@ -237,11 +242,11 @@ class Table:
         start, n = self.fb.vector_at(pos, 1, f"{self.what}.{what}")
         return self.fb.base + start, n
 
-    def vector_len(self, slot: int, elem_size: int = 4, what: str = "vector") -> int:
+    def vector_len(self, slot: _int, elem_size: _int = 4, what: str = "vector") -> _int:
         pos = self._ref(slot, what)
         return 0 if pos == 0 else self.fb.vector_at(pos, elem_size, f"{self.what}.{what}")[1]
 
-    def scalars(self, slot: int, fmt: str, what: str = "vector") -> list[int] | list[float]:
+    def scalars(self, slot: _int, fmt: str, what: str = "vector") -> list[_int] | list[_float]:
         pos = self._ref(slot, what)
         if pos == 0:
             return []
@@ -249,13 +254,13 @@ class Table:
         start, n = self.fb.vector_at(pos, size, f"{self.what}.{what}")
         return list(struct.unpack_from(f"<{n}{fmt}", self.fb.data, start))
 
-    def ints(self, slot: int, fmt: str = "i", what: str = "vector") -> list[int]:
+    def ints(self, slot: _int, fmt: str = "i", what: str = "vector") -> list[_int]:
         return [int(v) for v in self.scalars(slot, fmt, what)]
 
-    def tables(self, slot: int, what: str = "vector") -> list[Table]:
+    def tables(self, slot: _int, what: str = "vector") -> list[Table]:
         return list(self.iter_tables(slot, what))
 
-    def iter_tables(self, slot: int, what: str = "vector") -> Iterator[Table]:
+    def iter_tables(self, slot: _int, what: str = "vector") -> Iterator[Table]:
         pos = self._ref(slot, what)
         if pos == 0:
             return
@@ -265,7 +270,7 @@ class Table:
             elem = start + 4 * i
             yield self.fb.table_at(self.fb.follow(elem, f"{label}[{i}]"), f"{label}[{i}]")
 
-    def strings(self, slot: int, what: str = "vector") -> list[str]:
+    def strings(self, slot: _int, what: str = "vector") -> list[str]:
         pos = self._ref(slot, what)
         if pos == 0:
             return []
@@ -278,7 +283,7 @@ class Table:
             out.append(bytes(self.fb.data[s0 : s0 + sn]).decode("utf-8", errors="replace"))
         return out
 
-    def structs(self, slot: int, struct_size: int, what: str = "vector") -> list[int]:
+    def structs(self, slot: _int, struct_size: _int, what: str = "vector") -> list[_int]:
         """Positions of the structs in a vector of structs (read their fields with `fb.scalar`)."""
         pos = self._ref(slot, what)
         if pos == 0:
@@ -286,7 +291,7 @@ class Table:
         start, n = self.fb.vector_at(pos, struct_size, f"{self.what}.{what}")
         return [start + struct_size * i for i in range(n)]
 
-    def union(self, type_slot: int, what: str = "union") -> tuple[int, Table | None]:
+    def union(self, type_slot: _int, what: str = "union") -> tuple[_int, Table | None]:
         """(type tag, value table) of a union whose type field is at `type_slot`."""
         tag = self.int(type_slot, "B")
         if tag == 0:

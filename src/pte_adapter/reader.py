@@ -300,9 +300,9 @@ def _check_indices(m: Method) -> list[str]:
         return i is None or not 0 <= i < nv
 
     for v in m.values:
-        if v.kind in (ValueKind.TENSOR_LIST, ValueKind.INT_LIST) and isinstance(v.payload, list):
-            if v.kind is ValueKind.TENSOR_LIST and any(bad_value(int(x)) for x in v.payload):
-                problems.append(f"value {v.index}: tensor list refers to a missing value")
+        if (v.kind in (ValueKind.TENSOR_LIST, ValueKind.INT_LIST) and isinstance(v.payload, list)
+                and any(bad_value(int(x)) for x in v.payload)):
+            problems.append(f"value {v.index}: tensor list refers to a missing value")
     for i in m.inputs + m.outputs:
         if bad_value(i):
             problems.append(f"method input/output refers to value {i}; there are {nv}")

@@ -1,0 +1,1 @@
+"""Model Explorer graphs and text/JSON reports over the analysed program."""

@@ -1,0 +1,136 @@
+"""Readable attribute texts for tensors, delegates, partitions and methods.
+
+Shared by the Model Explorer renderer (attributes, metadata) and the text report, so both say the
+same thing the same way. Every number here is traceable to bytes in the file: offsets are absolute.
+"""
+
+from __future__ import annotations
+
+from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.summary import method_summary
+from pte_adapter.program import Delegate, Method, Program, Tensor
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit} ({n} B)"
+        size /= 1024
+    return f"{n} B"
+
+
+def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
+    out = {
+        "shape": "[" + ", ".join(str(s) for s in t.sizes) + "]",
+        "dtype": t.dtype,
+        "dim_order": "[" + ", ".join(str(d) for d in t.dim_order) + "]",
+        "shape_dynamism": t.dynamism,
+        "nbytes": str(t.nbytes),
+    }
+    if t.memory is not None:
+        arena = t.memory.arena
+        size = (method.non_const_buffer_sizes[arena]
+                if 0 <= arena < len(method.non_const_buffer_sizes) else None)
+        out["memory_plan"] = (
+            f"arena {arena} offset {t.memory.offset} ({t.nbytes} bytes"
+            + (f" of {size})" if size is not None else ")")
+        )
+    if t.constant is not None:
+        c = t.constant
+        if c.kind == "external":
+            where = (f"{c.source} @ {c.offset} ({c.size} bytes)" if c.source
+                     else "NOT FOUND (no .ptd beside the .pte holds it)")
+            out["constant"] = f"external key {c.key!r}: {where}"
+        else:
+            at = f" @ {c.offset}" if c.offset is not None else " (location not resolved)"
+            out["constant"] = f"{c.kind}[{c.buffer_index}] in {c.source}{at}, {c.size} bytes"
+    if t.fqn:
+        out["name"] = t.fqn
+    if t.storage_offset:
+        out["storage_offset"] = str(t.storage_offset)
+    if t.requires_grad:
+        out["requires_grad"] = "true"
+    return out
+
+
+def delegate_facts(d: Delegate) -> dict[str, str]:
+    out = {
+        "delegate_index": str(d.index),
+        "backend_id": d.id,
+        "payload": (
+            f"{d.storage} #{d.data_index} @ {d.payload_offset}, {human_bytes(d.payload_size)}"
+            if d.payload_offset is not None else f"{d.storage} #{d.data_index} (not found)"
+        ),
+    }
+    for spec in d.compile_specs:
+        out[f"compile_spec.{spec.key}"] = spec.text
+    for k, v in d.decoded.summary.items():
+        out[k] = v
+    problems = d.problems + d.decoded.problems
+    if problems:
+        out["problems"] = "\n".join(problems)
+    return out
+
+
+def partition_facts(method: Method, part: Partition) -> dict[str, str]:
+    out = {
+        "backend": part.backend,
+        "instructions": (f"{part.instructions[0]}..{part.instructions[-1]} "
+                         f"({len(part.instructions)})" if part.instructions else "none"),
+        "boundary_bytes_in": str(part.bytes_in),
+        "boundary_bytes_out": str(part.bytes_out),
+    }
+    if part.is_cpu:
+        out["cpu_compute_calls"] = str(sum(part.compute_ops.values()))
+        out["cpu_glue_calls"] = str(sum(part.glue_ops.values()))
+        if part.compute_ops:
+            out["cpu_compute_ops"] = _counts(part.compute_ops)
+        if part.glue_ops:
+            out["cpu_glue_ops"] = _counts(part.glue_ops)
+        if part.control:
+            out["control"] = _counts(part.control)
+    else:
+        if part.inner_ops is not None:
+            out["inner_ops"] = str(part.inner_ops)
+        if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
+            d = method.delegates[part.delegate_index]
+            for k, v in d.decoded.stats.items():
+                out[k] = str(v)
+    return out
+
+
+def _counts(c: dict[str, int]) -> str:
+    return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def method_facts(program: Program, method: Method, parts: MethodPartitions) -> dict[str, str]:
+    s = method_summary(method, parts)
+    out = {
+        "file": program.path.name if program.path else "",
+        "method": method.name,
+        "instructions": str(s.instructions),
+        "delegate_partitions": str(s.delegate_partitions),
+        "delegate_calls_by_backend": _counts(s.delegate_calls) or "none",
+        "cpu_islands": str(s.cpu_islands),
+        "cpu_kernel_calls": f"{s.cpu_kernel_calls} ({s.cpu_compute_calls} compute, "
+                            f"{s.cpu_glue_calls} glue)",
+        "cpu_compute_ops": _counts(s.cpu_compute_ops) or "none",
+        "boundary_crossings": _counts(s.crossings) or "none",
+        "boundary_bytes": _counts(s.crossing_bytes) or "0",
+        "delegated_share_by_instructions": f"{s.delegated_share_by_instructions:.1%}",
+        "delegated_share_by_inner_ops": ("unknown (a delegate was not decoded)"
+                                         if s.delegated_share_by_inner_ops is None
+                                         else f"{s.delegated_share_by_inner_ops:.1%}"),
+        "memory_arenas": ", ".join(
+            f"{i}: {human_bytes(n)}" for i, n in enumerate(method.non_const_buffer_sizes) if i
+        ) or "none",
+        "legend": "orange = Ethos-U NPU, blue = XNNPACK, purple = TOSA, green = VGF, "
+                  "red = CPU compute, grey = CPU quantize/dequantize/copy glue, "
+                  "yellow = Move/Jump/Free",
+    }
+    if method.problems:
+        out["problems"] = "\n".join(method.problems)
+    return out

@@ -1,0 +1,72 @@
+"""The headless report: a per-method partition table for people, stable JSON for tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pte_adapter.render.facts import human_bytes
+
+
+def _counts(c: dict[str, int]) -> str:
+    return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _stat_text(stats: dict[str, Any]) -> str:
+    keys = ("npu_ops", "cmd_bytes", "weight_bytes", "scratch_bytes", "nodes", "constant_bytes")
+    parts = []
+    for k in keys:
+        if k in stats:
+            v = stats[k]
+            parts.append(f"{k}={human_bytes(int(v)) if k.endswith('bytes') else v}")
+    return ", ".join(parts)
+
+
+def text_report(summary: dict[str, Any]) -> str:
+    lines: list[str] = []
+    lines.append(f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
+                 f"{len(summary['methods'])} method(s)")
+    for m in summary["methods"]:
+        lines.append("")
+        calls = _counts(m["delegate_calls"]) or "none"
+        lines.append(f"method {m['name']}: {m['instructions']} instructions")
+        lines.append(f"  delegate partitions  {m['delegate_partitions']}  ({calls})")
+        lines.append(f"  CPU islands          {m['cpu_islands']}")
+        lines.append(f"  CPU kernel calls     {m['cpu_kernel_calls']}  "
+                     f"({m['cpu_compute_calls']} compute, {m['cpu_glue_calls']} glue)")
+        if m["cpu_compute_ops"]:
+            lines.append(f"  CPU compute ops      {_counts(m['cpu_compute_ops'])}")
+        crossings = ", ".join(
+            f"{d} {n} tensors / {human_bytes(m['crossing_bytes'].get(d, 0))}"
+            for d, n in m["crossings"].items()
+        )
+        lines.append(f"  boundary crossings   {crossings or 'none'}")
+        share = m["delegated_share_by_inner_ops"]
+        lines.append(
+            f"  inside delegates     {m['delegated_share_by_instructions']:.1%} of calls"
+            + (f", {share:.1%} of operations" if share is not None else "")
+        )
+        lines.append("  partitions:")
+        for p in m["partitions"]:
+            first, last = (p["instructions"] + [None, None])[:2]
+            span = f"#{first}" if first == last else f"#{first}-{last}"
+            if p["backend"] == "CPU":
+                detail = _counts({**p["compute_ops"], **p["glue_ops"], **p["control"]})
+            else:
+                inner = p["inner_ops"]
+                detail = (f"{inner} inner ops" if inner is not None else "not decoded")
+                stats = _stat_text(p["delegate_stats"])
+                if stats:
+                    detail += f"; {stats}"
+            lines.append(f"    {p['index']:>3}  {p['name']:<38} {span:<10} "
+                         f"in {human_bytes(p['bytes_in']):<22} out {human_bytes(p['bytes_out']):<22}"
+                         f" {detail}".rstrip())
+            for problem in p["problems"]:
+                lines.append(f"         problem: {problem}")
+        for problem in m["problems"]:
+            lines.append(f"  problem: {problem}")
+    return "\n".join(lines)
+
+
+def json_report(summary: dict[str, Any]) -> str:
+    return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=False)

@@ -1,0 +1,17 @@
+"""A bare `.tosa` file shown as graphs (one per block)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from model_explorer import graph_builder as gb
+
+from pte_adapter.render.model_explorer import BACKEND_COLOURS, delegate_graph
+
+
+def tosa_file_graphs(path: Path) -> list[gb.Graph]:
+    from pte_adapter.delegates.tosa import read_tosa_file
+
+    views = read_tosa_file(path)
+    ids = {v.name: v.name for v in views}
+    return [delegate_graph(v, v.name, ids, BACKEND_COLOURS["TOSABackend"]) for v in views]
