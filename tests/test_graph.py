@@ -1,0 +1,153 @@
+"""The Model Explorer graphs: structure invariants on every example, and dataflow against torch's
+own operator schemas (an independent account of which kernel arguments are outputs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pte_adapter
+from pte_adapter.analysis.dataflow import analyse_dataflow
+from pte_adapter.convert import convert_path
+from pte_adapter.program import InstructionKind, ValueKind
+from pte_adapter.render.model_explorer import graphs_to_json
+from tests.conftest import oracle
+
+
+def _graphs(path: Path) -> list[dict[str, Any]]:
+    data = graphs_to_json(convert_path(path))
+    # What Model Explorer receives must be plain JSON.
+    graphs: list[dict[str, Any]] = json.loads(json.dumps(data))["graphs"]
+    return graphs
+
+
+def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -> None:
+    graphs = _graphs(example_pte)
+    ids = [g["id"] for g in graphs]
+    assert len(ids) == len(set(ids)), "graph ids must be unique across the response"
+    theirs: Any = oracle(example_pte, oracle_cache).program  # type: ignore[attr-defined]
+    by_id = {g["id"]: g for g in graphs}
+    for g in graphs:
+        node_ids = [n["id"] for n in g["nodes"]]
+        assert len(node_ids) == len(set(node_ids)), f"duplicate node id in {g['id']}"
+        known = set(node_ids)
+        for n in g["nodes"]:
+            for e in n["incomingEdges"]:
+                assert e["sourceNodeId"] in known, f"{g['id']}: edge from missing {e}"
+            for sub in n["subgraphIds"]:
+                assert sub in by_id, f"{n['id']} links missing subgraph {sub}"
+    # One graph per method, one node per instruction (plus Graph Inputs / Graph Outputs).
+    for plan in theirs.execution_plan:
+        g = by_id[plan.name]
+        n_ins = sum(len(c.instructions) for c in plan.chains)
+        assert len(g["nodes"]) == n_ins + 2
+        labels = {n["id"]: n["label"] for n in g["nodes"]}
+        for i, ins in enumerate(x.instr_args for c in plan.chains for x in c.instructions):
+            if type(ins).__name__ == "KernelCall":
+                op = plan.operators[ins.op_index]
+                full = f"{op.name}.{op.overload}" if op.overload else op.name
+                assert labels[f"i{i}"] == full
+            elif type(ins).__name__ == "DelegateCall":
+                assert labels[f"i{i}"] == plan.delegates[ins.delegate_index].id
+
+
+def test_non_tensor_args_are_attributes_not_nodes(example_pte: Path) -> None:
+    program = pte_adapter.load(example_pte)
+    for method in program.methods:
+        flow = analyse_dataflow(method)
+        for ins in method.instructions:
+            for edge in flow.edges[ins.index]:
+                assert method.values[edge.value].kind is ValueKind.TENSOR
+
+
+def test_every_delegate_call_splits_all_its_args(example_pte: Path) -> None:
+    program = pte_adapter.load(example_pte)
+    for method in program.methods:
+        flow = analyse_dataflow(method)
+        for ins in method.instructions:
+            if ins.kind is InstructionKind.DELEGATE:
+                io = flow.io[ins.index]
+                assert io.inputs + io.outputs == ins.args
+                assert io.outputs, "a delegate call writes at least one tensor"
+                # Every input is defined before the call: produced, a method input or a constant.
+                for edge in flow.edges[ins.index]:
+                    assert edge.producer != -3, f"input %{edge.value} of {ins.index} undefined"
+
+
+def _schema(name: str, overload: str) -> Any:
+    import torch
+
+    import executorch.exir.passes  # noqa: F401 - registers quantized_decomposed / dim_order ops
+    ns, _, op = name.partition("::")
+    packet = getattr(getattr(torch.ops, ns), op)
+    return getattr(packet, overload or "default")._schema
+
+
+def test_kernel_outputs_match_torch_schemas(example_pte: Path) -> None:
+    """Out-variant recognition agrees with the operator schema's write-aliased arguments."""
+    program = pte_adapter.load(example_pte)
+    checked = 0
+    for method in program.methods:
+        flow = analyse_dataflow(method)
+        for ins in method.instructions:
+            if ins.kind is not InstructionKind.KERNEL or ins.op_index is None:
+                continue
+            op = method.operators[ins.op_index]
+            try:
+                schema = _schema(op.name, op.overload)
+            except (AttributeError, RuntimeError):
+                continue  # an operator torch does not know here (custom kernels)
+            n_args = len(schema.arguments)
+            written = {
+                ins.args[i]
+                for i, a in enumerate(schema.arguments)
+                if a.alias_info is not None and a.alias_info.is_write and i < len(ins.args)
+            }
+            returns = ins.args[n_args:]
+            expected_outputs = written | set(returns)
+            assert set(flow.io[ins.index].outputs) == expected_outputs, (
+                f"{op.name}.{op.overload} args {ins.args}")
+            checked += 1
+    assert checked or not any(
+        i.kind is InstructionKind.KERNEL for m in program.methods for i in m.instructions)
+
+
+def test_cond_program_shows_control_flow() -> None:
+    from tests.conftest import example
+
+    graphs = {g["id"]: g for g in _graphs(example("cond"))}
+    program = pte_adapter.load(example("cond"))
+    method = program.methods[0]
+    g = graphs[method.name]
+    nodes = {n["id"]: n for n in g["nodes"]}
+    jumps = [i for i in method.instructions if i.kind is InstructionKind.JUMP_FALSE]
+    moves = [i for i in method.instructions if i.kind is InstructionKind.MOVE]
+    assert jumps and moves
+    for j in jumps:
+        chain = method.chains[j.chain]
+        dest = j.destination or 0
+        target = ("outputs" if dest >= chain.num_instructions
+                  else f"i{chain.first_instruction + dest}")
+        assert any(e["sourceNodeId"] == f"i{j.index}" and e["targetNodeInputId"] == "control"
+                   for e in nodes[target]["incomingEdges"])
+        attrs = {a["key"]: a["value"] for a in nodes[f"i{j.index}"]["attrs"]}
+        assert attrs["condition"].startswith(f"%{j.cond_value}")
+    for mv in moves:
+        assert nodes[f"i{mv.index}"]["label"] == "MoveCall"
+
+
+@pytest.mark.parametrize("name", ["free_call"])
+def test_free_calls_are_shown(name: str) -> None:
+    from tests.conftest import example
+
+    program = pte_adapter.load(example(name))
+    frees = [i for m in program.methods for i in m.instructions if i.kind is InstructionKind.FREE]
+    assert frees
+    graphs = {g["id"]: g for g in _graphs(example(name))}
+    for f in frees:
+        method = program.methods[0].name
+        labels = {n["id"]: n["label"] for n in graphs[method]["nodes"]}
+        assert labels[f"i{f.index}"] == "FreeCall"
