@@ -1,0 +1,1405 @@
+#!/usr/bin/env python3
+"""Build the example ExecuTorch ``.pte`` programs shown by the pte_adapter.
+
+Every example is produced with the real toolchain (ExecuTorch 1.5.1, torch 2.13 CPU,
+ethos-u-vela 5.2.0, tosa-tools) from randomly initialised, seeded models: no
+weights are downloaded, and the same environment gives the same bytes.
+
+Usage (from the repository root)::
+
+    python examples/build_examples.py                       # all examples -> examples/
+    python examples/build_examples.py --only cond two_methods
+    python examples/build_examples.py --out /some/dir       # build elsewhere
+    python examples/build_examples.py --list                # names + descriptions
+    python examples/build_examples.py --verify-only         # re-inspect existing files
+
+Large benchmark programs (NOT built by default, NOT committed; several minutes,
+~6 GB RAM, >1.2 GB of output)::
+
+    python examples/build_examples.py --large --out /tmp/pte_bench
+
+This writes ``gpt_xnnpack_fp32.pte`` (a 12-layer, hidden-768, vocab-50257
+decoder-only transformer, fp32, XNNPACK delegated, ~650 MB) and
+``gpt_portable_fp32.pte`` (the same model undelegated, portable kernels).
+Add ``--only gpt_xnnpack_fp32`` to build one of them.
+
+Each example is one function decorated with ``@example``. The build runs with the
+current directory set to the output folder, and every path handed to the
+toolchain is relative, so no absolute machine path (``/tmp``, ``/root``,
+``/work``, ``/home``) ends up in the committed files; ``--check-paths`` (on by
+default) greps the outputs and fails if one does.
+
+After building, each ``.pte`` is re-read with
+``executorch.exir._serialize._program.deserialize_pte_binary`` and the facts
+(methods, instruction kinds, delegates per backend, operators, segments, named
+data) are written to ``manifest.json`` and ``README.md`` in the output folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SEED = 20240611
+HERE = os.path.dirname(os.path.abspath(__file__))
+ABS_PATH_RE = re.compile(rb"/(tmp|root|work|home)/")
+
+# --------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Example:
+    name: str
+    kind: str
+    description: str
+    fn: Callable[[], dict]
+    large: bool = False
+
+
+EXAMPLES: dict[str, Example] = {}
+
+
+def example(name: str, kind: str, description: str, large: bool = False):
+    def deco(fn):
+        EXAMPLES[name] = Example(name, kind, description, fn, large)
+        return fn
+
+    return deco
+
+
+# --------------------------------------------------------------------------------------
+# Models (plain torch.nn, random seeded weights)
+# --------------------------------------------------------------------------------------
+
+
+def _make_divisible(v: float, divisor: int = 8, min_value: int | None = None) -> int:
+    if min_value is None:
+        min_value = divisor
+    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
+    if new_v < 0.9 * v:  # do not go down by more than 10%
+        new_v += divisor
+    return new_v
+
+
+class ConvBNReLU(nn.Sequential):
+    """Conv2d + BatchNorm2d (+ ReLU6), torchvision's Conv2dNormActivation layout."""
+
+    def __init__(self, cin, cout, kernel_size=3, stride=1, groups=1, act=True):
+        padding = (kernel_size - 1) // 2
+        layers = [
+            nn.Conv2d(cin, cout, kernel_size, stride, padding, groups=groups, bias=False),
+            nn.BatchNorm2d(cout),
+        ]
+        if act:
+            layers.append(nn.ReLU6(inplace=False))
+        super().__init__(*layers)
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int, expand_ratio: int):
+        super().__init__()
+        hidden = int(round(cin * expand_ratio))
+        self.use_res_connect = stride == 1 and cin == cout
+        layers: list[nn.Module] = []
+        if expand_ratio != 1:
+            layers.append(ConvBNReLU(cin, hidden, kernel_size=1))  # pointwise expand
+        layers += [
+            ConvBNReLU(hidden, hidden, stride=stride, groups=hidden),  # depthwise
+            ConvBNReLU(hidden, cout, kernel_size=1, act=False),  # pointwise linear
+        ]
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        if self.use_res_connect:
+            return x + self.conv(x)
+        return self.conv(x)
+
+
+class MobileNetV2(nn.Module):
+    """MobileNetV2 (Sandler et al. 2018) in plain torch.nn.
+
+    ``lrn_after`` inserts an ``nn.LocalResponseNorm`` after the given indices of the
+    standard ``features`` list (0 = stem conv, 1..17 = inverted residual blocks,
+    18 = last 1x1 conv). LRN is not supported by the Arm backends, so each one
+    splits the delegated graph.
+    """
+
+    CFG = [  # t, c, n, s
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]
+
+    def __init__(self, width_mult: float = 1.0, num_classes: int = 1000, lrn_after=()):
+        super().__init__()
+        cin = _make_divisible(32 * width_mult)
+        last = _make_divisible(1280 * max(1.0, width_mult))
+        blocks: list[nn.Module] = [ConvBNReLU(3, cin, stride=2)]
+        for t, c, n, s in self.CFG:
+            cout = _make_divisible(c * width_mult)
+            for i in range(n):
+                blocks.append(InvertedResidual(cin, cout, s if i == 0 else 1, t))
+                cin = cout
+        blocks.append(ConvBNReLU(cin, last, kernel_size=1))
+        feats: list[nn.Module] = []
+        for i, b in enumerate(blocks):
+            feats.append(b)
+            if i in lrn_after:
+                feats.append(nn.LocalResponseNorm(size=5, alpha=1e-4, beta=0.75, k=2.0))
+        self.features = nn.Sequential(*feats)
+        self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(last, num_classes))
+        self._init_weights()
+
+    def _init_weights(self):
+        # torchvision's init, plus non-trivial BatchNorm statistics so that the
+        # folded weights look like a trained network rather than an identity.
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.uniform_(m.weight, 0.5, 1.5)
+                nn.init.normal_(m.bias, 0.0, 0.1)
+                m.running_mean.normal_(0.0, 0.1)
+                m.running_var.uniform_(0.5, 2.0)
+            elif isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, 0, 0.01)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = self.features(x)
+        x = F.adaptive_avg_pool2d(x, 1)
+        x = torch.flatten(x, 1)
+        return self.classifier(x)
+
+
+def mobilenet_v2(width: float = 1.0, lrn_after=(), seed: int = SEED) -> MobileNetV2:
+    torch.manual_seed(seed)
+    return MobileNetV2(width_mult=width, lrn_after=tuple(lrn_after)).eval().requires_grad_(False)
+
+
+class SmallNet(nn.Module):
+    """A tiny CNN with nested modules: conv/relu/pool, linear, residual add, softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            ConvBNReLU(3, 8, stride=2),
+            InvertedResidual(8, 8, 1, 2),
+            ConvBNReLU(8, 16, stride=2),
+        )
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(16 * 4 * 4, 32), nn.ReLU())
+        self.skip = nn.Linear(16 * 4 * 4, 32)
+        self.out = nn.Linear(32, 10)
+
+    def forward(self, x):
+        f = F.max_pool2d(self.features(x), 2)
+        flat = torch.flatten(f, 1)
+        h = self.head(f) + self.skip(flat)
+        return torch.softmax(self.out(h), dim=-1)
+
+
+def _seeded(fn, *args, seed=SEED, **kwargs):
+    torch.manual_seed(seed)
+    m = fn(*args, **kwargs)
+    for mod in m.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            nn.init.uniform_(mod.weight, 0.5, 1.5)
+            nn.init.normal_(mod.bias, 0.0, 0.1)
+            mod.running_mean.normal_(0.0, 0.1)
+            mod.running_var.uniform_(0.5, 2.0)
+    return m.eval().requires_grad_(False)
+
+
+# --------------------------------------------------------------------------------------
+# Lowering helpers
+# --------------------------------------------------------------------------------------
+
+
+def _inputs(shape, n=1, seed=SEED):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(*shape, generator=g),) for _ in range(n)]
+
+
+def quantize_pt2e(model, example_inputs, quantizer, calib):
+    """export -> unlifted module (no guards) -> prepare_pt2e -> calibrate -> convert -> export."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    ep = torch.export.export(model, example_inputs)
+    # check_guards=False: otherwise a `_guards_fn` submodule is inserted that the
+    # Arm passes reject.
+    gm = ep.module(check_guards=False)
+    prepared = prepare_pt2e(gm, quantizer)
+    with torch.no_grad():
+        for args in calib:
+            prepared(*args)
+    converted = convert_pt2e(prepared)
+    return torch.export.export(converted, example_inputs)
+
+
+def _write_pte(prog, name: str) -> str:
+    path = f"{name}.pte"
+    with open(path, "wb") as f:
+        prog.write_to_file(f)
+    return path
+
+
+def _reset_outputs(*paths: str):
+    for p in paths:
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.remove(p)
+
+
+def _list_files(d: str) -> list[str]:
+    out = []
+    for root, _, files in os.walk(d):
+        for f in files:
+            out.append(os.path.join(root, f))
+    return sorted(out)
+
+
+def arm_lower(
+    model,
+    example_inputs,
+    spec,
+    *,
+    backend: str,
+    extract_delegate_segments: bool,
+    calib_n: int = 4,
+):
+    """Quantize (INT8, per-channel symmetric) and lower to Ethos-U or TOSA."""
+    from executorch.backends.arm.quantizer import (
+        EthosUQuantizer,
+        TOSAQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from executorch.exir import (
+        EdgeCompileConfig,
+        ExecutorchBackendConfig,
+        to_edge_transform_and_lower,
+    )
+
+    if backend == "ethosu":
+        from executorch.backends.arm.ethosu import EthosUPartitioner
+
+        quantizer = EthosUQuantizer(spec)
+        partitioner = EthosUPartitioner(spec)
+    elif backend == "tosa":
+        from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+
+        quantizer = TOSAQuantizer(spec)
+        partitioner = TOSAPartitioner(spec)
+    else:
+        raise ValueError(backend)
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+    shape = tuple(example_inputs[0].shape)
+    qep = quantize_pt2e(model, example_inputs, quantizer, _inputs(shape, calib_n))
+    edge = to_edge_transform_and_lower(
+        qep,
+        partitioner=[partitioner],
+        compile_config=EdgeCompileConfig(_check_ir_validity=False),
+    )
+    return edge.to_executorch(
+        ExecutorchBackendConfig(extract_delegate_segments=extract_delegate_segments)
+    )
+
+
+def ethosu_spec(target: str, artifacts: str | None, **kw):
+    from executorch.backends.arm.ethosu import EthosUCompileSpec
+
+    if target.startswith("ethos-u85"):
+        kw.setdefault("system_config", "Ethos_U85_SYS_DRAM_Mid")
+        kw.setdefault("memory_mode", "Shared_Sram")
+    else:
+        kw.setdefault("system_config", "Ethos_U55_High_End_Embedded")
+        kw.setdefault("memory_mode", "Shared_Sram")
+    spec = EthosUCompileSpec(target, **kw)
+    if artifacts:
+        # RELATIVE on purpose: it is recorded in the compile specs of the .pte.
+        spec.dump_intermediate_artifacts_to(artifacts)
+    return spec
+
+
+def xnnpack_lower(
+    model,
+    example_inputs,
+    *,
+    quantize: bool,
+    extract_delegate_segments: bool,
+    external_tag: str | None = None,
+    calib_n: int = 4,
+):
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
+        XnnpackPartitioner,
+    )
+    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+
+    if quantize:
+        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+            XNNPACKQuantizer,
+            get_symmetric_quantization_config,
+        )
+
+        q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+        shape = tuple(example_inputs[0].shape)
+        ep = quantize_pt2e(model, example_inputs, q, _inputs(shape, calib_n))
+    else:
+        ep = torch.export.export(model, example_inputs)
+    if external_tag is not None:
+        # Tag every constant the delegate will consume; XNNPACK then puts them
+        # in named data with this external tag -> <tag>.ptd.
+        from executorch.exir.passes.external_constants_pass import (
+            delegate_external_constants_pass_unlifted,
+        )
+
+        gm = ep.module(check_guards=False)
+        delegate_external_constants_pass_unlifted(gm, lambda node: external_tag)
+        ep = torch.export.export(gm, example_inputs)
+    edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+    return edge.to_executorch(
+        ExecutorchBackendConfig(
+            extract_delegate_segments=extract_delegate_segments,
+            external_constants=(lambda n: external_tag) if external_tag else False,
+        )
+    )
+
+
+def portable_lower(programs, config_kwargs=None, edge_passes=None):
+    from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
+
+    edge = to_edge(programs, compile_config=EdgeCompileConfig())
+    return edge.to_executorch(ExecutorchBackendConfig(**(config_kwargs or {})))
+
+
+# --------------------------------------------------------------------------------------
+# Stack-trace sanitising for TOSA debug info
+# --------------------------------------------------------------------------------------
+
+_SITE_RE = re.compile(r'(?:/[^"\s]*)?/(?:site|dist)-packages/')
+
+
+def sanitize_path_text(text: str) -> str:
+    """Make absolute source paths in a stack trace machine-independent.
+
+    ``.../site-packages/torch/nn/...`` -> ``<site-packages>/torch/nn/...``, the
+    repository root -> relative, the Python stdlib -> ``<python>/``.
+    """
+    text = _SITE_RE.sub("<site-packages>/", text)
+    repo = os.path.dirname(HERE)
+    text = text.replace(repo + os.sep, "")
+    stdlib = os.path.dirname(os.__file__)
+    text = text.replace(stdlib + os.sep, "<python>/")
+    return text
+
+
+@contextlib.contextmanager
+def sanitized_tosa_debug_info():
+    """Patch the Arm debug schema so stack traces carry no absolute machine paths.
+
+    The TOSA debug locations embed ``node.meta["stack_trace"]`` verbatim, including
+    frames appended by the Arm passes themselves; real files therefore contain
+    absolute paths of the build machine. We rewrite them to the forms described in
+    ``sanitize_path_text`` so the committed example stays portable.
+    """
+    from executorch.backends.arm.debug import schema
+
+    orig = schema.TorchDebugSchema.from_node
+
+    def from_node(node):
+        info = orig(node)
+        info.stack_trace = [sanitize_path_text(s) for s in info.stack_trace]
+        return info
+
+    schema.TorchDebugSchema.from_node = staticmethod(from_node)
+    try:
+        yield
+    finally:
+        schema.TorchDebugSchema.from_node = staticmethod(orig)
+
+
+# --------------------------------------------------------------------------------------
+# Examples: Ethos-U
+# --------------------------------------------------------------------------------------
+
+
+def _ethosu_example(name, *, width, res, target, lrn_after=(), keep_artifacts, segments,
+                    ptd_tag=None, prune_artifacts=True):
+    from executorch.backends.arm.ethosu import VelaExternalBlockPlacements
+
+    art = f"{name}_artifacts"
+    _reset_outputs(f"{name}.pte", art, f"{ptd_tag}.ptd" if ptd_tag else "")
+    kw = {}
+    if ptd_tag:
+        kw["external_block_placements"] = VelaExternalBlockPlacements(weight_data=ptd_tag)
+    spec = ethosu_spec(target, art if keep_artifacts else None, **kw)
+    model = mobilenet_v2(width, lrn_after)
+    prog = arm_lower(
+        model,
+        (torch.randn(1, 3, res, res),),
+        spec,
+        backend="ethosu",
+        extract_delegate_segments=segments,
+    )
+    files = [_write_pte(prog, name)]
+    if ptd_tag:
+        prog.write_tensor_data_to_file(".")
+        files.append(f"{ptd_tag}.ptd")
+    sidecars = []
+    if keep_artifacts:
+        if prune_artifacts:
+            # `out.tosa` duplicates the last partition's output_tag*.tosa and
+            # `output/out_vela.npz` duplicates the delegate payload: both belong
+            # to the LAST partition only; dropped to keep the examples small.
+            _reset_outputs(os.path.join(art, "out.tosa"), os.path.join(art, "output"))
+        sidecars = [art]
+    return {
+        "files": files,
+        "sidecars": sidecars,
+        "settings": {
+            "model": "MobileNetV2",
+            "width_mult": width,
+            "input": [1, 3, res, res],
+            "lrn_after_features": list(lrn_after),
+            "target": target,
+            "compile_flags": spec.compiler_flags,
+            "tosa_spec": str(spec.tosa_spec),
+            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)",
+            "extract_delegate_segments": segments,
+            "external_weight_tag": ptd_tag,
+        },
+    }
+
+
+@example(
+    "mv2_ethosu85_full",
+    "ethos-u",
+    "MobileNetV2 1.0/224 INT8 fully delegated to Ethos-U85-256 (one EthosUBackend call); "
+    "intermediate TOSA in mv2_ethosu85_full_artifacts/; payload inline.",
+)
+def build_mv2_ethosu85_full():
+    return _ethosu_example("mv2_ethosu85_full", width=1.0, res=224, target="ethos-u85-256",
+                           keep_artifacts=True, segments=False)
+
+
+@example(
+    "mv2_lrn_ethosu85",
+    "ethos-u",
+    "MobileNetV2 1.0/224 with one LocalResponseNorm after features[3]: two Ethos-U85 "
+    "partitions with the LRN decomposition (avg_pool3d, mul, pow...) on the CPU between them; "
+    "payloads in segments; per-partition TOSA in mv2_lrn_ethosu85_artifacts/.",
+)
+def build_mv2_lrn_ethosu85():
+    return _ethosu_example("mv2_lrn_ethosu85", width=1.0, res=224, target="ethos-u85-256",
+                           lrn_after=(3,), keep_artifacts=True, segments=True)
+
+
+@example(
+    "mv2_lrn2_ethosu85",
+    "ethos-u",
+    "MobileNetV2 0.5/160 with two LocalResponseNorm layers (after features[3] and [10]): "
+    "three Ethos-U85 partitions, CPU ops between; payloads inline.",
+)
+def build_mv2_lrn2_ethosu85():
+    return _ethosu_example("mv2_lrn2_ethosu85", width=0.5, res=160, target="ethos-u85-256",
+                           lrn_after=(3, 10), keep_artifacts=False, segments=False)
+
+
+@example(
+    "mv2_ethosu55",
+    "ethos-u",
+    "MobileNetV2 0.35/160 INT8 fully delegated to Ethos-U55-128 "
+    "(Ethos_U55_High_End_Embedded, Shared_Sram); payload in a segment.",
+)
+def build_mv2_ethosu55():
+    return _ethosu_example("mv2_ethosu55", width=0.35, res=160, target="ethos-u55-128",
+                           keep_artifacts=False, segments=True)
+
+
+@example(
+    "mv2_ethosu85_ptd",
+    "ethos-u",
+    "MobileNetV2 0.35/160 on Ethos-U85-256 with the Vela weight_data block stored "
+    "externally (named data tagged 'mv2_u85_weights' -> mv2_u85_weights.ptd); "
+    "the payload's weight_data block holds a sha256 key.",
+)
+def build_mv2_ethosu85_ptd():
+    return _ethosu_example("mv2_ethosu85_ptd", width=0.35, res=160, target="ethos-u85-256",
+                           keep_artifacts=False, segments=False, ptd_tag="mv2_u85_weights")
+
+
+# --------------------------------------------------------------------------------------
+# Examples: TOSA backend
+# --------------------------------------------------------------------------------------
+
+
+@example(
+    "mv2_tosa",
+    "tosa",
+    "MobileNetV2 0.35/128 INT8 lowered with the TOSA backend (TOSA-1.0+INT): the "
+    "TOSABackend payload is a TOSA flatbuffer; the sidecar in mv2_tosa_artifacts/ is "
+    "byte-identical to it.",
+)
+def build_mv2_tosa():
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+
+    name, art = "mv2_tosa", "mv2_tosa_artifacts"
+    _reset_outputs(f"{name}.pte", art)
+    spec = TosaCompileSpec("TOSA-1.0+INT")
+    spec.dump_intermediate_artifacts_to(art)
+    prog = arm_lower(mobilenet_v2(0.35), (torch.randn(1, 3, 128, 128),), spec,
+                     backend="tosa", extract_delegate_segments=True)
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [art],
+        "settings": {"model": "MobileNetV2", "width_mult": 0.35, "input": [1, 3, 128, 128],
+                     "tosa_spec": "TOSA-1.0+INT", "extract_delegate_segments": True},
+    }
+
+
+@example(
+    "tosa_debug",
+    "tosa",
+    "Small nested CNN (features/0..2, head, skip, out) lowered with the TOSA backend and "
+    "DebugMode.TOSA: every TOSA operator carries a JSON location (aten node, nn_module_stack, "
+    "stack trace with <site-packages>/ relative paths); sidecar in tosa_debug_artifacts/.",
+)
+def build_tosa_debug():
+    from executorch.backends.arm.common.arm_compile_spec import ArmCompileSpec
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+
+    name, art = "tosa_debug", "tosa_debug_artifacts"
+    _reset_outputs(f"{name}.pte", art)
+    spec = TosaCompileSpec("TOSA-1.0+INT")
+    spec.dump_intermediate_artifacts_to(art)
+    spec.dump_debug_info(ArmCompileSpec.DebugMode.TOSA)
+    with sanitized_tosa_debug_info():
+        prog = arm_lower(_seeded(SmallNet), (torch.randn(1, 3, 32, 32),), spec,
+                         backend="tosa", extract_delegate_segments=False)
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [art],
+        "settings": {"model": "SmallNet", "input": [1, 3, 32, 32], "tosa_spec": "TOSA-1.0+INT",
+                     "debug_mode": "TOSA", "extract_delegate_segments": False,
+                     "note": "stack traces rewritten: site-packages -> <site-packages>/, "
+                             "repo root -> relative, stdlib -> <python>/"},
+    }
+
+
+# --------------------------------------------------------------------------------------
+# Examples: XNNPACK
+# --------------------------------------------------------------------------------------
+
+
+@example(
+    "mv2_xnnpack_fp32",
+    "xnnpack",
+    "MobileNetV2 0.35/224 fp32 on XNNPACK; delegate payload stored in a SEGMENT "
+    "(extract_delegate_segments=True), weights in named data.",
+)
+def build_mv2_xnnpack_fp32():
+    name = "mv2_xnnpack_fp32"
+    _reset_outputs(f"{name}.pte")
+    prog = xnnpack_lower(mobilenet_v2(0.35), (torch.randn(1, 3, 224, 224),), quantize=False,
+                         extract_delegate_segments=True)
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"model": "MobileNetV2", "width_mult": 0.35, "input": [1, 3, 224, 224],
+                         "dtype": "fp32", "extract_delegate_segments": True}}
+
+
+@example(
+    "mv2_xnnpack_int8",
+    "xnnpack",
+    "MobileNetV2 0.5/224 INT8 (XNNPACKQuantizer, per-channel symmetric) on XNNPACK; "
+    "delegate payload stored INLINE (extract_delegate_segments=False).",
+)
+def build_mv2_xnnpack_int8():
+    name = "mv2_xnnpack_int8"
+    _reset_outputs(f"{name}.pte")
+    prog = xnnpack_lower(mobilenet_v2(0.5), (torch.randn(1, 3, 224, 224),), quantize=True,
+                         extract_delegate_segments=False)
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"model": "MobileNetV2", "width_mult": 0.5, "input": [1, 3, 224, 224],
+                         "dtype": "int8", "extract_delegate_segments": False}}
+
+
+@example(
+    "xnnpack_ptd",
+    "xnnpack",
+    "Small CNN fp32 on XNNPACK with all constants in an external file "
+    "(delegate constants tagged 'xnnpack_weights' -> xnnpack_weights.ptd).",
+)
+def build_xnnpack_ptd():
+    name, tag = "xnnpack_ptd", "xnnpack_weights"
+    _reset_outputs(f"{name}.pte", f"{tag}.ptd")
+    prog = xnnpack_lower(_seeded(SmallNet), (torch.randn(1, 3, 32, 32),), quantize=False,
+                         extract_delegate_segments=True, external_tag=tag)
+    files = [_write_pte(prog, name)]
+    prog.write_tensor_data_to_file(".")
+    files.append(f"{tag}.ptd")
+    return {"files": files, "sidecars": [],
+            "settings": {"model": "SmallNet", "input": [1, 3, 32, 32], "dtype": "fp32",
+                         "external_tag": tag}}
+
+
+# --------------------------------------------------------------------------------------
+# Examples: portable (no delegate)
+# --------------------------------------------------------------------------------------
+
+
+@example(
+    "undelegated",
+    "portable",
+    "Small CNN (conv, batchnorm folded by export? no: portable native_batch_norm, relu6, "
+    "max_pool, linear, add, softmax) with no delegate: KernelCalls only, constants in the "
+    "constant segment.",
+)
+def build_undelegated():
+    name = "undelegated"
+    _reset_outputs(f"{name}.pte")
+    ep = torch.export.export(_seeded(SmallNet), (torch.randn(1, 3, 32, 32),))
+    prog = portable_lower(ep)
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"model": "SmallNet", "input": [1, 3, 32, 32]}}
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 8))
+        self.dec = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 16))
+
+    def forward(self, x):
+        return self.dec(self.enc(x))
+
+    def encode(self, x):
+        return self.enc(x)
+
+
+class _Method(nn.Module):
+    def __init__(self, m, method):
+        super().__init__()
+        self.m, self.method = m, method
+
+    def forward(self, *args):
+        return getattr(self.m, self.method)(*args)
+
+
+@example(
+    "two_methods",
+    "portable",
+    "One program with two methods: 'forward' (encoder+decoder MLP) and 'encode' "
+    "(encoder only), built with to_edge({'forward': ep1, 'encode': ep2}); no delegate.",
+)
+def build_two_methods():
+    name = "two_methods"
+    _reset_outputs(f"{name}.pte")
+    m = _seeded(TwoHeads)
+    x = (torch.randn(2, 16),)
+    ep1 = torch.export.export(m, x)
+    ep2 = torch.export.export(_Method(m, "encode"), x)
+    prog = portable_lower({"forward": ep1, "encode": ep2})
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"methods": ["forward", "encode"], "input": [2, 16]}}
+
+
+class CondModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        def true_fn(x):
+            return torch.sin(self.lin(x)) + 1.0
+
+        def false_fn(x):
+            return torch.cos(x) * 2.0
+
+        return torch.cond(x.sum() > 0, true_fn, false_fn, (x,))
+
+
+@example(
+    "cond",
+    "portable",
+    "torch.cond program (two branch sub-graphs) lowered with plain to_edge: control flow "
+    "as JumpFalseCall / MoveCall instructions (no FreeCall: see free_call).",
+)
+def build_cond():
+    name = "cond"
+    _reset_outputs(f"{name}.pte")
+    ep = torch.export.export(_seeded(CondModel), (torch.randn(4, 8),))
+    prog = portable_lower(ep)
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"input": [4, 8]}}
+
+
+class NonzeroCount(nn.Module):
+    def forward(self, x):
+        positions = torch.nonzero(x > 0)  # data-dependent (unbacked) row count
+        return positions.sum(dim=1) * 2, x.relu()
+
+
+def _unbound_planning_pass():
+    """A MemoryPlanningPass that makes nonzero's output DYNAMIC_UNBOUND and frees it.
+
+    The emitter turns ``memory.free`` nodes into FreeCall, and
+    ``exir.memory_planning.insert_calls_to_free`` inserts them for DYNAMIC_UNBOUND
+    tensors. In ExecuTorch 1.5.1 that path is unreachable from the normal flow:
+    every data-dependent shape is classified DYNAMIC_BOUND (planned at its upper
+    bound), and ``apply_algo`` collects specs with ``ignore_dynamic_unbound_tensor``
+    left at True, so unbound specs never reach ``insert_calls_to_free``. This pass
+    marks the nonzero spec unbound (so it is not planned), runs the normal planner,
+    then calls ``insert_calls_to_free`` for the unbound specs itself. (Its
+    ``graph_module.recompile()`` needs ``TensorSpec.__repr__`` to be valid Python,
+    which it is not in 1.5.1 -- ``device=CPU:0`` -- see ``_valid_tensorspec_repr``.)
+    """
+    from executorch.exir.memory_planning import insert_calls_to_free
+    from executorch.exir.passes import MemoryPlanningPass
+    from executorch.exir.schema import TensorShapeDynamism
+
+    class UnboundNonzeroPlanning(MemoryPlanningPass):
+        def run(self, graph_module, graph_signature=None):
+            unbound = set()
+            for n in graph_module.graph.nodes:
+                if n.op == "call_function" and "nonzero" in str(n.target):
+                    n.meta["spec"].shape_dynamism = TensorShapeDynamism.DYNAMIC_UNBOUND
+                    unbound.add(n.meta["spec"])
+            result = super().run(graph_module, graph_signature)  # sets lifetimes
+            insert_calls_to_free(graph_module, unbound)
+            return result
+
+    return UnboundNonzeroPlanning()
+
+
+@contextlib.contextmanager
+def _valid_tensorspec_repr():
+    """Quote the device in TensorSpec's repr so FX can compile graphs holding specs."""
+    from executorch.exir.tensor import TensorSpec
+
+    orig = TensorSpec.__repr__
+
+    def rep(self):
+        return re.sub(r"device=([^,)]*)", lambda m: f"device={m.group(1)!r}", orig(self))
+
+    TensorSpec.__repr__ = rep
+    try:
+        yield
+    finally:
+        TensorSpec.__repr__ = orig
+
+
+@example(
+    "free_call",
+    "portable",
+    "nonzero() output marked DYNAMIC_UNBOUND (via a MemoryPlanningPass subclass): the tensor "
+    "has no memory-planned allocation and is released by a FreeCall instruction.",
+)
+def build_free_call():
+    name = "free_call"
+    _reset_outputs(f"{name}.pte")
+    ep = torch.export.export(NonzeroCount(), (torch.randn(4, 8),))
+    with _valid_tensorspec_repr():
+        prog = portable_lower(ep, config_kwargs={"memory_planning_pass": _unbound_planning_pass()})
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"input": [4, 8]}}
+
+
+class Accumulator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("acc", torch.arange(32, dtype=torch.float32).reshape(4, 8) / 10)
+        self.register_buffer("steps", torch.ones(1))
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        self.acc.add_(self.lin(x))
+        self.steps.add_(1.0)
+        return self.acc / self.steps
+
+
+@example(
+    "mutable_buffer",
+    "portable",
+    "Module with two registered buffers updated in place in forward (acc, steps): mutable "
+    "tensors with their initial values in a mutable data segment "
+    "(InitializedMutableBufferPass) and names emitted (emit_mutable_buffer_names).",
+)
+def build_mutable_buffer():
+    from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
+
+    name = "mutable_buffer"
+    _reset_outputs(f"{name}.pte")
+    ep = torch.export.export(_seeded(Accumulator), (torch.randn(4, 8),))
+    prog = portable_lower(
+        ep,
+        config_kwargs={
+            "passes": [InitializedMutableBufferPass(["acc", "steps"])],
+            "emit_mutable_buffer_names": True,
+        },
+    )
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"input": [4, 8], "buffers": ["acc", "steps"]}}
+
+
+# --------------------------------------------------------------------------------------
+# Large benchmark programs (not committed)
+# --------------------------------------------------------------------------------------
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.fc_out = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc_out(F.gelu(self.fc(self.ln2(x))))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab=50257, d=768, layers=12, heads=12, ctx=128):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)  # untied: ~163M params, ~650 MB fp32
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        x = self.tok(idx) + self.pos(torch.arange(t))
+        for blk in self.blocks:
+            x = blk(x)
+        return self.lm_head(self.ln_f(x))
+
+
+def _gpt(seq=128):
+    torch.manual_seed(SEED)
+    m = TinyGPT().eval()
+    return m, (torch.randint(0, 50257, (1, seq)),)
+
+
+@example("gpt_xnnpack_fp32", "xnnpack",
+         "LARGE benchmark: 12-layer/768/50257 GPT-like decoder, fp32, XNNPACK (~650 MB).",
+         large=True)
+def build_gpt_xnnpack_fp32():
+    name = "gpt_xnnpack_fp32"
+    _reset_outputs(f"{name}.pte")
+    m, x = _gpt()
+    with torch.no_grad():
+        prog = xnnpack_lower(m, x, quantize=False, extract_delegate_segments=True)
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"layers": 12, "hidden": 768, "vocab": 50257, "seq": 128}}
+
+
+@example("gpt_portable_fp32", "portable",
+         "LARGE benchmark: the same GPT-like model undelegated (portable kernels).",
+         large=True)
+def build_gpt_portable_fp32():
+    name = "gpt_portable_fp32"
+    _reset_outputs(f"{name}.pte")
+    m, x = _gpt()
+    with torch.no_grad():
+        prog = portable_lower(torch.export.export(m, x))
+    return {"files": [_write_pte(prog, name)], "sidecars": [],
+            "settings": {"layers": 12, "hidden": 768, "vocab": 50257, "seq": 128}}
+
+
+# --------------------------------------------------------------------------------------
+# Verification (re-read the files with ExecuTorch's own deserializer)
+# --------------------------------------------------------------------------------------
+
+
+def _enum_name(v):
+    return getattr(v, "name", str(v))
+
+
+def inspect_pte(path: str, deep: bool = True) -> dict:
+    from executorch.exir._serialize._flatbuffer_program import _flatbuffer_to_program
+    from executorch.exir._serialize._program import (
+        _get_extended_header,
+        deserialize_pte_binary,
+    )
+
+    with open(path, "rb") as f:
+        data = f.read()
+    facts: dict = {"size": len(data), "file_identifier": data[4:8].decode("latin-1")}
+    eh = _get_extended_header(data)
+    program_size = len(data)
+    if eh is not None and eh.is_valid():
+        program_size = eh.program_size
+        facts["extended_header"] = {
+            "program_size": eh.program_size,
+            "segment_base_offset": eh.segment_base_offset,
+        }
+    else:
+        facts["extended_header"] = None
+    # Raw program: as stored (segments not folded back in) -> storage facts.
+    raw = _flatbuffer_to_program(data[:program_size])
+    facts["num_segments"] = len(raw.segments)
+    facts["named_data_keys"] = len(raw.named_data or [])
+    facts["constant_segment_tensors"] = max(0, len(raw.constant_segment.offsets) - 1) \
+        if raw.constant_segment else 0
+    facts["mutable_data_segments"] = len(raw.mutable_data_segments or [])
+    facts["backend_delegate_data_inline"] = len(raw.backend_delegate_data)
+
+    pte = deserialize_pte_binary(data)
+    prog = pte.program
+    methods = []
+    for raw_plan, plan in zip(raw.execution_plan, prog.execution_plan):
+        kinds = collections.Counter()
+        calls = collections.Counter()
+        for chain in plan.chains:
+            for ins in chain.instructions:
+                k = type(ins.instr_args).__name__
+                kinds[k] += 1
+                if k == "DelegateCall":
+                    calls[plan.delegates[ins.instr_args.delegate_index].id] += 1
+        delegates = []
+        for d in raw_plan.delegates:
+            specs = {cs.key: cs.value for cs in d.compile_specs}
+            entry = {"id": d.id, "location": _enum_name(d.processed.location),
+                     "index": d.processed.index}
+            if "compile_flags" in specs:
+                entry["compile_flags"] = bytes(specs["compile_flags"]).decode(errors="replace")
+            if "debug_artifact_path" in specs:
+                entry["debug_artifact_path"] = bytes(specs["debug_artifact_path"]).decode(
+                    errors="replace")
+            delegates.append(entry)
+        ext_tensors = 0
+        for v in plan.values:
+            t = v.val
+            if type(t).__name__ == "Tensor" and t.extra_tensor_info is not None and \
+                    _enum_name(t.extra_tensor_info.location) == "EXTERNAL":
+                ext_tensors += 1
+        methods.append({
+            "name": plan.name,
+            "num_values": len(plan.values),
+            "num_chains": len(plan.chains),
+            "num_inputs": len(plan.inputs),
+            "num_outputs": len(plan.outputs),
+            "instructions": dict(sorted(kinds.items())),
+            "delegate_calls": dict(sorted(calls.items())),
+            "delegates": delegates,
+            "operators": [f"{o.name}.{o.overload}" if o.overload else o.name
+                          for o in plan.operators],
+            "external_tensors": ext_tensors,
+        })
+    facts["methods"] = methods
+    if deep:
+        facts["payloads"] = _inspect_payloads(data, raw, pte)
+    return facts
+
+
+def _inspect_payloads(data, raw, pte) -> list[dict]:
+    """Peek into delegate payloads: Vela block list / TOSA version / XNNPACK header."""
+    import struct
+
+    out = []
+    prog = pte.program
+    for plan in prog.execution_plan:
+        for di, d in enumerate(plan.delegates):
+            ref = d.processed
+            payload = bytes(prog.backend_delegate_data[ref.index].data)
+            info = {"method": plan.name, "delegate_index": di, "id": d.id,
+                    "payload_size": len(payload),
+                    "sha256": hashlib.sha256(payload).hexdigest()}
+            if d.id == "EthosUBackend":
+                blocks, off = [], 0
+                while off + 32 <= len(payload):
+                    nm, size, ext = struct.unpack_from("<16sIB", payload, off)
+                    nm = nm.rstrip(b"\0").decode()
+                    body = payload[off + 32: off + 32 + size]
+                    b = {"name": nm, "size": size, "external": bool(ext)}
+                    if nm == "cmd_data" and not ext:
+                        b["magic"] = body[:4].decode("latin-1")
+                    if nm in ("inputs", "outputs"):
+                        b["count"] = struct.unpack_from("<i", body, 0)[0]
+                    blocks.append(b)
+                    off += 32 + ((size + 15) // 16) * 16
+                    if nm == "vela_end_stream":
+                        break
+                info["vela_blocks"] = blocks
+            elif d.id == "TOSABackend":
+                info["identifier"] = payload[4:8].decode("latin-1")
+            elif d.id == "XnnpackBackend":
+                info["header_magic"] = payload[4:8].decode("latin-1")
+                fb_off = struct.unpack_from("<I", payload, 10)[0]
+                info["flatbuffer_identifier"] = payload[fb_off + 4: fb_off + 8].decode("latin-1")
+            out.append(info)
+    return out
+
+
+def inspect_ptd(path: str) -> dict:
+    from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
+    from executorch.exir._serialize._cord import Cord
+
+    with open(path, "rb") as f:
+        data = f.read()
+    payload = FlatTensorSerializer().deserialize(Cord(data))
+    return {"size": len(data), "file_identifier": data[4:8].decode("latin-1"),
+            "header_magic": data[8:12].decode("latin-1"),
+            "named_data_keys": len(payload.named_data),
+            "segments": len(payload.buffers)}
+
+
+def inspect_tosa(path: str) -> dict:
+    from tosa.TosaGraph import TosaGraph  # tosa-tools' generated reader
+
+    with open(path, "rb") as f:
+        data = f.read()
+    g = TosaGraph.GetRootAs(data, 0)
+    v = g.Version()
+    ops, with_loc = 0, 0
+    for r in range(g.RegionsLength()):
+        reg = g.Regions(r)
+        for b in range(reg.BlocksLength()):
+            blk = reg.Blocks(b)
+            for o in range(blk.OperatorsLength()):
+                op = blk.Operators(o)
+                ops += 1
+                loc = op.Location()
+                if loc is not None and loc.Text():
+                    with_loc += 1
+    return {"size": len(data), "identifier": data[4:8].decode("latin-1"),
+            "version": f"{v._Major()}.{v._Minor()}.{v._Patch()}" + ("-draft" if v._Draft() else ""),
+            "regions": g.RegionsLength(), "operators": ops,
+            "operators_with_location": with_loc,
+            "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def verify_example(name: str, result: dict, out: str) -> dict:
+    facts: dict = {"pte": {}, "ptd": {}, "tosa": {}}
+    for f in result["files"]:
+        p = os.path.join(out, f)
+        if f.endswith(".pte"):
+            facts["pte"][f] = inspect_pte(p, deep=os.path.getsize(p) < 200 * 2**20)
+        elif f.endswith(".ptd"):
+            facts["ptd"][f] = inspect_ptd(p)
+    for s in result.get("sidecars", []):
+        for p in _list_files(os.path.join(out, s)):
+            if p.endswith(".tosa"):
+                rel = os.path.relpath(p, out)
+                facts["tosa"][rel] = inspect_tosa(p)
+    # Cross-check: TOSABackend payload == sidecar (byte for byte).
+    payload_hashes = {pl["sha256"] for pf in facts["pte"].values() for pl in pf.get("payloads", [])
+                      if pl["id"] == "TOSABackend"}
+    if payload_hashes:
+        facts["tosa_payload_matches_sidecar"] = all(
+            h in {t["sha256"] for t in facts["tosa"].values()} for h in payload_hashes)
+    return facts
+
+
+def print_facts(name: str, facts: dict):
+    for f, pf in facts["pte"].items():
+        print(f"  {f}: {pf['size']} bytes, id {pf['file_identifier']}, "
+              f"segments={pf['num_segments']}, named_data={pf['named_data_keys']}, "
+              f"inline_delegate_data={pf['backend_delegate_data_inline']}, "
+              f"mutable_data_segments={pf['mutable_data_segments']}")
+        for m in pf["methods"]:
+            print(f"    method {m['name']!r}: chains={m['num_chains']} values={m['num_values']} "
+                  f"in={m['num_inputs']} out={m['num_outputs']}")
+            print(f"      instructions: {m['instructions']}")
+            print(f"      delegate calls: {m['delegate_calls']}")
+            for d in m["delegates"]:
+                print(f"      delegate {d['id']} ({d['location']}[{d['index']}])")
+            print(f"      operators ({len(m['operators'])}): {', '.join(m['operators'])}")
+            if m["external_tensors"]:
+                print(f"      external tensors: {m['external_tensors']}")
+        for pl in pf.get("payloads", []):
+            extra = ""
+            if "vela_blocks" in pl:
+                extra = " blocks=" + ",".join(
+                    b["name"] + ("(ext)" if b["external"] else "") for b in pl["vela_blocks"])
+            print(f"      payload {pl['method']}#{pl['delegate_index']} {pl['id']}: "
+                  f"{pl['payload_size']} bytes{extra}")
+    for f, pf in facts["ptd"].items():
+        print(f"  {f}: {pf['size']} bytes, {pf['file_identifier']}/{pf['header_magic']}, "
+              f"named_data={pf['named_data_keys']}")
+    for f, tf in facts["tosa"].items():
+        print(f"  {f}: {tf['size']} bytes, TOSA {tf['version']}, ops={tf['operators']}, "
+              f"with location={tf['operators_with_location']}")
+    if "tosa_payload_matches_sidecar" in facts:
+        print(f"  TOSA payload == sidecar: {facts['tosa_payload_matches_sidecar']}")
+
+
+def check_paths(out: str, paths: list[str]) -> list[str]:
+    hits = []
+    for rel in paths:
+        full = os.path.join(out, rel)
+        for p in _list_files(full) if os.path.isdir(full) else [full]:
+            with open(p, "rb") as f:
+                if ABS_PATH_RE.search(f.read()):
+                    hits.append(os.path.relpath(p, out))
+    return hits
+
+
+# --------------------------------------------------------------------------------------
+# Manifest / README
+# --------------------------------------------------------------------------------------
+
+
+def _dir_size(out, rel):
+    full = os.path.join(out, rel)
+    if os.path.isdir(full):
+        return sum(os.path.getsize(p) for p in _list_files(full))
+    return os.path.getsize(full)
+
+
+def _summary(entry: dict) -> dict:
+    """Condensed facts for manifest.json."""
+    s = {}
+    for f, pf in entry["facts"]["pte"].items():
+        s[f] = {
+            "size": pf["size"],
+            "segments": pf["num_segments"],
+            "named_data_keys": pf["named_data_keys"],
+            "mutable_data_segments": pf["mutable_data_segments"],
+            "methods": {
+                m["name"]: {
+                    "instructions": m["instructions"],
+                    "delegate_calls": m["delegate_calls"],
+                    "delegate_storage": [d["location"] for d in m["delegates"]],
+                    "num_operators": len(m["operators"]),
+                    "operators": m["operators"],
+                    "external_tensors": m["external_tensors"],
+                }
+                for m in pf["methods"]
+            },
+            "payloads": [
+                {k: v for k, v in pl.items() if k != "sha256"}
+                for pl in pf.get("payloads", [])
+            ],
+        }
+    for f, pf in entry["facts"]["ptd"].items():
+        s[f] = pf
+    if entry["facts"]["tosa"]:
+        s["tosa_sidecars"] = {
+            f: {k: v for k, v in t.items() if k != "sha256"}
+            for f, t in entry["facts"]["tosa"].items()
+        }
+    if "tosa_payload_matches_sidecar" in entry["facts"]:
+        s["tosa_payload_matches_sidecar"] = entry["facts"]["tosa_payload_matches_sidecar"]
+    return s
+
+
+def write_manifest(out: str, entries: dict):
+    path = os.path.join(out, "manifest.json")
+    old = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            old = {e["name"]: e for e in json.load(f).get("examples", [])}
+    for name, e in entries.items():
+        old[name] = {
+            "name": name,
+            "kind": e["kind"],
+            "description": e["description"],
+            "files": e["files"],
+            "sidecars": e["sidecars"],
+            "total_size": sum(_dir_size(out, p) for p in e["files"] + e["sidecars"]),
+            "build_seconds": e["build_seconds"],
+            "settings": e["settings"],
+            "facts": _summary(e),
+        }
+    order = [n for n in EXAMPLES if n in old]
+    doc = {
+        "generator": "examples/build_examples.py",
+        "toolchain": _toolchain(),
+        "note": "Orientation only: tests derive numbers from the files, not from this manifest.",
+        "examples": [old[n] for n in order],
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=False)
+        f.write("\n")
+    return doc
+
+
+def _toolchain():
+    from importlib.metadata import version
+
+    tc = {}
+    for pkg in ("torch", "executorch", "ethos-u-vela", "tosa-tools", "torchao"):
+        try:
+            tc[pkg] = version(pkg)
+        except Exception:  # noqa: BLE001
+            tc[pkg] = None
+    return tc
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def write_readme(out: str, doc: dict):
+    lines = [
+        "# Example ExecuTorch programs",
+        "",
+        "Generated by `python examples/build_examples.py` (see its docstring) with "
+        + ", ".join(f"{k} {v}" for k, v in doc["toolchain"].items() if v) + ".",
+        "All models use random, seeded weights; no absolute machine paths are stored.",
+        "`manifest.json` holds the full facts printed by the build's verification "
+        "(re-read with `deserialize_pte_binary`); it is for orientation only.",
+        "",
+        "| example | kind | size | methods | delegate calls | instructions | what it shows |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    total = 0
+    for e in doc["examples"]:
+        total += e["total_size"]
+        pte_facts = [v for k, v in e["facts"].items() if k.endswith(".pte")]
+        meths, calls, instrs = [], [], []
+        for pf in pte_facts:
+            for mname, m in pf["methods"].items():
+                meths.append(mname)
+                calls.append(", ".join(f"{k}×{v}" for k, v in m["delegate_calls"].items())
+                             or "—")
+                instrs.append(", ".join(f"{k.replace('Call', '')} {v}"
+                                        for k, v in m["instructions"].items()))
+        files = ", ".join(f"`{f}`" for f in e["files"] + [s + "/" for s in e["sidecars"]])
+        lines.append(
+            f"| `{e['name']}` | {e['kind']} | {_human(e['total_size'])} | "
+            f"{'<br>'.join(meths)} | {'<br>'.join(calls)} | {'<br>'.join(instrs)} | "
+            f"{e['description']} Files: {files}. |")
+    lines += [
+        "",
+        f"Total committed size: {_human(total)} "
+        "(plus this README, manifest.json and the build script).",
+        "",
+        "Large benchmark programs (not committed): "
+        "`python examples/build_examples.py --large --out /tmp/pte_bench`.",
+        "",
+    ]
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+# --------------------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="build only these examples")
+    ap.add_argument("--out", default=HERE, help="output folder (default: this folder)")
+    ap.add_argument("--large", action="store_true",
+                    help="build the large benchmark programs instead (never commit them)")
+    ap.add_argument("--list", action="store_true", help="list examples and exit")
+    ap.add_argument("--verify-only", action="store_true",
+                    help="do not build; re-inspect existing outputs listed in manifest.json")
+    ap.add_argument("--no-check-paths", action="store_true",
+                    help="skip the absolute-path grep of the outputs")
+    args = ap.parse_args(argv)
+
+    if args.list:
+        for e in EXAMPLES.values():
+            print(f"{e.name:22s} {'[large] ' if e.large else ''}{e.description}")
+        return 0
+
+    names = args.only or [n for n, e in EXAMPLES.items() if e.large == args.large]
+    unknown = [n for n in names if n not in EXAMPLES]
+    if unknown:
+        ap.error(f"unknown example(s): {unknown}; see --list")
+
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    import logging
+
+    logging.basicConfig(level=logging.WARNING)
+
+    entries, failures = {}, {}
+    t_all = time.time()
+    cwd = os.getcwd()
+    for name in names:
+        ex = EXAMPLES[name]
+        print(f"=== {name}: {ex.description}", flush=True)
+        os.chdir(out)  # every toolchain path below is relative to the output folder
+        t0 = time.time()
+        try:
+            if args.verify_only:
+                prev = {}
+                if os.path.exists("manifest.json"):
+                    with open("manifest.json") as f:
+                        prev = {e["name"]: e for e in json.load(f)["examples"]}
+                if name in prev:
+                    result = {k: prev[name][k] for k in ("files", "sidecars", "settings")}
+                    build_s = prev[name]["build_seconds"]
+                else:  # not recorded yet: guess the usual file names
+                    result = {"files": [f"{name}.pte"], "settings": {},
+                              "sidecars": [d for d in (f"{name}_artifacts",) if os.path.isdir(d)]}
+                    build_s = None
+            else:
+                torch.manual_seed(SEED)
+                result = ex.fn()
+                build_s = round(time.time() - t0, 1)
+        except Exception as exc:  # noqa: BLE001
+            traceback.print_exc()
+            failures[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        finally:
+            os.chdir(cwd)
+        try:
+            facts = verify_example(name, result, out)
+        except Exception as exc:  # noqa: BLE001
+            traceback.print_exc()
+            failures[name] = f"verification failed: {type(exc).__name__}: {exc}"
+            continue
+        print(f"  built in {build_s} s")
+        print_facts(name, facts)
+        if not args.no_check_paths:
+            hits = check_paths(out, result["files"] + result["sidecars"])
+            if hits:
+                failures[name] = f"absolute machine path found in {hits}"
+                print(f"  !! absolute path in {hits}")
+        entries[name] = {**result, "kind": ex.kind, "description": ex.description,
+                         "build_seconds": build_s, "facts": facts}
+
+    if entries and not args.large:
+        doc = write_manifest(out, entries)
+        write_readme(out, doc)
+    print(f"total time {time.time() - t_all:.1f} s")
+    for n, msg in failures.items():
+        print(f"FAILED {n}: {msg}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
