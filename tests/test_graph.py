@@ -78,9 +78,8 @@ def test_every_delegate_call_splits_all_its_args(example_pte: Path) -> None:
 
 
 def _schema(name: str, overload: str) -> Any:
-    import torch
-
     import executorch.exir.passes  # noqa: F401 - registers quantized_decomposed / dim_order ops
+    import torch
     ns, _, op = name.partition("::")
     packet = getattr(getattr(torch.ops, ns), op)
     return getattr(packet, overload or "default")._schema
