@@ -1,0 +1,241 @@
+"""Ethos-U delegate payloads: Vela's compiled NPU command stream, read without Vela.
+
+`decode` splits the `vela_bin_stream` (binstream), reads the NPU configuration from the COP header
+(cop), decodes the register command stream into NPU operations (commands) and recovers the
+dataflow between them from feature-map addresses (dataflow).
+
+What is fatal: a payload whose block framing is broken (PteFormatError, the registry reports it
+for this delegate only). Everything after the framing degrades: a bad COP header or a cut stream
+keeps the I/O description and whatever operations were decoded, and says what went wrong.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+
+from pte_adapter.delegates.ethosu.binstream import (
+    VelaBinStream,
+    VelaIO,
+    parse_bin_stream,
+    region_name,
+)
+from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
+from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
+from pte_adapter.delegates.ethosu.dataflow import Producer, trace
+from pte_adapter.delegates.graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
+from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.errors import PteFormatError
+
+__all__ = ["decode", "decode_stream"]
+
+GRAPH_NAME = "NPU operations"
+
+
+def decode_stream(
+    payload: memoryview, ctx: DecodeContext | None = None, *, keep_commands: bool = False
+) -> tuple[VelaBinStream, NpuConfig | None, CommandStream | None, list[str]]:
+    """The typed pieces, for tests and tools: stream, config, commands and problems."""
+    stream = parse_bin_stream(payload, ctx.sources if ctx is not None else None)
+    problems = list(stream.problems)
+    config: NpuConfig | None = None
+    commands: CommandStream | None = None
+    cmd = stream.block("cmd_data")
+    if cmd is not None and cmd.data is not None:
+        try:
+            config, words = parse_cop(cmd.data)
+        except PteFormatError as e:
+            problems.append(str(e))
+        else:
+            streams = 1
+            if config.num_weight_decoders is not None:
+                streams = config.num_weight_decoders
+            elif config.product_code == 1 and config.macs_per_cycle >= 512:
+                streams = 2  # the 512-MAC U65 is two cores, each with its own weight stream
+            commands = decode_commands(
+                words, config.product_code, weight_streams=streams, keep_commands=keep_commands
+            )
+            problems += [f"EthosUBackend payload, block 'cmd_data': {p}" for p in commands.problems]
+    return stream, config, commands, problems
+
+
+def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
+    stream, config, commands, problems = decode_stream(payload, ctx)
+    result = DecodedDelegate(problems=problems)
+    result.num_inputs = len(stream.inputs) if stream.block("inputs") is not None else None
+    result.num_outputs = len(stream.outputs) if stream.block("outputs") is not None else None
+    ops = commands.operations if commands is not None else []
+    graph = _graph(ops, stream)
+    result.graphs = [graph]
+    compute = [op for op in ops if op.is_compute]
+    result.inner_op_count = len(compute) if commands is not None else None
+
+    by_kind = Counter(op.label.split(" ")[0] if op.is_compute else op.kind for op in ops)
+    compute_kinds = Counter(_kind_with_mode(op) for op in compute)
+    weight_block = stream.block("weight_data")
+    weight_bytes = weight_block.data.nbytes if weight_block and weight_block.data else None
+    cmd_block = stream.block("cmd_data")
+    cmd_bytes = cmd_block.data.nbytes if cmd_block and cmd_block.data else None
+
+    summary = result.summary
+    if config is not None:
+        summary["npu"] = config.describe()
+        summary["npu_accelerator_config"] = config.accelerator_config
+    summary["npu_operations"] = (
+        ", ".join(f"{k} {v}" for k, v in sorted(compute_kinds.items())) or "none"
+    )
+    other = {k: v for k, v in by_kind.items() if k not in {op.kind for op in compute}}
+    if other:
+        summary["npu_other_commands"] = ", ".join(f"{k} {v}" for k, v in sorted(other.items()))
+    if cmd_bytes is not None:
+        words = f", {config.stream_words} command words" if config else ""
+        summary["command_stream"] = f"{cmd_bytes} bytes{words}"
+    if weight_bytes is not None:
+        summary["weight_data"] = f"{weight_bytes} bytes" + _where(stream, "weight_data")
+    if stream.scratch_size is not None:
+        how = " (scratch_data block)" if stream.scratch_from_data_block else ""
+        summary["scratch"] = f"{stream.scratch_size} bytes{how}"
+    for role, ios in (("input", stream.inputs), ("output", stream.outputs)):
+        for io in ios:
+            summary[f"{role}_{io.index}"] = _describe_io(io)
+    _cross_check(ctx, config, summary, result.problems)
+
+    stats = result.stats
+    stats["npu_ops"] = len(compute)
+    stats["npu_ops_by_kind"] = ", ".join(f"{k}:{v}" for k, v in sorted(compute_kinds.items()))
+    for kind, n in sorted(Counter(op.kind for op in ops).items()):
+        stats[f"npu_{kind.lower()}"] = n
+    if cmd_bytes is not None:
+        stats["cmd_bytes"] = cmd_bytes
+    if weight_bytes is not None:
+        stats["weight_bytes"] = weight_bytes
+    if stream.scratch_size is not None:
+        stats["scratch_bytes"] = stream.scratch_size
+    if config is not None:
+        stats["macs_per_cycle"] = config.macs_per_cycle
+        stats["cmd_words"] = config.stream_words
+    stats["npu_weight_stream_bytes"] = sum(op.weight_bytes for op in compute)
+    stats["npu_scale_stream_bytes"] = sum(op.scale_bytes for op in compute)
+    graph.attrs.update(summary)
+    return result
+
+
+def _kind_with_mode(op: NpuOperation) -> str:
+    return f"{op.kind}_{op.mode}" if op.mode and op.name != "NPU_OP_CONV" else op.kind
+
+
+def _where(stream: VelaBinStream, name: str) -> str:
+    b = stream.block(name)
+    if b is None or not b.external:
+        return ""
+    return f", external in {b.source}" if b.source else f", external key {b.key} (missing)"
+
+
+def _describe_io(io: VelaIO) -> str:
+    shape = "x".join(str(d) for d in io.shape)
+    return f"{shape} {io.dtype} @ {region_name(io.region)}+0x{io.offset:x} ({io.nbytes} bytes)"
+
+
+def _flag(flags: list[str], name: str) -> str | None:
+    for i, f in enumerate(flags):
+        if f.startswith(name + "="):
+            return f.split("=", 1)[1]
+        if f == name and i + 1 < len(flags):
+            return flags[i + 1]
+    return None
+
+
+def _cross_check(
+    ctx: DecodeContext, config: NpuConfig | None, summary: dict[str, str], problems: list[str]
+) -> None:
+    raw_flags = ctx.spec_text("compile_flags")
+    try:
+        flags = shlex.split(raw_flags) if raw_flags else []
+    except ValueError:
+        flags = raw_flags.split() if raw_flags else []
+    target = ctx.spec_text("target")
+    accel = _flag(flags, "--accelerator-config")
+    for key, value in (
+        ("compile_spec_target", target),
+        ("compile_spec_accelerator_config", accel),
+        ("compile_spec_system_config", _flag(flags, "--system-config")),
+        ("compile_spec_memory_mode", _flag(flags, "--memory-mode")),
+    ):
+        if value is not None:
+            summary[key] = value
+    if config is None:
+        return
+    actual = config.accelerator_config
+    for what, claimed in (("target", target), ("--accelerator-config", accel)):
+        if claimed is not None and claimed.strip().lower() != actual:
+            msg = (
+                f"compile spec {what} says {claimed!r} but the command stream was compiled for "
+                f"{actual} ({config.describe()})"
+            )
+            summary.setdefault("compile_spec_mismatch", msg)
+            problems.append(msg)
+
+
+def _graph(ops: list[NpuOperation], stream: VelaBinStream) -> DelegateGraph:
+    graph = DelegateGraph(name=GRAPH_NAME)
+    for io_list, role in ((stream.inputs, "input"), (stream.outputs, "output")):
+        for io in io_list:
+            tid = f"{role}{io.index}"
+            graph.tensors[tid] = TensorInfo(
+                id=tid,
+                name=f"{role} {io.index}",
+                shape=io.shape,
+                dtype=io.dtype,
+                attrs={
+                    "offset": f"0x{io.offset:x}",
+                    "region": f"{io.region} ({region_name(io.region)})",
+                    "bytes": str(io.nbytes),
+                    "vela_io_record": f"shape={list(io.raw_shape)} elem_size={io.elem_size}",
+                },
+            )
+            (graph.inputs if role == "input" else graph.outputs).append(tid)
+    flow = trace(ops, stream.inputs, stream.outputs)
+
+    def tensor_of(p: Producer) -> str:
+        return f"input{p[1]}" if isinstance(p, tuple) else f"op{p}"
+
+    shown = [op for op in ops if op.is_compute or op.index in flow.reads]
+    for op in shown:
+        out_id = f"op{op.index}"
+        fm = op.ofm
+        attrs: dict[str, str] = {}
+        if fm is not None:
+            lo, hi = fm.address_range
+            attrs = {"region": region_name(fm.region), "address": f"0x{lo:x}-0x{hi:x}"}
+        elif op.dma is not None:
+            attrs = {"region": region_name(op.dma.dst_region), "address": f"0x{op.dma.dst:x}"}
+        graph.tensors[out_id] = TensorInfo(
+            id=out_id,
+            name=f"{op.kind.lower()}_{op.index}",
+            shape=fm.shape if fm is not None else None,
+            dtype=fm.dtype if fm is not None else "",
+            attrs=attrs,
+        )
+        inputs: list[str] = []
+        for producers in flow.reads.get(op.index, {}).values():
+            for p in producers:
+                tid = tensor_of(p)
+                if tid not in inputs:
+                    inputs.append(tid)
+        graph.nodes.append(
+            OpNode(
+                id=f"npu_op_{op.index}",
+                kind=op.name,
+                label=op.label,
+                inputs=inputs,
+                outputs=[out_id],
+                attrs=op.attrs(),
+            )
+        )
+    by_id = {n.outputs[0]: n for n in graph.nodes}
+    for index, producers in flow.outputs.items():
+        for p in producers:
+            node = by_id.get(tensor_of(p))
+            if node is not None:
+                node.outputs.append(f"output{index}")
+    return graph

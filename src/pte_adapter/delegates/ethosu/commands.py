@@ -1,0 +1,418 @@
+"""Decode an NPU register command stream into operations.
+
+A command is one word (cmd0: opcode in bits 0-9, control bits 14-15 = 0, 16-bit parameter in bits
+16-31) or two words (cmd1: control = 1, the second word is a 32-bit payload). `NPU_SET_*` commands
+write registers; `NPU_OP_*` commands start work using whatever the registers hold. Vela omits a
+write when the register already holds the value, so the decoder keeps a shadow register file and
+takes a snapshot at every `NPU_OP_*`. The opcode tables differ between U55/U65 and U85 (the same
+opcode can name different registers), so the table is chosen from the COP header's product field.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from pte_adapter.delegates.ethosu import registers_u55, registers_u85
+from pte_adapter.delegates.ethosu.binstream import region_name
+
+# Operations that compute a feature map (the rest move data, wait or stop).
+COMPUTE_OPS = frozenset(
+    {"NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"}
+)
+_PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
+_FORMATS = {0: "NHWC", 1: "NHCWB16"}
+
+
+def table_for(product_code: int) -> ModuleType:
+    """U85 (product 2) has its own register map; U55 and U65 share one."""
+    return registers_u85 if product_code == 2 else registers_u55
+
+
+@dataclass(frozen=True)
+class Command:
+    offset: int  # byte offset from the first command word
+    opcode: int
+    two_words: bool
+    name: str
+    param: int  # bits 16-31 of the first word
+    payload: int | None  # the second word of a cmd1 command
+
+
+@dataclass
+class FeatureMap:
+    """A feature-map operand as the registers describe it (tile 0 of up to four tiles)."""
+
+    height: int
+    width: int
+    depth: int
+    dtype: str
+    format: str
+    region: int
+    base: int
+    stride_x: int
+    stride_y: int
+    stride_c: int
+    zero_point: int | None = None
+
+    @property
+    def shape(self) -> list[int]:
+        return [self.height, self.width, self.depth]
+
+    @property
+    def elem_size(self) -> int:
+        bits = int("".join(c for c in self.dtype if c.isdigit()) or "8")
+        return max(bits // 8, 1)
+
+    @property
+    def address_range(self) -> tuple[int, int]:
+        """[start, end) of the bytes the operand touches, from its strides."""
+        h, w, d = max(self.height, 1), max(self.width, 1), max(self.depth, 1)
+        if self.format == "NHCWB16":
+            channels = ((d + 15) // 16 - 1) * self.stride_c + 16 * self.elem_size
+        else:
+            channels = (d - 1) * self.stride_c + self.elem_size
+        extent = (h - 1) * self.stride_y + (w - 1) * self.stride_x + channels
+        return self.base, self.base + max(extent, 1)
+
+    def describe(self) -> str:
+        lo, hi = self.address_range
+        return (
+            f"{self.height}x{self.width}x{self.depth} {self.dtype} {self.format} "
+            f"@ {region_name(self.region)}[0x{lo:x}, 0x{hi:x})"
+        )
+
+
+@dataclass(frozen=True)
+class DmaTransfer:
+    src_region: int
+    src: int
+    dst_region: int
+    dst: int
+    length: int
+
+
+@dataclass(frozen=True)
+class WeightStream:
+    kind: str  # "weights" or "scales"
+    region: int
+    base: int
+    length: int
+
+
+@dataclass
+class NpuOperation:
+    index: int
+    offset: int  # byte offset of the NPU_OP_* command in the command stream
+    name: str  # NPU_OP_CONV, NPU_OP_DMA_START, ...
+    param: int
+    mode: str = ""  # pooling / elementwise / resize mode, or the wait count
+    ifm: FeatureMap | None = None
+    ifm2: FeatureMap | None = None
+    ofm: FeatureMap | None = None
+    kernel: tuple[int, int] | None = None  # (width, height)
+    stride: tuple[int, int] | None = None  # (x, y)
+    dilation: tuple[int, int] | None = None  # (x, y)
+    padding: tuple[int, int, int, int] | None = None  # (top, left, bottom, right)
+    activation: str = ""
+    activation_range: tuple[int, int] | None = None
+    block: tuple[int, int, int] | None = None  # OFM block (height, width, depth)
+    weights: list[WeightStream] = field(default_factory=list)
+    dma: DmaTransfer | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.name.removeprefix("NPU_OP_")
+
+    @property
+    def is_compute(self) -> bool:
+        return self.name in COMPUTE_OPS
+
+    @property
+    def weight_bytes(self) -> int:
+        return sum(w.length for w in self.weights if w.kind == "weights")
+
+    @property
+    def scale_bytes(self) -> int:
+        return sum(w.length for w in self.weights if w.kind == "scales")
+
+    @property
+    def label(self) -> str:
+        text = self.kind
+        if self.mode and self.name in ("NPU_OP_POOL", "NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"):
+            text += f" {self.mode}"
+        if self.kernel is not None and self.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
+            text += f" {self.kernel[0]}x{self.kernel[1]}"
+        if self.stride is not None and self.stride != (1, 1) and self.is_compute:
+            text += f"/{self.stride[0]}x{self.stride[1]}"
+        return text
+
+    def attrs(self) -> dict[str, str]:
+        out: dict[str, str] = {"stream_offset": f"0x{self.offset:06x}", "command": self.name}
+        if self.mode:
+            out["mode"] = self.mode
+        for role, fm in (("ifm", self.ifm), ("ifm2", self.ifm2), ("ofm", self.ofm)):
+            if fm is not None:
+                out[role] = fm.describe()
+                if fm.zero_point is not None:
+                    out[f"{role}_zero_point"] = str(fm.zero_point)
+        if self.kernel is not None:
+            out["kernel"] = f"{self.kernel[0]}x{self.kernel[1]}"
+        if self.stride is not None:
+            out["stride"] = f"{self.stride[0]}x{self.stride[1]}"
+        if self.dilation is not None:
+            out["dilation"] = f"{self.dilation[0]}x{self.dilation[1]}"
+        if self.padding is not None:
+            out["padding"] = "top {} left {} bottom {} right {}".format(*self.padding)
+        if self.activation:
+            out["activation"] = self.activation
+        if self.activation_range is not None:
+            out["activation_range"] = f"[{self.activation_range[0]}, {self.activation_range[1]}]"
+        if self.block is not None:
+            out["ofm_block"] = "{}x{}x{}".format(*self.block)
+        for i, w in enumerate(self.weights):
+            out[f"{w.kind}{i}"] = f"{w.length} bytes @ {region_name(w.region)}[0x{w.base:x}]"
+        if self.weights:
+            out["weight_bytes"] = str(self.weight_bytes)
+            out["scale_bytes"] = str(self.scale_bytes)
+        if self.dma is not None:
+            d = self.dma
+            out["dma"] = (
+                f"{d.length} bytes {region_name(d.src_region)}[0x{d.src:x}] -> "
+                f"{region_name(d.dst_region)}[0x{d.dst:x}]"
+            )
+        return out
+
+
+@dataclass
+class CommandStream:
+    operations: list[NpuOperation] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)  # only when asked for
+    command_count: int = 0
+    words_decoded: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def compute_ops(self) -> list[NpuOperation]:
+        return [op for op in self.operations if op.is_compute]
+
+
+class ShadowRegisters:
+    """The last value written to every register, as the 64-bit command (payload in 32-63)."""
+
+    def __init__(self, table: ModuleType) -> None:
+        self.fields: dict[str, tuple[tuple[str, int, int], ...]] = table.FIELDS
+        self.enums: dict[str, dict[int, str]] = table.ENUMS
+        self.values: dict[str, int] = {}
+
+    def get(self, register: str, name: str, default: int = 0) -> int:
+        value = self.values.get(register)
+        if value is None:
+            return default
+        for fname, lsb, width in self.fields.get(register, ()):
+            if fname == name:
+                return (value >> lsb) & ((1 << width) - 1)
+        return default
+
+    def address(self, register: str) -> int:
+        """Addresses are 32 bits in the payload plus (U65/U85) high bits in the parameter."""
+        return self.get(register, "addr_lo") | self.get(register, "addr_hi") << 32
+
+    def signed16(self, register: str, name: str) -> int:
+        v = self.get(register, name)
+        return v - 0x10000 if v & 0x8000 else v
+
+    def enum(self, enum_name: str, value: int) -> str:
+        return self.enums.get(enum_name, {}).get(value, str(value))
+
+    def dtype(self, register: str) -> str:
+        bits = _PRECISION_BITS.get(self.get(register, "activation_precision"), 8)
+        signed = self.get(register, "activation_type") == 1
+        return f"{'' if signed else 'u'}int{bits}"
+
+
+def decode_commands(
+    stream: memoryview,
+    product_code: int,
+    *,
+    weight_streams: int = 1,
+    keep_commands: bool = False,
+) -> CommandStream:
+    """Walk the command words. Never raises for bad words: problems end the walk, kept results stay.
+
+    `weight_streams` is how many weight/scale register pairs the NPU reads (weight decoders on
+    U85, cores on a dual-core U65); registers past that count may hold stale values.
+    """
+    table = table_for(product_code)
+    cmd0: dict[int, str] = table.CMD0_OPCODES
+    cmd1: dict[int, str] = table.CMD1_OPCODES
+    regs = ShadowRegisters(table)
+    out = CommandStream()
+    n_words = len(stream) // 4
+    if len(stream) % 4:
+        out.problems.append(f"the command stream length {len(stream)} is not a multiple of 4")
+    words = array("I")
+    if words.itemsize != 4:  # pragma: no cover - every supported platform has 4-byte "I"
+        words = array("L")
+    words.frombytes(bytes(stream[: n_words * 4]))
+    if sys.byteorder == "big":  # pragma: no cover
+        words.byteswap()
+    values = regs.values
+    i = 0
+    while i < n_words:
+        word = words[i]
+        opcode = word & 0x3FF
+        control = (word >> 14) & 0x3
+        offset = i * 4
+        if control == 0:
+            name = cmd0.get(opcode)
+            payload = None
+            value = word
+            size = 1
+        elif control == 1:
+            name = cmd1.get(opcode)
+            if i + 1 >= n_words:
+                out.problems.append(
+                    f"command stream byte {offset}: two-word command 0x{word:08x} is cut off "
+                    "by the end of the stream"
+                )
+                break
+            payload = words[i + 1]
+            value = word | payload << 32
+            size = 2
+        else:
+            name = None
+            payload = None
+            value = word
+            size = 1
+        if name is None:
+            out.problems.append(
+                f"command stream byte {offset}: unknown opcode 0x{opcode:03x} "
+                f"(word 0x{word:08x}, control {control}); decoding stopped, "
+                f"{len(out.operations)} operations kept"
+            )
+            break
+        if keep_commands:
+            out.commands.append(Command(offset, opcode, size == 2, name, word >> 16, payload))
+        out.command_count += 1
+        i += size
+        if name.startswith("NPU_SET_"):
+            values[name] = value
+            continue
+        values[name] = value
+        op = _snapshot(regs, len(out.operations), offset, name, word >> 16, weight_streams)
+        out.operations.append(op)
+        if name == "NPU_OP_STOP":
+            if i < n_words:
+                out.problems.append(f"{n_words - i} command words follow NPU_OP_STOP; not decoded")
+            break
+    else:
+        if not out.operations or out.operations[-1].name != "NPU_OP_STOP":
+            out.problems.append("the command stream ends without NPU_OP_STOP")
+    out.words_decoded = i
+    return out
+
+
+def _feature_map(regs: ShadowRegisters, role: str, depth: int) -> FeatureMap:
+    prefix = f"NPU_SET_{role}_"
+    return FeatureMap(
+        height=regs.get(prefix + "HEIGHT0_M1", "height_m1") + 1,
+        width=regs.get(prefix + "WIDTH0_M1", "width_m1") + 1,
+        depth=depth,
+        dtype=regs.dtype(prefix + "PRECISION"),
+        format=_FORMATS.get(regs.get(prefix + "PRECISION", "activation_format"), "?"),
+        region=regs.get(prefix + "REGION", "region"),
+        base=regs.address(prefix + "BASE0"),
+        stride_x=regs.address(prefix + "STRIDE_X"),
+        stride_y=regs.address(prefix + "STRIDE_Y"),
+        stride_c=regs.address(prefix + "STRIDE_C"),
+        zero_point=regs.get(prefix + "ZERO_POINT", "zero_point"),
+    )
+
+
+def _snapshot(
+    regs: ShadowRegisters, index: int, offset: int, name: str, param: int, weight_streams: int
+) -> NpuOperation:
+    op = NpuOperation(index=index, offset=offset, name=name, param=param)
+    if name == "NPU_OP_POOL":
+        op.mode = regs.enum("pooling_mode", regs.get(name, "pooling_mode"))
+    elif name == "NPU_OP_ELEMENTWISE":
+        op.mode = regs.enum("elementwise_mode", regs.get(name, "elementwise_mode"))
+    elif name == "NPU_OP_RESIZE":
+        op.mode = regs.enum("resize_mode", regs.get(name, "resize_mode"))
+    elif name == "NPU_OP_CONV" and regs.get(name, "weights_ifm2"):
+        op.mode = "WEIGHTS_FROM_IFM2"
+    elif name == "NPU_OP_KERNEL_WAIT":
+        op.mode = f"n={regs.get(name, 'n')}"
+    elif name == "NPU_OP_DMA_WAIT":
+        op.mode = f"k={regs.get(name, 'k')}"
+    if name == "NPU_OP_DMA_START":
+        op.dma = DmaTransfer(
+            src_region=regs.get("NPU_SET_DMA0_SRC_REGION", "region"),
+            src=regs.address("NPU_SET_DMA0_SRC"),
+            dst_region=regs.get("NPU_SET_DMA0_DST_REGION", "region"),
+            dst=regs.address("NPU_SET_DMA0_DST"),
+            length=regs.address("NPU_SET_DMA0_LEN"),
+        )
+        return op
+    if name not in COMPUTE_OPS:
+        return op
+    ifm_depth = regs.get("NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
+    op.ifm = _feature_map(regs, "IFM", ifm_depth)
+    if name == "NPU_OP_ELEMENTWISE":
+        op.ifm2 = _feature_map(regs, "IFM2", ifm_depth)
+    ofm = _feature_map(regs, "OFM", regs.get("NPU_SET_OFM_DEPTH_M1", "depth_m1") + 1)
+    # The OFM registers hold the whole output size; HEIGHT0/WIDTH0 are its first tile.
+    ofm.height = regs.get("NPU_SET_OFM_HEIGHT_M1", "height_m1") + 1
+    ofm.width = regs.get("NPU_SET_OFM_WIDTH_M1", "width_m1") + 1
+    op.ofm = ofm
+    op.block = (
+        regs.get("NPU_SET_OFM_BLK_HEIGHT_M1", "height_m1") + 1,
+        regs.get("NPU_SET_OFM_BLK_WIDTH_M1", "width_m1") + 1,
+        regs.get("NPU_SET_OFM_BLK_DEPTH_M1", "depth_m1") + 1,
+    )
+    function = regs.get("NPU_SET_ACTIVATION", "activation_function")
+    op.activation = regs.enum("activation_function", function)
+    op.activation_range = (
+        regs.signed16("NPU_SET_ACTIVATION_MIN", "clip_boundary"),
+        regs.signed16("NPU_SET_ACTIVATION_MAX", "clip_boundary"),
+    )
+    if name == "NPU_OP_ELEMENTWISE":
+        return op
+    stride_reg = "NPU_SET_KERNEL_STRIDE"
+    dil_x = regs.get(stride_reg, "dilation_x") + 1
+    dil_y = regs.get(stride_reg, "dilation_y") + 1
+    op.dilation = (dil_x, dil_y)
+    # KERNEL_*_M1 holds the dilated extent minus one: dilation * (k - 1).
+    op.kernel = (
+        regs.get("NPU_SET_KERNEL_WIDTH_M1", "width_m1") // dil_x + 1,
+        regs.get("NPU_SET_KERNEL_HEIGHT_M1", "height_m1") // dil_y + 1,
+    )
+    op.stride = (
+        (regs.get(stride_reg, "stride_x_msb") << 1 | regs.get(stride_reg, "stride_x_lsb")) + 1,
+        (regs.get(stride_reg, "stride_y_msb") << 1 | regs.get(stride_reg, "stride_y_lsb")) + 1,
+    )
+    op.padding = (
+        regs.get("NPU_SET_IFM_PAD_TOP", "pad"),
+        regs.get("NPU_SET_IFM_PAD_LEFT", "pad"),
+        regs.get("NPU_SET_IFM_PAD_BOTTOM", "pad"),
+        regs.get("NPU_SET_IFM_PAD_RIGHT", "pad"),
+    )
+    if name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE") and not op.mode:
+        weight_region = regs.get("NPU_SET_WEIGHT_REGION", "region")
+        scale_region = regs.get("NPU_SET_SCALE_REGION", "region")
+        for k in range(max(1, min(weight_streams, 4))):
+            suffix = "" if k == 0 else str(k)
+            length = regs.get(f"NPU_SET_WEIGHT{suffix}_LENGTH", "length")
+            if length:
+                base = regs.address(f"NPU_SET_WEIGHT{suffix}_BASE")
+                op.weights.append(WeightStream("weights", weight_region, base, length))
+            scale_len_reg = f"NPU_SET_SCALE{suffix}_LENGTH"
+            if scale_len_reg in regs.fields:
+                length = regs.get(scale_len_reg, "length")
+                if length:
+                    base = regs.address(f"NPU_SET_SCALE{suffix}_BASE")
+                    op.weights.append(WeightStream("scales", scale_region, base, length))
+    return op
