@@ -24,6 +24,7 @@ COMPUTE_OPS = frozenset(
 )
 _PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
 _FORMATS = {0: "NHWC", 1: "NHCWB16"}
+_STORAGE_CHAINED = 2  # U85 activation_storage.CHAINED
 
 
 def table_for(product_code: int) -> ModuleType:
@@ -56,6 +57,9 @@ class FeatureMap:
     stride_y: int
     stride_c: int
     zero_point: int | None = None
+    # U85 chaining: the operand passes through an internal buffer to/from the neighbouring
+    # operation instead of memory, so its region and address mean nothing.
+    chained: bool = False
 
     @property
     def shape(self) -> list[int]:
@@ -78,6 +82,8 @@ class FeatureMap:
         return self.base, self.base + max(extent, 1)
 
     def describe(self) -> str:
+        if self.chained:
+            return f"{self.height}x{self.width}x{self.depth} {self.dtype} chained (no memory)"
         lo, hi = self.address_range
         return (
             f"{self.height}x{self.width}x{self.depth} {self.dtype} {self.format} "
@@ -329,6 +335,7 @@ def _feature_map(regs: ShadowRegisters, role: str, depth: int) -> FeatureMap:
         stride_y=regs.address(prefix + "STRIDE_Y"),
         stride_c=regs.address(prefix + "STRIDE_C"),
         zero_point=regs.get(prefix + "ZERO_POINT", "zero_point"),
+        chained=regs.get(prefix + "PRECISION", "activation_storage") == _STORAGE_CHAINED,
     )
 
 
@@ -359,11 +366,15 @@ def _snapshot(
         return op
     if name not in COMPUTE_OPS:
         return op
+    ofm_depth = regs.get("NPU_SET_OFM_DEPTH_M1", "depth_m1") + 1
     ifm_depth = regs.get("NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
+    if name == "NPU_OP_ELEMENTWISE":
+        # Elementwise operands have the OFM's depth; Vela leaves IFM_DEPTH_M1 stale for them.
+        ifm_depth = ofm_depth
     op.ifm = _feature_map(regs, "IFM", ifm_depth)
     if name == "NPU_OP_ELEMENTWISE":
         op.ifm2 = _feature_map(regs, "IFM2", ifm_depth)
-    ofm = _feature_map(regs, "OFM", regs.get("NPU_SET_OFM_DEPTH_M1", "depth_m1") + 1)
+    ofm = _feature_map(regs, "OFM", ofm_depth)
     # The OFM registers hold the whole output size; HEIGHT0/WIDTH0 are its first tile.
     ofm.height = regs.get("NPU_SET_OFM_HEIGHT_M1", "height_m1") + 1
     ofm.width = regs.get("NPU_SET_OFM_WIDTH_M1", "width_m1") + 1

@@ -40,12 +40,19 @@ class _Memory:
         self.writes: list[_Write] = []
 
     def write(self, region: int, lo: int, hi: int, producer: Producer) -> None:
-        # Drop earlier writes the new one covers completely; partial overlaps stay (e.g. the
-        # other half of a concatenation).
-        self.writes = [
-            w for w in self.writes if not (w.region == region and lo <= w.lo and w.hi <= hi)
-        ]
-        self.writes.append(_Write(region, lo, hi, producer))
+        # The new write owns [lo, hi) from now on: earlier writes keep only what lies outside it
+        # (e.g. the other half of a concatenation), so a later read sees the true last writer.
+        kept: list[_Write] = []
+        for w in self.writes:
+            if w.region != region or w.hi <= lo or hi <= w.lo:
+                kept.append(w)
+                continue
+            if w.lo < lo:
+                kept.append(_Write(region, w.lo, lo, w.producer))
+            if hi < w.hi:
+                kept.append(_Write(region, hi, w.hi, w.producer))
+        kept.append(_Write(region, lo, hi, producer))
+        self.writes = kept
 
     def read(self, region: int, lo: int, hi: int) -> list[Producer]:
         found: list[Producer] = []
@@ -65,14 +72,23 @@ def trace(ops: list[NpuOperation], inputs: list[VelaIO], outputs: list[VelaIO]) 
     flow = Dataflow()
     for io in inputs:
         memory.write(io.region, *_io_range(io), ("input", io.index))
+    chained: Producer | None = None  # U85: the operation whose OFM feeds the next one directly
     for op in ops:
         if op.is_compute and op.ofm is not None:
             reads: dict[str, list[Producer]] = {}
             for role, fm in (("ifm", op.ifm), ("ifm2", op.ifm2)):
-                if fm is not None:
+                if fm is None:
+                    continue
+                if fm.chained:
+                    reads[role] = [chained] if chained is not None else []
+                else:
                     reads[role] = memory.read(fm.region, *fm.address_range)
             flow.reads[op.index] = reads
-            memory.write(op.ofm.region, *op.ofm.address_range, op.index)
+            if op.ofm.chained:
+                chained = op.index
+            else:
+                chained = None
+                memory.write(op.ofm.region, *op.ofm.address_range, op.index)
         elif op.dma is not None and op.dma.length > 0:
             d = op.dma
             src = memory.read(d.src_region, d.src, d.src + d.length)
