@@ -419,3 +419,25 @@ def test_cond_if_links_its_blocks_as_subgraphs() -> None:
         assert by_name[graph_name].attrs["block"] == block
         assert [n.kind for n in by_name[graph_name].nodes] == [o["kind"] for o in oracle[(block, block)]["ops"]]
     assert decoded.inner_op_count == 3 and not decoded.problems
+
+
+# -- the generated tables ------------------------------------------------------------------------------
+
+
+def test_generated_tables_are_current() -> None:
+    """`_tables.py` is what scripts/gen_tosa_tables.py makes from the installed, pinned schemas."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "gen_tosa_tables.py"
+    run = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_generated_enums_agree_with_tosa_tools() -> None:
+    from pte_adapter.delegates.tosa import _tables
+
+    assert _enum("Op") == _tables.OP_NAMES
+    assert _enum("DType") == _tables.DTYPE_NAMES
+    attribute_tables = {tag: name for tag, (name, _) in _tables.ATTRIBUTE_TABLES.items()}
+    assert attribute_tables == {k: v for k, v in _enum("Attribute").items() if k}
