@@ -33,8 +33,10 @@ from pte_adapter.program import Delegate, Program
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 XNN_EXAMPLES = sorted(EXAMPLES.glob("*xnnpack*.pte"))
 INVALID = 0xFFFFFFFF
-# flatc's JSON prints floats with 6 significant digits, and so do our attributes: both round.
+# flatc's JSON prints floats with 6 decimal places, our attributes with 6 significant digits: both
+# round, so compare with that much slack.
 REL = 1e-4
+ABS = 1e-6
 
 
 # -- oracle ------------------------------------------------------------------------------------
@@ -157,7 +159,7 @@ def _check_node(node: Any, xnode: Any) -> None:
         elif isinstance(v, bool | int) and f.name != "flags":
             assert node.attrs[f.name] == str(int(v)), f.name
         elif isinstance(v, float):
-            assert float(node.attrs[f.name]) == pytest.approx(v, rel=REL), f.name
+            assert float(node.attrs[f.name]) == pytest.approx(v, rel=REL, abs=ABS), f.name
         elif isinstance(v, list) and all(isinstance(x, int) for x in v) and len(v) <= 8:
             assert node.attrs[f.name] == str(list(v)), f.name
         elif f.name == "flags":
@@ -196,7 +198,7 @@ def _check_value(tensors: dict[str, Any], value: Any, graph: Any, named: dict[st
     kind = type(quant).__name__
     assert t.attrs["quantization"] == kind
     if kind == "PerTensorQuant":
-        assert float(t.attrs["scale"]) == pytest.approx(quant.scale, rel=REL)
+        assert float(t.attrs["scale"]) == pytest.approx(quant.scale, rel=REL, abs=ABS)
         assert int(t.attrs["zero_point"]) == quant.zero_point
     elif kind == "PerChannelQuant":
         assert int(t.attrs["channel_dim"]) == quant.channel_dim
@@ -207,7 +209,7 @@ def _check_value(tensors: dict[str, Any], value: Any, graph: Any, named: dict[st
             raw = named[key]
             first = struct.unpack_from("<f", raw, 0)[0]
             shown = t.attrs["scales"].strip("[").split(",")[0]
-            assert float(shown) == pytest.approx(first, rel=REL)
+            assert float(shown) == pytest.approx(first, rel=REL, abs=ABS)
 
 
 _LOCATION_CACHE: dict[str, bytes] = {}
