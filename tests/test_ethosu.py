@@ -349,3 +349,25 @@ def test_u55_and_u85_examples_present(partitions: list[Partition]) -> None:
         products.add(config.product)
     assert "Ethos-U85" in products
     assert "Ethos-U55" in products, "add a U55 example (examples/mv2_ethosu55.pte)"
+
+
+def test_cop2_header_gives_the_same_stream(
+    partitions: list[Partition],
+    vela_matches: dict[str, VelaCompile],
+    tmp_path: Path,
+) -> None:
+    """Vela's COP2 output of the same TOSA decodes to the same config and commands as COP1."""
+    part = min((p for p in partitions if p.name in vela_matches), key=lambda p: len(p.payload))
+    vc = vela_matches[part.name]
+    flags = [*shlex.split(part.specs["compile_flags"].decode()), "--cop-format=COP2"]
+    cop2 = _compile(vc.tosa, flags, tmp_path)
+    from pte_adapter.delegates.ethosu.commands import decode_commands
+    from pte_adapter.delegates.ethosu.cop import parse_cop
+
+    cfg1, words1 = parse_cop(memoryview(vc.cmd_data))
+    cfg2, words2 = parse_cop(memoryview(cop2.cmd_data))
+    assert cfg2.cop_format == "COP2" and cfg1.cop_format == "COP1"
+    assert (cfg2.config_word, cfg2.id_word) == (cfg1.config_word, cfg1.id_word)
+    assert bytes(words2) == bytes(words1)
+    ops = decode_commands(words2, cfg2.product_code).operations
+    assert [o.name for o in ops] == [c.name for c in cop2.commands if c.name.startswith("NPU_OP")]
