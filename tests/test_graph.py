@@ -78,8 +78,10 @@ def test_every_delegate_call_splits_all_its_args(example_pte: Path) -> None:
 
 
 def _schema(name: str, overload: str) -> Any:
-    import executorch.exir.passes  # noqa: F401 - registers quantized_decomposed / dim_order ops
+    import executorch.exir.passes
+    import executorch.kernels.quantized  # noqa: F401 - quantized_decomposed .out variants
     import torch
+    import torch.ao.quantization.fx._decomposed
     ns, _, op = name.partition("::")
     packet = getattr(getattr(torch.ops, ns), op)
     return getattr(packet, overload or "default")._schema

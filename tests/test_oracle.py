@@ -142,7 +142,8 @@ def test_named_data_bytes(example_pte: Path, oracle_cache: dict[Path, object]) -
     for key in keys:
         found = ours.sources.find(key)
         assert found is not None
-        expected = bytes(named.buffers[named.pte_data[key].buffer_index].buffer)
+        buffer = named.buffers[named.pte_data[key].buffer_index]
+        expected = bytes(getattr(buffer, "buffer", buffer))
         assert bytes(found.data) == expected
 
 
