@@ -119,7 +119,8 @@ def method_facts(program: Program, method: Method, parts: MethodPartitions) -> d
                             f"{s.cpu_glue_calls} glue)",
         "cpu_compute_ops": _counts(s.cpu_compute_ops) or "none",
         "boundary_crossings": _counts(s.crossings) or "none",
-        "boundary_bytes": _counts(s.crossing_bytes) or "0",
+        "boundary_bytes": ", ".join(f"{k} {human_bytes(n)}" for k, n in s.crossing_bytes.items())
+                          or "0",
         "delegated_share_by_instructions": f"{s.delegated_share_by_instructions:.1%}",
         "delegated_share_by_inner_ops": ("unknown (a delegate was not decoded)"
                                          if s.delegated_share_by_inner_ops is None

@@ -323,18 +323,24 @@ def decode_commands(
 
 def _feature_map(regs: ShadowRegisters, role: str, depth: int) -> FeatureMap:
     prefix = f"NPU_SET_{role}_"
+    dtype = regs.dtype(prefix + "PRECISION")
+    zero_point = regs.get(prefix + "ZERO_POINT", "zero_point")
+    # The register holds 16 bits; for signed data it is two's complement (Vela writes -128 as
+    # 0xff80), so show the value the hardware applies.
+    if zero_point is not None and not dtype.startswith("u") and zero_point >= 0x8000:
+        zero_point -= 0x10000
     return FeatureMap(
         height=regs.get(prefix + "HEIGHT0_M1", "height_m1") + 1,
         width=regs.get(prefix + "WIDTH0_M1", "width_m1") + 1,
         depth=depth,
-        dtype=regs.dtype(prefix + "PRECISION"),
+        dtype=dtype,
         format=_FORMATS.get(regs.get(prefix + "PRECISION", "activation_format"), "?"),
         region=regs.get(prefix + "REGION", "region"),
         base=regs.address(prefix + "BASE0"),
         stride_x=regs.address(prefix + "STRIDE_X"),
         stride_y=regs.address(prefix + "STRIDE_Y"),
         stride_c=regs.address(prefix + "STRIDE_C"),
-        zero_point=regs.get(prefix + "ZERO_POINT", "zero_point"),
+        zero_point=zero_point,
         chained=regs.get(prefix + "PRECISION", "activation_storage") == _STORAGE_CHAINED,
     )
 
