@@ -64,8 +64,9 @@ def _nbytes(plan: Any, v: int) -> int:
 def test_boundary_crossings_and_bytes(
     example_pte: Path, oracle_cache: dict[Path, object]
 ) -> None:
-    """Recount crossings from the oracle: a delegate's non-constant tensor inputs that no delegate
-    of the same call produced, and its outputs that a CPU kernel or the method returns."""
+    """Recount crossings from the oracle: a delegate's non-constant tensor inputs that the CPU
+    produced, its outputs that a CPU kernel reads or the method returns, and handoffs: inputs
+    produced directly by another delegate call."""
     program = pte_adapter.load(example_pte)
     summary = summarize(program)
     theirs: Any = oracle(example_pte, oracle_cache).program  # type: ignore[attr-defined]
@@ -78,6 +79,9 @@ def test_boundary_crossings_and_bytes(
         expected: Counter[str] = Counter()
         expected_bytes: Counter[str] = Counter()
         pending: dict[int, str] = {}  # delegate outputs not yet read by the CPU
+        producer_call: dict[int, int] = {}
+        handoffs: Counter[str] = Counter()
+        handoff_bytes: Counter[str] = Counter()
         calls = [x.instr_args for c in plan.chains for x in c.instructions]
         for i, call in enumerate(calls):
             kind = type(call).__name__
@@ -93,8 +97,13 @@ def test_boundary_crossings_and_bytes(
                     if producer_backend.get(v, "CPU") == "CPU":
                         expected[f"CPU→{backend}"] += 1
                         expected_bytes[f"CPU→{backend}"] += _nbytes(plan, v)
+                    elif producer_call[v] != i:  # straight from another delegate call
+                        key = f"{producer_backend[v]}→{backend}"
+                        handoffs[key] += 1
+                        handoff_bytes[key] += _nbytes(plan, v)
                 for v in outs:
                     producer_backend[v] = backend
+                    producer_call[v] = i
                     pending[v] = backend
             elif kind == "KernelCall":
                 for v in dict.fromkeys(call.args[:-1]):
@@ -103,13 +112,14 @@ def test_boundary_crossings_and_bytes(
                         expected_bytes[f"{pending[v]}→CPU"] += _nbytes(plan, v)
                         del pending[v]
                 producer_backend[call.args[-1]] = "CPU"
-            del i
         for v in plan.outputs:
             if v in pending:
                 expected[f"{pending[v]}→CPU"] += 1
                 expected_bytes[f"{pending[v]}→CPU"] += _nbytes(plan, v)
         assert m["crossings"] == dict(expected)
         assert m["crossing_bytes"] == dict(expected_bytes)
+        assert m["handoffs"] == dict(handoffs)
+        assert m["handoff_bytes"] == dict(handoff_bytes)
 
 
 def test_fully_delegated_mobilenet() -> None:

@@ -80,13 +80,19 @@ class Partition:
 
 @dataclass
 class Crossing:
-    """A tensor that crosses between a delegate and the CPU."""
+    """A tensor that crosses a partition boundary.
+
+    Between a delegate and the CPU it is a *crossing*; between two different delegate partitions
+    (one NPU partition's output read directly by the next) it is a *handoff*: no CPU work, but
+    still a separate delegate invocation and a round trip through memory.
+    """
 
     value: int
     source: str  # partition name, or "method input"
     target: str  # partition name, or "method output"
-    direction: str  # "CPU→<backend>" or "<backend>→CPU"
+    direction: str  # "CPU→<backend>", "<backend>→CPU" or "<backend>→<backend>" (handoff)
     nbytes: int
+    handoff: bool = False
 
 
 @dataclass
@@ -120,13 +126,14 @@ class MethodPartitions:
             total.update(p.glue_ops)
         return total
 
-    def crossing_counts(self) -> dict[str, int]:
-        return dict(Counter(c.direction for c in self.crossings))
+    def crossing_counts(self, handoffs: bool = False) -> dict[str, int]:
+        return dict(Counter(c.direction for c in self.crossings if c.handoff == handoffs))
 
-    def crossing_bytes(self) -> dict[str, int]:
+    def crossing_bytes(self, handoffs: bool = False) -> dict[str, int]:
         out: Counter[str] = Counter()
         for c in self.crossings:
-            out[c.direction] += c.nbytes
+            if c.handoff == handoffs:
+                out[c.direction] += c.nbytes
         return dict(out)
 
     def delegated_share(self) -> dict[str, float | int | None]:
@@ -191,7 +198,8 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
 def _crossings(
     method: Method, flow: Dataflow, partitions: list[Partition], partition_of: list[int]
 ) -> list[Crossing]:
-    """Edges with a delegate on exactly one side; method inputs and outputs count as CPU."""
+    """Edges with a delegate on exactly one side (method inputs and outputs count as CPU), and
+    handoffs between two different delegate partitions."""
     seen: set[tuple[int, str, str]] = set()  # a tensor read twice by one partition crosses once
     out: list[Crossing] = []
 
@@ -211,7 +219,8 @@ def _crossings(
         else:
             dst = partitions[partition_of[e.consumer]]
             dst_backend, dst_name = dst.backend, dst.name
-        if (src_backend == CPU) == (dst_backend == CPU):
+        handoff = src_backend != CPU and dst_backend != CPU and src_name != dst_name
+        if (src_backend == CPU) == (dst_backend == CPU) and not handoff:
             continue
         key = (e.value, src_name, dst_name)
         if key in seen:
@@ -219,8 +228,8 @@ def _crossings(
         seen.add(key)
         tensor = method.tensor(e.value)
         nbytes = tensor.nbytes if tensor else 0
-        direction = f"CPU→{dst_backend}" if src_backend == CPU else f"{src_backend}→CPU"
-        out.append(Crossing(e.value, src_name, dst_name, direction, nbytes))
+        direction = f"{src_backend}→{dst_backend}"
+        out.append(Crossing(e.value, src_name, dst_name, direction, nbytes, handoff))
         if e.producer >= 0:
             partitions[partition_of[e.producer]].bytes_out += nbytes
         if e.consumer < len(method.instructions):

@@ -24,8 +24,8 @@ class PartitionSummary:
     glue_ops: dict[str, int]
     control: dict[str, int]
     inner_ops: int | None  # delegates: decoded operations inside (None = not decoded)
-    bytes_in: int  # boundary bytes read from other partitions / method inputs
-    bytes_out: int  # boundary bytes written for other partitions / method outputs
+    bytes_in: int  # bytes of tensors read from other partitions / method inputs
+    bytes_out: int  # bytes of tensors read by other partitions / returned by the method
     delegate_stats: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
@@ -44,6 +44,8 @@ class MethodSummary:
     cpu_glue_ops: dict[str, int]
     crossings: dict[str, int]  # "CPU→EthosUBackend" -> tensor edges
     crossing_bytes: dict[str, int]
+    handoffs: dict[str, int]  # "EthosUBackend→EthosUBackend" -> tensors passed delegate to delegate
+    handoff_bytes: dict[str, int]
     delegated_share_by_instructions: float
     delegated_share_by_inner_ops: float | None
     partitions: list[PartitionSummary]
@@ -93,6 +95,8 @@ def method_summary(method: Method, parts: MethodPartitions | None = None) -> Met
         cpu_glue_ops=dict(sorted(glue.items())),
         crossings=dict(sorted(parts.crossing_counts().items())),
         crossing_bytes=dict(sorted(parts.crossing_bytes().items())),
+        handoffs=dict(sorted(parts.crossing_counts(handoffs=True).items())),
+        handoff_bytes=dict(sorted(parts.crossing_bytes(handoffs=True).items())),
         delegated_share_by_instructions=round(float(share["by_instructions"] or 0.0), 4),
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
         partitions=[partition_summary(method, p) for p in parts.partitions],

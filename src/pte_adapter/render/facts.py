@@ -118,9 +118,12 @@ def method_facts(program: Program, method: Method, parts: MethodPartitions) -> d
         "cpu_kernel_calls": f"{s.cpu_kernel_calls} ({s.cpu_compute_calls} compute, "
                             f"{s.cpu_glue_calls} glue)",
         "cpu_compute_ops": _counts(s.cpu_compute_ops) or "none",
-        "boundary_crossings": _counts(s.crossings) or "none",
-        "boundary_bytes": ", ".join(f"{k} {human_bytes(n)}" for k, n in s.crossing_bytes.items())
-                          or "0",
+        "boundary_crossings": ", ".join(
+            f"{k} ×{n} ({human_bytes(s.crossing_bytes.get(k, 0))})" for k, n in s.crossings.items()
+        ) or "none",
+        "delegate_handoffs": ", ".join(
+            f"{k} ×{n} ({human_bytes(s.handoff_bytes.get(k, 0))})" for k, n in s.handoffs.items()
+        ) or "none",
         "delegated_share_by_instructions": f"{s.delegated_share_by_instructions:.1%}",
         "delegated_share_by_inner_ops": ("unknown (a delegate was not decoded)"
                                          if s.delegated_share_by_inner_ops is None

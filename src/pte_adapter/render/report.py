@@ -41,6 +41,12 @@ def text_report(summary: dict[str, Any]) -> str:
             for d, n in m["crossings"].items()
         )
         lines.append(f"  boundary crossings   {crossings or 'none'}")
+        handoffs = ", ".join(
+            f"{d} {n} tensors / {human_bytes(m['handoff_bytes'].get(d, 0))}"
+            for d, n in m["handoffs"].items()
+        )
+        if handoffs:
+            lines.append(f"  delegate handoffs    {handoffs}")
         share = m["delegated_share_by_inner_ops"]
         lines.append(
             f"  inside delegates     {m['delegated_share_by_instructions']:.1%} of calls"
