@@ -422,15 +422,28 @@ def sanitized_tosa_debug_info():
     The TOSA debug locations embed ``node.meta["stack_trace"]`` verbatim, including
     frames appended by the Arm passes themselves; real files therefore contain
     absolute paths of the build machine. We rewrite them to the forms described in
-    ``sanitize_path_text`` so the committed example stays portable.
+    ``sanitize_path_text`` so the committed example stays portable, and renumber
+    the ``node_trace`` graph ids (memory addresses) so it is reproducible.
     """
     from executorch.backends.arm.debug import schema
 
     orig = schema.TorchDebugSchema.from_node
+    graph_ids: dict[int, int] = {}
+
+    def renumber(gid):
+        # node_trace graph ids are Python id()s of graph objects: renumber them
+        # in order of first appearance so the file is reproducible.
+        if not isinstance(gid, int) or gid < 0:
+            return gid
+        return graph_ids.setdefault(gid, len(graph_ids))
 
     def from_node(node):
         info = orig(node)
         info.stack_trace = [sanitize_path_text(s) for s in info.stack_trace]
+        if isinstance(info.node_trace, list):
+            for entry in info.node_trace:
+                entry["graph_id"] = renumber(entry.get("graph_id"))
+                entry["parent_graph_id"] = renumber(entry.get("parent_graph_id"))
         return info
 
     schema.TorchDebugSchema.from_node = staticmethod(from_node)
@@ -508,8 +521,10 @@ def build_mv2_ethosu85_full():
     "mv2_lrn_ethosu85",
     "ethos-u",
     "MobileNetV2 1.0/224 with one LocalResponseNorm after features[3]: two Ethos-U85 "
-    "partitions with the LRN decomposition (avg_pool3d, mul, pow...) on the CPU between them; "
-    "payloads in segments; per-partition TOSA in mv2_lrn_ethosu85_artifacts/.",
+    "partitions with aten::avg_pool3d (from the LRN decomposition, wrapped in "
+    "dequantize/quantize) on the CPU between them; payloads in segments; per-partition "
+    "TOSA in mv2_lrn_ethosu85_artifacts/ (output_tag0 is the LARGE second partition: "
+    "tags are not delegate indices).",
 )
 def build_mv2_lrn_ethosu85():
     return _ethosu_example("mv2_lrn_ethosu85", width=1.0, res=224, target="ethos-u85-256",
@@ -604,7 +619,8 @@ def build_tosa_debug():
         "settings": {"model": "SmallNet", "input": [1, 3, 32, 32], "tosa_spec": "TOSA-1.0+INT",
                      "debug_mode": "TOSA", "extract_delegate_segments": False,
                      "note": "stack traces rewritten: site-packages -> <site-packages>/, "
-                             "repo root -> relative, stdlib -> <python>/"},
+                             "repo root -> relative, stdlib -> <python>/; node_trace "
+                             "graph_id values (memory addresses) renumbered 0, 1, 2..."},
     }
 
 
@@ -648,8 +664,11 @@ def build_mv2_xnnpack_int8():
 @example(
     "xnnpack_ptd",
     "xnnpack",
-    "Small CNN fp32 on XNNPACK with all constants in an external file "
-    "(delegate constants tagged 'xnnpack_weights' -> xnnpack_weights.ptd).",
+    "Small nested CNN fp32 on XNNPACK with constants tagged 'xnnpack_weights' -> "
+    "xnnpack_weights.ptd. Real-world mix: the linear weights (tagged parameters) go to the "
+    ".ptd under sha256 keys, the BatchNorm-folded conv weights (new tensors made by "
+    "XNNPACK's fusion, untagged) stay in the .pte's named data, and the unused "
+    "num_batches_tracked buffers become EXTERNAL plan tensors keyed by their FQN in the .ptd.",
 )
 def build_xnnpack_ptd():
     name, tag = "xnnpack_ptd", "xnnpack_weights"
@@ -672,9 +691,8 @@ def build_xnnpack_ptd():
 @example(
     "undelegated",
     "portable",
-    "Small CNN (conv, batchnorm folded by export? no: portable native_batch_norm, relu6, "
-    "max_pool, linear, add, softmax) with no delegate: KernelCalls only, constants in the "
-    "constant segment.",
+    "Small nested CNN (convolution, batch norm, hardtanh/ReLU6, max_pool2d, addmm, add, "
+    "softmax) with no delegate: portable KernelCalls only, constants in the constant segment.",
 )
 def build_undelegated():
     name = "undelegated"
@@ -1268,20 +1286,48 @@ def _human(n: int) -> str:
     return str(n)
 
 
+README_NOTES = """\
+## Notes (facts found while building)
+
+- **Partition tags are not delegate indices.** In `mv2_lrn_ethosu85_artifacts/`,
+  `output_tag0_*.tosa` is the large *second* partition (delegate 1) and `output_tag1_*.tosa`
+  the small first one. Match sidecars to delegates by I/O shapes, not by file order.
+- **Only `output_tag*_*.tosa` sidecars are kept** for Ethos-U. The toolchain also writes
+  `out.tosa` (a copy of the last partition compiled) and `output/out_vela.npz` (Vela's output,
+  same content as the payload); the script deletes those two to save space.
+- **TOSA debug locations**: with `DebugMode.TOSA` every operator lowered from an FX node has a
+  JSON `location.text`; operators created by helpers (`CONST`, `CONST_SHAPE`) have none. The
+  stack traces of real files contain absolute paths of the build machine; here they are
+  rewritten (`<site-packages>/...`, repository-relative paths) and the `node_trace` graph ids
+  (Python object addresses) renumbered, so the example is portable and reproducible.
+- **FreeCall** is unreachable from the stock ExecuTorch 1.5.1 flow (data-dependent shapes are
+  planned as DYNAMIC_BOUND and unbound specs are filtered out before `insert_calls_to_free`);
+  `free_call.pte` forces it through a `MemoryPlanningPass` subclass. `cond.pte` therefore has
+  JumpFalseCall and MoveCall but no FreeCall.
+- **`mutable_buffer.pte`** contains the in-place `aten::copy_` operator with an empty overload
+  name (not an `.out` variant) and a `mutable_data_segments` entry.
+- **`xnnpack_ptd`** mixes storage: weights XNNPACK creates itself (BatchNorm folding) ignore the
+  external tag and stay in the `.pte`; unused `num_batches_tracked` buffers are EXTERNAL
+  tensors in the plan.
+"""
+
+
 def write_readme(out: str, doc: dict):
     lines = [
         "# Example ExecuTorch programs",
         "",
         "Generated by `python examples/build_examples.py` (see its docstring) with "
         + ", ".join(f"{k} {v}" for k, v in doc["toolchain"].items() if v) + ".",
-        "All models use random, seeded weights; no absolute machine paths are stored.",
-        "`manifest.json` holds the full facts printed by the build's verification "
-        "(re-read with `deserialize_pte_binary`); it is for orientation only.",
+        "All models use random, seeded weights (rebuilding gives the same bytes); no absolute",
+        "machine paths are stored. `manifest.json` holds the facts printed by the build's",
+        "verification (files re-read with `deserialize_pte_binary`); it is for orientation",
+        "only -- tests should derive numbers from the files.",
         "",
-        "| example | kind | size | methods | delegate calls | instructions | what it shows |",
+        "| example | kind | size | methods | delegate calls (storage) | instructions | build s |",
         "|---|---|---|---|---|---|---|",
     ]
     total = 0
+    details = []
     for e in doc["examples"]:
         total += e["total_size"]
         pte_facts = [v for k, v in e["facts"].items() if k.endswith(".pte")]
@@ -1289,23 +1335,43 @@ def write_readme(out: str, doc: dict):
         for pf in pte_facts:
             for mname, m in pf["methods"].items():
                 meths.append(mname)
-                calls.append(", ".join(f"{k}×{v}" for k, v in m["delegate_calls"].items())
-                             or "—")
-                instrs.append(", ".join(f"{k.replace('Call', '')} {v}"
-                                        for k, v in m["instructions"].items()))
-        files = ", ".join(f"`{f}`" for f in e["files"] + [s + "/" for s in e["sidecars"]])
+                storage = ",".join(sorted(set(m["delegate_storage"])))
+                calls.append((", ".join(f"{k} ×{v}" for k, v in m["delegate_calls"].items())
+                              + (f" ({storage})" if storage else "")) or "—")
+                instrs.append(", ".join(f"{k} {v}" for k, v in m["instructions"].items()))
         lines.append(
-            f"| `{e['name']}` | {e['kind']} | {_human(e['total_size'])} | "
+            f"| [`{e['name']}`](#{e['name']}) | {e['kind']} | {_human(e['total_size'])} | "
             f"{'<br>'.join(meths)} | {'<br>'.join(calls)} | {'<br>'.join(instrs)} | "
-            f"{e['description']} Files: {files}. |")
+            f"{e['build_seconds']} |")
+        files = ", ".join(f"`{f}`" for f in e["files"] + [s + "/" for s in e["sidecars"]])
+        settings = "; ".join(f"{k}={v}" for k, v in e["settings"].items()
+                             if v not in (None, [], {}) and k != "compile_flags")
+        details += [f"### {e['name']}", "", e["description"], "",
+                    f"- files: {files}", f"- settings: {settings}"]
+        for pf in pte_facts:
+            for mname, m in pf["methods"].items():
+                details.append(f"- `{mname}` operators: "
+                               + (", ".join(f"`{o}`" for o in m["operators"]) or "none"))
+        details.append("")
+    others = sorted(f for f in os.listdir(out) if f.endswith(".pte")
+                    and f not in {x for e in doc["examples"] for x in e["files"]})
     lines += [
         "",
-        f"Total committed size: {_human(total)} "
+        f"Total size of these examples: {_human(total)} "
         "(plus this README, manifest.json and the build script).",
+    ]
+    if others:
+        lines += ["", "Other programs in this folder, not built by this script: "
+                  + ", ".join(f"`{o}`" for o in others) + "."]
+    lines += [
         "",
-        "Large benchmark programs (not committed): "
+        "Large benchmark programs (never committed): "
         "`python examples/build_examples.py --large --out /tmp/pte_bench`.",
         "",
+        README_NOTES,
+        "## Examples",
+        "",
+        *details,
     ]
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write("\n".join(lines))
