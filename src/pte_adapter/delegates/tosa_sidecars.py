@@ -184,7 +184,8 @@ def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> N
         decoded = cand.delegate.decoded
         searched = ", ".join(str(f) for f in cand.folders)
         if cand.folder is None:
-            decoded.problems.append(f"no sidecar .tosa found (searched: {searched})")
+            # Nothing was dumped for this export: normal, so say it plainly but not as a fault.
+            decoded.summary["tosa_sidecar"] = f"none: no sidecar .tosa found (searched: {searched})"
             continue
         unreadable = [s for s in cache.get(cand.folder.resolve(), []) if s.error]
         for s in unreadable:
