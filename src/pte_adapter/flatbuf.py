@@ -9,8 +9,11 @@ the C++ verifier lazily, at the moment a field is read:
 - tables, vtables and vector headers must be 4-byte aligned, as every FlatBuffers writer makes them;
 - a field must lie after its table's header and inside the buffer;
 - vector length x element size must fit in the bytes that remain;
-- the number of tables a buffer may hand out is capped (a garbage file cannot make us build
-  millions of objects).
+- the number of tables a buffer may hand out, and the number of vector bytes it may turn into
+  Python objects, are capped in proportion to its size. Offsets may point at shared structure (a
+  thousand tensors whose `sizes` all point at one 250,000-element vector, or vectors of offsets to
+  vectors of offsets): checking each reference against the buffer does not stop that from
+  multiplying the work, so every buffer has a work budget linear in its size.
 
 Field positions ("slots") come from the schema: field *i* in declaration order is slot *i*; a union
 field occupies two slots (its type, then its value). Readers name their slots as constants, so the
@@ -39,6 +42,14 @@ _SCALAR_SIZES: Final = {
 }
 
 DEFAULT_MAX_TABLES: Final = 4_000_000
+# A table takes at least 8 bytes of a buffer (its vtable offset and the offset that refers to it);
+# readers may look at a table a few times. Beyond this many per byte, tables must be shared.
+TABLES_PER_BYTE: Final = 0.25
+MIN_TABLES: Final = 4096
+# Vector bytes a reader may unpack into lists/strings, per byte of the buffer (each element is
+# normally read once; zero-copy views of byte vectors are not counted).
+UNPACKED_BYTES_PER_BYTE: Final = 4
+MIN_UNPACKED_BYTES: Final = 1 << 20
 
 # Table has methods named int/float/bool; annotations inside it use these aliases.
 _int = int
@@ -49,7 +60,7 @@ _bool = bool
 class FlatBuffer:
     """Bytes holding one FlatBuffer, plus what an error message needs to say where it is."""
 
-    __slots__ = ("base", "data", "part", "size", "tables_left")
+    __slots__ = ("base", "data", "part", "size", "tables_left", "unpack_left")
 
     def __init__(
         self,
@@ -57,7 +68,7 @@ class FlatBuffer:
         part: str,
         *,
         base: int = 0,
-        max_tables: int = DEFAULT_MAX_TABLES,
+        max_tables: int | None = None,
     ) -> None:
         self.data = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
         if self.data.format != "B" or self.data.ndim != 1:
@@ -66,7 +77,10 @@ class FlatBuffer:
         # Absolute offset of data[0] in the file, so that errors give file offsets.
         self.base = base
         self.size = len(self.data)
+        if max_tables is None:
+            max_tables = min(DEFAULT_MAX_TABLES, MIN_TABLES + int(self.size * TABLES_PER_BYTE))
         self.tables_left = max_tables
+        self.unpack_left = MIN_UNPACKED_BYTES + UNPACKED_BYTES_PER_BYTE * self.size
 
     # -- errors -----------------------------------------------------------------------------------
 
@@ -99,6 +113,18 @@ class FlatBuffer:
         value: int | float | bool = struct.unpack_from("<" + fmt, self.data, pos)[0]
         return value
 
+    def charge(self, nbytes: int, pos: int, what: str) -> None:
+        """Count vector bytes about to be unpacked against the buffer's budget."""
+        self.unpack_left -= nbytes
+        if self.unpack_left < 0:
+            raise LimitExceededError(
+                f"{what}: the vectors read so far add up to more than "
+                f"{UNPACKED_BYTES_PER_BYTE} times the buffer's size (offsets pointing at shared "
+                "data?)",
+                part=self.part,
+                offset=self.base + pos,
+            )
+
     def follow(self, pos: int, what: str) -> int:
         """Read the uoffset at `pos` and return the absolute position it points to."""
         target = pos + self.u32(pos)
@@ -126,7 +152,8 @@ class FlatBuffer:
         self.tables_left -= 1
         if self.tables_left < 0:
             raise LimitExceededError(
-                "more tables than this reader will walk (a corrupt length?)",
+                "more tables than this reader will walk for a buffer of this size "
+                "(a corrupt length, or offsets pointing at shared tables?)",
                 part=self.part,
                 offset=self.base + pos,
             )
@@ -221,7 +248,10 @@ class Table:
 
     def string(self, slot: _int, what: str = "string") -> str | None:
         raw = self.string_bytes(slot, what)
-        return None if raw is None else bytes(raw).decode("utf-8", errors="replace")
+        if raw is None:
+            return None
+        self.fb.charge(len(raw), self.pos, f"{self.what}.{what}")
+        return bytes(raw).decode("utf-8", errors="replace")
 
     def string_bytes(self, slot: _int, what: str = "string") -> memoryview | None:
         pos = self._ref(slot, what)
@@ -252,6 +282,7 @@ class Table:
             return []
         size = _SCALAR_SIZES[fmt]
         start, n = self.fb.vector_at(pos, size, f"{self.what}.{what}")
+        self.fb.charge(n * size, pos, f"{self.what}.{what}")
         return list(struct.unpack_from(f"<{n}{fmt}", self.fb.data, start))
 
     def ints(self, slot: _int, fmt: str = "i", what: str = "vector") -> list[_int]:
@@ -266,6 +297,7 @@ class Table:
             return
         label = f"{self.what}.{what}"
         start, n = self.fb.vector_at(pos, 4, label)
+        self.fb.charge(4 * n, pos, label)
         for i in range(n):
             elem = start + 4 * i
             yield self.fb.table_at(self.fb.follow(elem, f"{label}[{i}]"), f"{label}[{i}]")
@@ -276,10 +308,12 @@ class Table:
             return []
         label = f"{self.what}.{what}"
         start, n = self.fb.vector_at(pos, 4, label)
+        self.fb.charge(4 * n, pos, label)
         out = []
         for i in range(n):
             spos = self.fb.follow(start + 4 * i, f"{label}[{i}]")
             s0, sn = self.fb.vector_at(spos, 1, f"{label}[{i}]")
+            self.fb.charge(sn, spos, f"{label}[{i}]")
             out.append(bytes(self.fb.data[s0 : s0 + sn]).decode("utf-8", errors="replace"))
         return out
 
@@ -289,6 +323,7 @@ class Table:
         if pos == 0:
             return []
         start, n = self.fb.vector_at(pos, struct_size, f"{self.what}.{what}")
+        self.fb.charge(n * struct_size, pos, f"{self.what}.{what}")
         return [start + struct_size * i for i in range(n)]
 
     def union(self, type_slot: _int, what: str = "union") -> tuple[_int, Table | None]:
