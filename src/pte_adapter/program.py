@@ -78,6 +78,24 @@ class ConstantData:
     size: int | None = None  # bytes stored, when known
 
 
+# Element counts above this are shown as this: no real tensor is bigger, and multiplying the
+# dimensions of a corrupt shape (thousands of them, each up to 2**31) would build integers of
+# millions of digits.
+NUMEL_CAP = 1 << 62
+
+
+def saturating_numel(sizes: list[int]) -> int:
+    """The product of the sizes (a negative size counts as 0), capped at `NUMEL_CAP`."""
+    if any(s <= 0 for s in sizes):
+        return 0
+    n = 1
+    for s in sizes:
+        n *= s
+        if n > NUMEL_CAP:
+            return NUMEL_CAP
+    return n
+
+
 @dataclass
 class Tensor:
     scalar_type: int
@@ -97,10 +115,7 @@ class Tensor:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.sizes:
-            n *= max(s, 0)
-        return n
+        return saturating_numel(self.sizes)
 
     @property
     def nbytes(self) -> int:

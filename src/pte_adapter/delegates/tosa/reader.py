@@ -19,6 +19,7 @@ from typing import Final
 
 from pte_adapter.delegates.tosa import _tables as T
 from pte_adapter.flatbuf import FlatBuffer, Table
+from pte_adapter.program import saturating_numel
 
 IDENTIFIER: Final = b"TOSA"
 
@@ -262,10 +263,7 @@ def _attach_data(t: Table, slot: int, tensor: TosaTensor) -> None:
 
 
 def _numel(shape: list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= max(d, 0)
-    return n
+    return saturating_numel(shape)  # a corrupt shape must not build a huge integer
 
 
 def _read_operator(
