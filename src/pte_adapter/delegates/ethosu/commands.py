@@ -25,6 +25,10 @@ COMPUTE_OPS = frozenset(
 _PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
 _FORMATS = {0: "NHWC", 1: "NHCWB16"}
 _STORAGE_CHAINED = 2  # U85 activation_storage.CHAINED
+# Operations decoded from one stream at most. Vela emits a few hundred for MobileNet-sized
+# networks; a garbage stream of bare NPU_OP words could otherwise yield one per 4 bytes, each
+# becoming a snapshot, a graph node and a dataflow step.
+MAX_OPERATIONS = 20_000
 
 
 def table_for(product_code: int) -> ModuleType:
@@ -308,6 +312,12 @@ def decode_commands(
             values[name] = value
             continue
         values[name] = value
+        if len(out.operations) >= MAX_OPERATIONS:
+            out.problems.append(
+                f"command stream byte {offset}: more than {MAX_OPERATIONS} operations; "
+                f"decoding stopped, {len(out.operations)} operations kept"
+            )
+            break
         op = _snapshot(regs, len(out.operations), offset, name, word >> 16, weight_streams)
         out.operations.append(op)
         if name == "NPU_OP_STOP":

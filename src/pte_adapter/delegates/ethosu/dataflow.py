@@ -35,6 +35,9 @@ class Dataflow:
     outputs: dict[int, list[Producer]] = field(default_factory=dict)
 
 
+MAX_LIVE_WRITES = 1024
+
+
 class _Memory:
     def __init__(self) -> None:
         self.writes: list[_Write] = []
@@ -52,7 +55,10 @@ class _Memory:
             if hi < w.hi:
                 kept.append(_Write(region, hi, w.hi, w.producer))
         kept.append(_Write(region, lo, hi, producer))
-        self.writes = kept
+        # Real streams reuse a few scratch areas, so few writes stay live; a garbage stream of
+        # disjoint writes would make every later write and read scan all of them. Forget the
+        # oldest beyond a bound (their readers then show no producer).
+        self.writes = kept[-MAX_LIVE_WRITES:]
 
     def read(self, region: int, lo: int, hi: int) -> list[Producer]:
         found: list[Producer] = []
