@@ -222,7 +222,8 @@ def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
     decoded = cand.delegate.decoded
     debug_json = None
     if not any(op.location for b in sidecar.model.blocks for op in b.operators):
-        debug_json = find_debug_json(None, str(sidecar.path.parent.resolve()))
+        # The sidecar's own folder (and nothing outside it) may hold its debug.json.
+        debug_json = find_debug_json(sidecar.path, None)
     built = to_delegate_graphs(sidecar.model, main_name=SOURCE_GRAPH, prefix=SOURCE_GRAPH, debug_json=debug_json)
     taken = {g.name for g in decoded.graphs}
     renamed: dict[str, str] = {}

@@ -8,25 +8,34 @@ absolute on the machine that exported it. So the folder is looked for, in order:
 2. its last component next to the `.pte` (the folder was copied along with the file);
 3. a folder next to the `.pte` named after it: `<stem>_artifacts`, then `<stem>`;
 4. the `.pte`'s own folder.
+
+The compile spec is text from the file, so it may name any folder (`/`, `../../..`, a network
+share). Only folders inside the `.pte`'s folder are searched: a spec folder that lies outside it
+(judged on the path as written, with `..` folded, before symlinks) is dropped, so opening a file
+never makes the adapter list or read `.tosa`/`debug.json` files elsewhere on the machine.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+
+def _inside(folder: Path, here: Path) -> bool:
+    """Whether `folder`, as written (`..` folded, symlinks not followed), lies in `here`."""
+    f, h = os.path.abspath(folder), os.path.abspath(here)
+    return f == h or f.startswith(h.rstrip(os.sep) + os.sep)
 
 
 def candidate_folders(pte_path: Path | None, artifact_path: str | None) -> list[Path]:
     """Every folder worth searching, most specific first, without duplicates (may not exist)."""
     out: list[Path] = []
     here = pte_path.parent if pte_path is not None else None
-    if artifact_path:
+    if artifact_path and here is not None:
         spec = Path(artifact_path)
-        if spec.is_absolute():
-            out.append(spec)
-        elif here is not None:
-            out.append(here / spec)
-        if here is not None and spec.name:
-            out.append(here / spec.name)
+        for folder in (spec if spec.is_absolute() else here / spec, here / spec.name):
+            if spec.name and _inside(folder, here):
+                out.append(folder)
     if pte_path is not None and here is not None:
         out += [here / f"{pte_path.stem}_artifacts", here / pte_path.stem, here]
     unique: list[Path] = []
