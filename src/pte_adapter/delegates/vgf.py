@@ -281,10 +281,13 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
                 )
             graph.nodes.append(node)
             segments.append(f"{name} ({kind}, module {node.attrs['module']})")
-        for tid, nm in zip(tensor_ids(seq_in, "model input"), in_names, strict=False):
-            graph.tensors[tid].name = nm
-        for tid, nm in zip(tensor_ids(seq_out, "model output"), out_names, strict=False):
-            graph.tensors[tid].name = nm
+        # A binding may name a missing resource (reported by tensor_ids below): no name then.
+        for tid, nm in zip([f"r{mrt}" for _, mrt in seq_in], in_names, strict=False):
+            if tid in graph.tensors:
+                graph.tensors[tid].name = nm
+        for tid, nm in zip([f"r{mrt}" for _, mrt in seq_out], out_names, strict=False):
+            if tid in graph.tensors:
+                graph.tensors[tid].name = nm
     graph.inputs = tensor_ids(seq_in, "model input")
     graph.outputs = tensor_ids(seq_out, "model output")
 

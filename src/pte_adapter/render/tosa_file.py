@@ -6,12 +6,16 @@ from pathlib import Path
 
 from model_explorer import graph_builder as gb
 
+from pte_adapter.errors import PteFormatError
 from pte_adapter.render.model_explorer import BACKEND_COLOURS, delegate_graph
 
 
 def tosa_file_graphs(path: Path) -> list[gb.Graph]:
     from pte_adapter.delegates.tosa import read_tosa_file
 
-    views = read_tosa_file(path)
+    try:
+        views = read_tosa_file(path)
+    except OSError as e:  # missing, a folder, unreadable: the same error a .pte gives
+        raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
     ids = {v.name: v.name for v in views}
     return [delegate_graph(v, v.name, ids, BACKEND_COLOURS["TOSABackend"]) for v in views]
