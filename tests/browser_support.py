@@ -169,8 +169,9 @@ def chromium(timeout: float = 60) -> Iterator[Browser]:
             _stop_group(proc)
 
 
-def new_page(browser: Browser, scale: float = 1) -> Page:
-    context = browser.new_context(viewport=VIEWPORT,  # type: ignore[arg-type]
+def new_page(browser: Browser, scale: float = 1,
+             viewport: dict[str, int] | None = None) -> Page:
+    context = browser.new_context(viewport=viewport or VIEWPORT,  # type: ignore[arg-type]
                                   device_scale_factor=scale)
     context.set_default_timeout(60_000)
     return context.new_page()
@@ -401,7 +402,8 @@ class MEPage:
         box = self.page.locator("search-bar input").first
         box.fill("")
         box.press("Escape")
-        self.page.mouse.click(5, VIEWPORT["height"] - 5)  # a click on empty canvas closes the list
+        size = self.page.viewport_size or VIEWPORT
+        self.page.mouse.click(5, size["height"] - 5)  # a click on empty canvas closes the list
         self.page.wait_for_timeout(200)
 
     def locate(self, node_id: str, regex: str) -> None:
@@ -412,12 +414,39 @@ class MEPage:
         self.clear_search()
         self.wait_drawn()
 
+    # text drawn in WebGL
+
+    def drawable_chars(self) -> set[str]:
+        """Characters Model Explorer's WebGL font atlas has (others are drawn as "?")."""
+        chars: list[int] = self.page.evaluate(
+            "async () => (await (await fetch('static_files/FontRegular.json')).json())"
+            ".chars.map(c => c.id)")
+        return {chr(c) for c in chars}
+
+    def drawn_labels(self) -> list[str]:
+        """Labels of the op and layer nodes of the graph the renderer currently shows."""
+        labels: list[str] = self.page.evaluate(
+            "() => window.me_test.renderers[0].curModelGraph.nodes.map(n => n.label)")
+        return labels
+
     # toolbar
 
     def toolbar(self, icon: str) -> None:
         """Click a graph toolbar button by its Material icon name (e.g. "unfold_more_double")."""
         self.page.locator("renderer-wrapper .toolbar mat-icon", has_text=re.compile(rf"^\s*{icon}\s*$")
                           ).first.click()
+        self.wait_drawn()
+
+    def zoom_out(self, clicks: int = 1, delta: float = 35) -> None:
+        """Ctrl+scroll over the middle of the graph, as a user zooms out a notch."""
+        box = self.renderer().bounding_box()
+        assert box is not None
+        self.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        self.page.keyboard.down("Control")
+        for _ in range(clicks):
+            self.page.mouse.wheel(0, delta)
+            self.page.wait_for_timeout(100)
+        self.page.keyboard.up("Control")
         self.wait_drawn()
 
     def expand_all(self) -> None:
@@ -455,6 +484,11 @@ class MEPage:
         self.wait_drawn()
 
     def screenshot(self, path: Path, full_page: bool = False) -> None:
+        """The whole tab, with the mouse parked where it opens no tooltip."""
+        size = self.page.viewport_size or VIEWPORT
+        self.page.mouse.move(size["width"] // 2, size["height"] - 2)
+        self.page.wait_for_timeout(600)  # tooltips fade out
+        self.wait_drawn()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(path), full_page=full_page, animations="disabled",
                              caret="hide")
