@@ -1,0 +1,86 @@
+"""Regenerate the README pictures from what the current code renders in Model Explorer.
+
+    python scripts/make_readme_images.py            # writes docs/images/*.png
+
+Uses the same machinery as tests/test_browser.py (the system Chromium, headless, driven by
+Playwright; `model-explorer --extensions=pte_adapter` on a free port):
+
+- method_graph.png: the fragmented Ethos-U example's method graph, every partition as a layer
+  (Advanced settings → "Keep layers with a single op node child"), all layers expanded;
+- npu_operations.png: an Ethos-U delegate's decoded NPU operations, opened from its node;
+- summary.png: `pte-adapter summary` on the same example.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.browser_support import (  # noqa: E402
+    KEEP_SINGLE_CHILD_LAYERS,
+    MEPage,
+    chromium,
+    model_explorer_server,
+    new_page,
+    text_to_png,
+)
+
+EXAMPLE = ROOT / "examples" / "mv2_lrn_ethosu85.pte"
+OUT = ROOT / "docs" / "images"
+
+
+def _summary_text(path: Path) -> str:
+    exe = Path(sys.executable).parent / "pte-adapter"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "pte_adapter.cli"]
+    result = subprocess.run([*cmd, "summary", str(path.relative_to(ROOT))], cwd=ROOT,
+                            capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="output folder (docs/images)")
+    args = parser.parse_args(argv)
+    out: Path = args.out
+
+    import pte_adapter
+    from pte_adapter.analysis.partitions import CPU, partition_method
+
+    program = pte_adapter.load(EXAMPLE)
+    method = program.methods[0]
+    parts = partition_method(method)
+    npu = next(p for p in parts.partitions if p.backend != CPU)
+
+    start = time.monotonic()
+    with model_explorer_server(EXAMPLE) as url, chromium() as browser:
+        # A smaller window at 2x: Model Explorer zooms the graph to fit, so labels come out
+        # larger and sharp when the README scales the picture down.
+        me = MEPage(new_page(browser, scale=2, viewport={"width": 1500, "height": 1000}))
+        me.open(url, {KEEP_SINGLE_CHILD_LAYERS: True})
+        me.select_graph(method.name)
+        me.expand_all()
+        me.zoom_out()  # clear of the search toolbar that floats over the top of the graph
+        me.screenshot(out / "method_graph.png")
+
+        me.open_subgraph(f"i{npu.instructions[0]}",
+                         f"{method.name} · {npu.name} · NPU operations")
+        me.zoom_out(clicks=2)  # the breadcrumb pushes the toolbar further down
+        me.screenshot(out / "npu_operations.png")
+        me.page.context.close()
+
+        text_to_png(browser, _summary_text(EXAMPLE), out / "summary.png",
+                    title=f"pte-adapter summary {EXAMPLE.relative_to(ROOT)}")
+    for name in ("method_graph.png", "npu_operations.png", "summary.png"):
+        print(out / name)
+    print(f"done in {time.monotonic() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
