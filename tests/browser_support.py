@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -382,7 +383,10 @@ class MEPage:
         box.fill("")
         box.fill(regex)
         title = self.page.locator("search-bar .search-results-container .title-label").first
-        title.wait_for()
+        try:
+            title.wait_for(timeout=5000)
+        except PlaywrightTimeoutError:
+            return []  # Model Explorer shows no result list when nothing matches
         # Let the result list settle: the same rows twice in a row.
         last: list[dict[str, Any]] | None = None
         for _ in range(40):
