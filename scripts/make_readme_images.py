@@ -31,6 +31,8 @@ from tests.browser_support import (  # noqa: E402
     text_to_png,
 )
 
+from pte_adapter.render.model_explorer import delegate_graph_id  # noqa: E402
+
 EXAMPLE = ROOT / "examples" / "mv2_lrn_ethosu85.pte"
 OUT = ROOT / "docs" / "images"
 
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         me.screenshot(out / "method_graph.png")
 
         me.open_subgraph(f"i{npu.instructions[0]}",
-                         f"{method.name} · {npu.name} · NPU operations")
+                         delegate_graph_id(method.name, npu.name, "NPU operations"))
         me.zoom_out(clicks=2)  # the breadcrumb pushes the toolbar further down
         me.screenshot(out / "npu_operations.png")
         me.page.context.close()

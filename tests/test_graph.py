@@ -15,6 +15,7 @@ from pte_adapter.convert import convert_path
 from pte_adapter.program import InstructionKind, ValueKind
 from pte_adapter.render.model_explorer import graphs_to_json
 from tests.conftest import oracle
+from tests.test_partitions import _oracle_runs
 
 
 def _graphs(path: Path) -> list[dict[str, Any]]:
@@ -43,7 +44,13 @@ def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -
     for plan in theirs.execution_plan:
         g = by_id[plan.name]
         n_ins = sum(len(c.instructions) for c in plan.chains)
-        assert len(g["nodes"]) == n_ins + 2
+        runs = _oracle_runs(plan)
+        # Graph Inputs/Outputs, one node per instruction, one pinned info node per partition.
+        assert len(g["nodes"]) == n_ins + 2 + len(runs)
+        for k, (backend, _calls) in enumerate(runs):
+            info = next(n for n in g["nodes"] if n["id"] == f"p{k}")
+            assert info["config"]["pinToGroupTop"] is True
+            assert backend in info["namespace"] or info["namespace"].startswith("CPU island")
         labels = {n["id"]: n["label"] for n in g["nodes"]}
         for i, ins in enumerate(x.instr_args for c in plan.chains for x in c.instructions):
             if type(ins).__name__ == "KernelCall":

@@ -155,7 +155,7 @@ def test_summary_json_is_stable_and_complete(capsys: pytest.CaptureFixture[str])
         assert key in method
     assert main(["summary", str(path)]) == EXIT_OK
     text = capsys.readouterr().out
-    assert "NPU partition 2 · EthosUBackend" in text and "aten::avg_pool3d" in text
+    assert "NPU partition 2 (EthosUBackend)" in text and "aten::avg_pool3d" in text
 
 
 def test_check_gate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

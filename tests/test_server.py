@@ -84,14 +84,14 @@ def test_converts_fragmented_ethosu_example(server: str) -> None:
     program = pte_adapter.load(path)
     method = program.methods[0]
     g = graphs[method.name]
-    assert len(g["nodes"]) == len(method.instructions) + 2
+    parts = partition_method(method)
+    assert len(g["nodes"]) == len(method.instructions) + 2 + len(parts.partitions)
     labels = [n["label"] for n in g["nodes"]]
     assert labels.count("EthosUBackend") == sum(d.id == "EthosUBackend" for d in method.delegates)
     # Partition groups are namespaces, each with its attributes and a colour config.
-    parts = partition_method(method)
     namespaces = {n["namespace"] for n in g["nodes"] if n["namespace"]}
     assert namespaces == {p.name for p in parts.partitions}
-    assert {"NPU partition 1 · EthosUBackend", "NPU partition 2 · EthosUBackend",
+    assert {"NPU partition 1 (EthosUBackend)", "NPU partition 2 (EthosUBackend)",
             "CPU island 2"} <= namespaces
     assert set(g["groupNodeAttributes"]) == {""} | namespaces
     regexes = [c["namespaceRegex"] for c in g["groupNodeConfigs"]]

@@ -2,7 +2,8 @@
 
 A *partition* is one DelegateCall (one compiled blob on one backend). A *CPU island* is a maximal run
 of non-delegate instructions between them. Both are numbered in execution order: delegate
-partitions per backend ("NPU partition 2 · EthosUBackend"), CPU islands on their own ("CPU island 1").
+partitions per backend ("NPU partition 2 (EthosUBackend)"), CPU islands on their own ("CPU island 1").
+Names are printable ASCII: Model Explorer draws group labels with an ASCII-only WebGL font.
 
 Numbers are derived only from the program: instruction kinds, operator names, the dataflow edges
 (`dataflow.py`) and tensor shapes/dtypes for bytes. Decoded payloads add inner-operation counts.
@@ -75,7 +76,7 @@ class Partition:
     def name(self) -> str:
         if self.is_cpu:
             return f"CPU island {self.number}"
-        return f"{backend_prefix(self.backend)} {self.number} · {self.backend}"
+        return f"{backend_prefix(self.backend)} {self.number} ({self.backend})"
 
 
 @dataclass

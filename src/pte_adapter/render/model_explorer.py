@@ -2,8 +2,9 @@
 
 Conventions:
 - node ids: "inputs", "outputs", "i<instruction index>" in a method graph; delegate views are
-  separate graphs whose ids are unique across the response ("forward · NPU partition 1 · ...").
-- every instruction sits in the namespace of its partition ("NPU partition 2 · EthosUBackend",
+  separate graphs whose ids are unique across the response
+  ("forward / NPU partition 1 (EthosUBackend) / NPU operations").
+- every instruction sits in the namespace of its partition ("NPU partition 2 (EthosUBackend)",
   "CPU island 1"), coloured per backend; q/dq/copy glue and control instructions get muted colours.
 - labels are short (full operator name with overload, or the delegate id); everything else is in
   attributes and input/output metadata. Graph-level numbers sit in `groupNodeAttributes[""]`, shown
@@ -206,6 +207,37 @@ def _instruction_node(
     return node
 
 
+INNER_OP_WORDS = {"EthosUBackend": "NPU ops", "XnnpackBackend": "XNNPACK nodes",
+                  "TOSABackend": "TOSA ops"}
+
+
+def partition_info_node(method: Method, part: Partition) -> gb.GraphNode:
+    """A node pinned to the top of its partition's group, carrying the partition's numbers.
+
+    Model Explorer dissolves a group whose only child is one node (the default setting), and every
+    delegate partition is a single DelegateCall: without this node, NPU partitions would not show as
+    groups at all. Its id is "p<k>"; it has no edges.
+    """
+    if part.is_cpu:
+        compute, glue = sum(part.compute_ops.values()), sum(part.glue_ops.values())
+        label = f"{compute} compute, {glue} glue"
+        if part.control:
+            label += f", {sum(part.control.values())} control"
+        colours = CPU_GROUP_COLOUR
+    else:
+        word = INNER_OP_WORDS.get(part.backend, "inner ops")
+        label = f"{part.inner_ops} {word}" if part.inner_ops is not None else "not decoded"
+        colours = backend_colour(part.backend)
+    return gb.GraphNode(
+        id=f"p{part.index}",
+        label=label,
+        namespace=part.name,
+        attrs=_kv({"group": part.name, **facts.partition_facts(method, part)}),
+        style=_style(colours),
+        config=gb.GraphNodeConfig(pinToGroupTop=True),
+    )
+
+
 def _jump_target_id(method: Method, ins: Instruction) -> str:
     chain = method.chains[ins.chain]
     dest = ins.destination or 0
@@ -235,6 +267,7 @@ def method_graph(
     for pos, v in enumerate(method.inputs):
         inputs.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v)))
     graph.nodes.append(inputs)
+    graph.nodes.extend(partition_info_node(method, part) for part in parts.partitions)
 
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
@@ -334,11 +367,16 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
     return graph
 
 
+def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str) -> str:
+    """Id of a delegate view's graph: unique across the response, readable in the graph list."""
+    return f"{method_graph_id} / {partition_name} / {view_name}"
+
+
 def _delegate_graphs(
     method_graph_id: str, part: Partition, delegate: Delegate
 ) -> list[gb.Graph]:
     views = delegate.decoded.graphs
-    ids = {v.name: f"{method_graph_id} · {part.name} · {v.name}" for v in views}
+    ids = {v.name: delegate_graph_id(method_graph_id, part.name, v.name) for v in views}
     colours = backend_colour(part.backend)
     return [delegate_graph(v, ids[v.name], ids, colours) for v in views]
 
