@@ -217,11 +217,27 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream) -> DelegateGraph:
             attrs=attrs,
         )
         inputs: list[str] = []
-        for producers in flow.reads.get(op.index, {}).values():
+        reads = flow.reads.get(op.index, {})
+        for role, producers in reads.items():
             for p in producers:
                 tid = tensor_of(p)
                 if tid not in inputs:
                     inputs.append(tid)
+            operand = op.ifm if role == "ifm" else op.ifm2 if role == "ifm2" else None
+            if not producers and operand is not None and region_name(operand.region) == "weights":
+                # A feature map read from the weights region is a constant Vela placed there
+                # (e.g. the zero channels of an LRN's padding): show it as a constant input.
+                lo, hi = operand.address_range
+                const_id = f"const{op.index}_{role}"
+                graph.tensors[const_id] = TensorInfo(
+                    id=const_id,
+                    name=f"constant_{op.index}_{role}",
+                    shape=operand.shape,
+                    dtype=operand.dtype,
+                    attrs={"region": "weights", "address": f"0x{lo:x}-0x{hi:x}",
+                           "constant": "read from the weight_data block"},
+                )
+                inputs.append(const_id)
         graph.nodes.append(
             OpNode(
                 id=f"npu_op_{op.index}",
