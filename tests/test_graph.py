@@ -159,3 +159,22 @@ def test_free_calls_are_shown(name: str) -> None:
         method = program.methods[0].name
         labels = {n["id"]: n["label"] for n in graphs[method]["nodes"]}
         assert labels[f"i{f.index}"] == "FreeCall"
+
+
+def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> None:
+    """Ethos-U outputs are often written in slices by several NPU operations: each writer of a
+    delegate output gets its own edge into the Delegate Outputs node."""
+    from pte_adapter.analysis.partitions import partition_method
+    from pte_adapter.render.model_explorer import delegate_graph_id
+
+    program = pte_adapter.load(example_pte)
+    graphs = {g["id"]: g for g in _graphs(example_pte)}
+    for method in program.methods:
+        for part in partition_method(method).delegate_partitions:
+            assert part.delegate_index is not None
+            for view in method.delegates[part.delegate_index].decoded.graphs:
+                g = graphs[delegate_graph_id(method.name, part.name, view.name)]
+                out_node = next(n for n in g["nodes"] if n["id"] == "delegate_outputs")
+                expected = sum(1 for op in view.nodes for t in op.outputs if t in view.outputs)
+                expected += sum(1 for t in view.inputs if t in view.outputs)
+                assert len(out_node["incomingEdges"]) == expected, g["id"]

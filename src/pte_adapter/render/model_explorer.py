@@ -326,10 +326,12 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
                    colours: tuple[str, str]) -> gb.Graph:
     """One neutral DelegateGraph as a Model Explorer graph with Inputs/Outputs nodes."""
     graph = gb.Graph(id=graph_id)
-    producer: dict[str, tuple[str, int]] = {}
+    # A tensor can have several writers: an NPU output is often written in slices by several
+    # operations (e.g. the channels of a concatenation); every writer gets its edge.
+    producers: dict[str, list[tuple[str, int]]] = {}
     inputs = gb.GraphNode(id="delegate_inputs", label="Delegate Inputs")
     for pos, tid in enumerate(view.inputs):
-        producer[tid] = (inputs.id, pos)
+        producers.setdefault(tid, []).append((inputs.id, pos))
         t = view.tensors.get(tid, TensorInfo(tid))
         inputs.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
     graph.nodes.append(inputs)
@@ -345,12 +347,11 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
         for pos, tid in enumerate(op.inputs):
             t = view.tensors.get(tid, TensorInfo(tid))
             node.inputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
-            if tid in producer:
-                src, out = producer[tid]
+            for src, out in producers.get(tid, []):
                 node.incomingEdges.append(gb.IncomingEdge(
                     sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)))
         for pos, tid in enumerate(op.outputs):
-            producer[tid] = (nid, pos)
+            producers.setdefault(tid, []).append((nid, pos))
             t = view.tensors.get(tid, TensorInfo(tid))
             node.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
         graph.nodes.append(node)
@@ -358,8 +359,7 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
     for pos, tid in enumerate(view.outputs):
         t = view.tensors.get(tid, TensorInfo(tid))
         outputs.inputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
-        if tid in producer:
-            src, out = producer[tid]
+        for src, out in producers.get(tid, []):
             outputs.incomingEdges.append(gb.IncomingEdge(
                 sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)))
     graph.nodes.append(outputs)
