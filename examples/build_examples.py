@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import datetime
 import hashlib
 import json
 import os
@@ -52,8 +51,9 @@ import shutil
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn as nn
@@ -119,7 +119,7 @@ class ConvBNReLU(nn.Sequential):
 class InvertedResidual(nn.Module):
     def __init__(self, cin: int, cout: int, stride: int, expand_ratio: int):
         super().__init__()
-        hidden = int(round(cin * expand_ratio))
+        hidden = round(cin * expand_ratio)
         self.use_res_connect = stride == 1 and cin == cout
         layers: list[nn.Module] = []
         if expand_ratio != 1:
@@ -145,7 +145,7 @@ class MobileNetV2(nn.Module):
     splits the delegated graph.
     """
 
-    CFG = [  # t, c, n, s
+    CFG: ClassVar[list[tuple[int, int, int, int]]] = [  # t, c, n, s
         (1, 16, 1, 1),
         (6, 24, 2, 2),
         (6, 32, 3, 2),
@@ -1001,7 +1001,7 @@ def inspect_pte(path: str, deep: bool = True) -> dict:
     pte = deserialize_pte_binary(data)
     prog = pte.program
     methods = []
-    for raw_plan, plan in zip(raw.execution_plan, prog.execution_plan):
+    for raw_plan, plan in zip(raw.execution_plan, prog.execution_plan, strict=True):
         kinds = collections.Counter()
         calls = collections.Counter()
         for chain in plan.chains:
@@ -1086,8 +1086,8 @@ def _inspect_payloads(data, raw, pte) -> list[dict]:
 
 
 def inspect_ptd(path: str) -> dict:
-    from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
     from executorch.exir._serialize._cord import Cord
+    from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
 
     with open(path, "rb") as f:
         data = f.read()
@@ -1276,7 +1276,7 @@ def _toolchain():
     for pkg in ("torch", "executorch", "ethos-u-vela", "tosa-tools", "torchao"):
         try:
             tc[pkg] = version(pkg)
-        except Exception:  # noqa: BLE001
+        except Exception:
             tc[pkg] = None
     return tc
 
@@ -1488,7 +1488,7 @@ def main(argv=None) -> int:
             else:
                 result = _build_in_subprocess(name, out)
                 build_s = result.pop("build_seconds")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             traceback.print_exc()
             failures[name] = f"{type(exc).__name__}: {exc}"
             continue
@@ -1496,7 +1496,7 @@ def main(argv=None) -> int:
             os.chdir(cwd)
         try:
             facts = verify_example(name, result, out)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             traceback.print_exc()
             failures[name] = f"verification failed: {type(exc).__name__}: {exc}"
             continue

@@ -9,8 +9,9 @@ from tests.conftest import ROOT
 
 
 def test_ruff() -> None:
-    r = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests"], cwd=ROOT,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "src", "tests", "scripts", "benchmarks", "examples"],
+        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

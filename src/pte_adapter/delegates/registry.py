@@ -90,7 +90,7 @@ def decode_payload(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
                 result = decoder(payload, ctx)
             except PteFormatError as e:
                 problems.append(f"{backend} payload: {e}")
-            except Exception as e:  # noqa: BLE001 - a decoder bug must not lose the whole file
+            except Exception as e:  # a decoder bug must not lose the whole file
                 problems.append(
                     f"{backend} payload could not be decoded ({type(e).__name__}: {e}); "
                     "this is a bug in pte_adapter, please report it with the file"
