@@ -129,11 +129,15 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def model_explorer_server(*models: Path, timeout: float = 150) -> Iterator[str]:
-    """Start Model Explorer with the pte_adapter extension; yield the URL it prints."""
+def model_explorer_server(
+    *models: Path, timeout: float = 150, extension: bool = True
+) -> Iterator[str]:
+    """Start Model Explorer (with the pte_adapter extension unless `extension` is False); yield
+    the URL it prints."""
     port = free_port()
+    ext = ["--extensions=pte_adapter"] if extension else []
     proc = subprocess.Popen(
-        [_model_explorer_exe(), "--extensions=pte_adapter", "--no_open_in_browser",
+        [_model_explorer_exe(), *ext, "--no_open_in_browser",
          "--host", "127.0.0.1", "--port", str(port), *(str(m.resolve()) for m in models)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         start_new_session=True, cwd=ROOT,

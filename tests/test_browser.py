@@ -224,3 +224,22 @@ def test_layer_and_node_labels_are_drawable(layers_ui: MEPage, expected: Expecte
     bad.update({label: sorted(set(label) - drawable) for label in me.drawn_labels()
                 if set(label) - drawable})
     assert not bad, f"labels drawn with '?' in place of characters: {bad}"
+
+
+def test_exported_json_opens_without_the_extension(expected: Expected, tmp_path: Path) -> None:
+    """`pte-adapter export` writes JSON that Model Explorer's own loader opens, no extension."""
+    from pte_adapter.cli import main
+
+    out = tmp_path / "graph.json"
+    assert main(["export", str(expected.path), "-o", str(out)]) == 0
+    with model_explorer_server(out, extension=False) as url, chromium() as browser:
+        me = MEPage(new_page(browser))
+        me.open(url)
+        choices = me.graph_choices()
+        method_nodes = len(expected.method.instructions) + 2 + len(expected.parts.partitions)
+        assert choices.get(expected.method.name) == method_nodes, choices
+        me.select_graph(expected.method.name)
+        assert me.node_count() == method_nodes
+        ink = me.ink(colours=(NPU_NODE_BG,))
+        assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"no Ethos-U colour drawn: {ink}"
+        me.page.context.close()

@@ -24,7 +24,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from pte_adapter.convert import convert_path
     from pte_adapter.render.model_explorer import graphs_to_json
 
-    data = graphs_to_json(convert_path(args.model))
+    data = graphs_to_json(convert_path(args.model), Path(args.model).name)
     out = Path(args.output)
     out.write_text(json.dumps(data, ensure_ascii=False))
     print(f"wrote {out} ({len(data['graphs'])} graphs)")

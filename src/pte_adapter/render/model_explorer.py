@@ -403,9 +403,13 @@ def program_graphs(program: Program) -> list[gb.Graph]:
     return graphs
 
 
-def graphs_to_json(graphs: Iterable[gb.Graph]) -> dict[str, Any]:
-    """The JSON Model Explorer's own loader opens (the shape its server sends to the browser)."""
-    return {"graphs": [asdict(g) for g in graphs]}
+def graphs_to_json(graphs: Iterable[gb.Graph], label: str = "program") -> dict[str, Any]:
+    """A graph collection as JSON: what Model Explorer's built-in JSON loader opens.
+
+    The loader accepts `{"label": ..., "graphs": [...]}` (a GraphCollection), not the
+    `{"graphs": [...]}` that adapters return to the server.
+    """
+    return {"label": label, "graphs": [asdict(g) for g in graphs]}
 
 
 def program_label(program: Program) -> str:
