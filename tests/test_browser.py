@@ -199,6 +199,7 @@ def test_delegate_subgraph_opens_from_the_node(default_ui: MEPage, expected: Exp
         view = expected.npu_view(part)
         assert view.nodes, f"{part.name}: the decoder found no NPU operations"
         me.select_graph(expected.method.name)
+        me.expand_all()  # partitions are groups, drawn collapsed at first
         me.open_subgraph(f"i{part.instructions[0]}", expected.view_id(part))
         assert me.graph_title() == expected.view_id(part)
         assert me.node_count() == len(view.nodes) + 2
@@ -226,14 +227,17 @@ def test_layer_and_node_labels_are_drawable(layers_ui: MEPage, expected: Expecte
     assert not bad, f"labels drawn with '?' in place of characters: {bad}"
 
 
-def test_exported_json_opens_without_the_extension(expected: Expected, tmp_path: Path) -> None:
+def test_exported_json_opens_without_the_extension(
+    app: tuple[str, object], expected: Expected, tmp_path: Path
+) -> None:
     """`pte-adapter export` writes JSON that Model Explorer's own loader opens, no extension."""
     from pte_adapter.cli import main
 
     out = tmp_path / "graph.json"
     assert main(["export", str(expected.path), "-o", str(out)]) == 0
-    with model_explorer_server(out, extension=False) as url, chromium() as browser:
-        me = MEPage(new_page(browser))
+    _, browser = app  # one Playwright session per module: reuse its browser
+    with model_explorer_server(out, extension=False) as url:
+        me = MEPage(new_page(browser))  # type: ignore[arg-type]
         me.open(url)
         choices = me.graph_choices()
         method_nodes = len(expected.method.instructions) + 2 + len(expected.parts.partitions)
