@@ -51,6 +51,27 @@ class Sidecar:
     error: str = ""
     inputs: Signature = ()
     outputs: Signature = ()
+    parsed: bool = False  # parsing is deferred: a TOSABackend's own file only needs its bytes
+
+
+def _parse(sidecar: Sidecar) -> None:
+    if sidecar.parsed or sidecar.error:
+        return
+    sidecar.parsed = True
+    try:
+        sidecar.model = read_tosa(sidecar.data, sidecar.path.name)
+    except PteFormatError as e:
+        sidecar.error = str(e)
+        return
+    main = sidecar.model.main
+    sidecar.inputs = tuple(
+        (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype)
+        for t in main.inputs if t in main.tensors
+    )
+    sidecar.outputs = tuple(
+        (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype)
+        for t in main.outputs if t in main.tensors
+    )
 
 
 @dataclass
@@ -100,17 +121,8 @@ def _load_sidecars(folder: Path, cache: dict[Path, list[Sidecar]]) -> list[Sidec
             if path.stat().st_size > MAX_SIDECAR_BYTES:
                 raise PteFormatError("too large to read", part=path.name)
             sidecar.data = path.read_bytes()
-            sidecar.model = read_tosa(sidecar.data, path.name)
         except (OSError, PteFormatError) as e:
             sidecar.error = str(e)
-        else:
-            main = sidecar.model.main
-            sidecar.inputs = tuple(
-                (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype) for t in main.inputs if t in main.tensors
-            )
-            sidecar.outputs = tuple(
-                (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype) for t in main.outputs if t in main.tensors
-            )
         found.append(sidecar)
     cache[key] = found
     return found
@@ -158,8 +170,11 @@ def attach_tosa_sidecars(program: Program) -> None:
             continue
         spec = cand.delegate.spec("tosa_spec")
         for sidecar in _load_sidecars(cand.folder, cache):
-            if sidecar.model is None or sidecar.data in tosa_payloads:
-                continue  # unreadable (reported below), or a TOSABackend delegate's own file
+            if sidecar.data in tosa_payloads:
+                continue  # a TOSABackend delegate's own file
+            _parse(sidecar)
+            if sidecar.model is None:
+                continue  # unreadable (reported below)
             if spec and sidecar.spec != spec:
                 continue
             if cand.inputs is None or cand.outputs is None:
