@@ -144,10 +144,24 @@ def _inherit_namespaces(graph: DelegateGraph, with_info: set[str]) -> None:
     for node in graph.nodes:
         for t in node.inputs:
             consumers.setdefault(t, []).append(node)
+    # The namespaces reading each tensor, computed once: walking backwards in block order, a
+    # tensor's consumers are settled before its producers are visited. (Recomputing them per
+    # producer was quadratic when many operators write one tensor.)
+    readers: dict[str, set[str]] = {}
+
+    def spaces_of(t: str) -> set[str]:
+        if t not in readers:
+            readers[t] = {c.namespace for c in consumers.get(t, [])}
+        return readers[t]
+
     for node in reversed(graph.nodes):
         if node.id in with_info or node.namespace:
             continue
-        spaces = {c.namespace for t in node.outputs for c in consumers.get(t, [])}
+        spaces: set[str] = set()
+        for t in dict.fromkeys(node.outputs):
+            spaces |= spaces_of(t)
+            if len(spaces) > 1:
+                break
         if len(spaces) == 1:
             (space,) = spaces
             if space:
