@@ -542,7 +542,7 @@ def build_mv2_lrn_ethosu85():
 )
 def build_mv2_lrn2_ethosu85():
     return _ethosu_example("mv2_lrn2_ethosu85", width=0.5, res=160, target="ethos-u85-256",
-                           lrn_after=(3, 10), keep_artifacts=False, segments=False)
+                           lrn_after=(3, 10), keep_artifacts=True, segments=False)
 
 
 @example(

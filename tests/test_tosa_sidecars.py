@@ -19,7 +19,7 @@ from pte_adapter.program import Delegate, Program
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # Examples built with their intermediate artifacts kept (fragmented first).
-WITH_ARTIFACTS = ("mv2_lrn_ethosu85", "mv2_ethosu85_full")
+WITH_ARTIFACTS = ("mv2_lrn_ethosu85", "mv2_lrn2_ethosu85", "mv2_ethosu85_full")
 SOURCE = "TOSA source"
 
 
