@@ -335,6 +335,16 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
         t = view.tensors.get(tid, TensorInfo(tid))
         inputs.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
     graph.nodes.append(inputs)
+
+    def read(node: gb.GraphNode, tids: list[str]) -> None:
+        """Input metadata and an edge from every writer, for each tensor `node` reads."""
+        for pos, tid in enumerate(tids):
+            t = view.tensors.get(tid, TensorInfo(tid))
+            node.inputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
+            for src, out in producers.get(tid, []):
+                node.incomingEdges.append(gb.IncomingEdge(
+                    sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)))
+
     used_ids = {inputs.id, "delegate_outputs"}
     for op in view.nodes:
         nid = f"op_{op.id}"
@@ -344,24 +354,14 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
         node = gb.GraphNode(id=nid, label=op.label or op.kind, namespace=op.namespace,
                             attrs=_kv({"kind": op.kind, **op.attrs}), style=_style(colours))
         node.subgraphIds = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
-        for pos, tid in enumerate(op.inputs):
-            t = view.tensors.get(tid, TensorInfo(tid))
-            node.inputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
-            for src, out in producers.get(tid, []):
-                node.incomingEdges.append(gb.IncomingEdge(
-                    sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)))
+        read(node, op.inputs)
         for pos, tid in enumerate(op.outputs):
             producers.setdefault(tid, []).append((nid, pos))
             t = view.tensors.get(tid, TensorInfo(tid))
             node.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
         graph.nodes.append(node)
     outputs = gb.GraphNode(id="delegate_outputs", label="Delegate Outputs")
-    for pos, tid in enumerate(view.outputs):
-        t = view.tensors.get(tid, TensorInfo(tid))
-        outputs.inputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
-        for src, out in producers.get(tid, []):
-            outputs.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)))
+    read(outputs, view.outputs)
     graph.nodes.append(outputs)
     graph.groupNodeAttributes = {"": dict(view.attrs)}
     return graph
