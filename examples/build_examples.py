@@ -553,7 +553,7 @@ def build_mv2_lrn2_ethosu85():
 )
 def build_mv2_ethosu55():
     return _ethosu_example("mv2_ethosu55", width=0.35, res=160, target="ethos-u55-128",
-                           keep_artifacts=False, segments=True)
+                           keep_artifacts=True, segments=True)
 
 
 @example(
@@ -565,7 +565,7 @@ def build_mv2_ethosu55():
 )
 def build_mv2_ethosu85_ptd():
     return _ethosu_example("mv2_ethosu85_ptd", width=0.35, res=160, target="ethos-u85-256",
-                           keep_artifacts=False, segments=False, ptd_tag="mv2_u85_weights")
+                           keep_artifacts=True, segments=False, ptd_tag="mv2_u85_weights")
 
 
 # --------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pte_adapter.container.pte import Span
+from pte_adapter.container.sources import Located
 from pte_adapter.delegates.ethosu import decode, decode_stream
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.registry import DecodeContext
@@ -43,7 +45,33 @@ class Partition:
         return f"{self.pte.stem}/{self.method}/{self.index}"
 
     def ctx(self) -> DecodeContext:
-        return DecodeContext("EthosUBackend", dict(self.specs))
+        return DecodeContext("EthosUBackend", dict(self.specs),
+                             sources=_PtdOracle(self.pte.parent))  # type: ignore[arg-type]
+
+
+class _PtdOracle:
+    """Resolves external Vela blocks from the .ptd files beside the .pte with ExecuTorch's own
+    FlatTensor deserializer (independent of pte_adapter's container)."""
+
+    def __init__(self, folder: Path) -> None:
+        from executorch.exir._serialize._cord import Cord
+        from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
+
+        self.blobs: dict[str, tuple[bytes, str]] = {}
+        for ptd in sorted(folder.glob("*.ptd")):
+            payload = FlatTensorSerializer().deserialize(Cord(ptd.read_bytes()))
+            for key, entry in payload.named_data.items():
+                buf = payload.buffers[entry.buffer_index]
+                self.blobs[key] = (bytes(getattr(buf, "buffer", buf)), ptd.name)
+
+    def find(self, key: str) -> Located | None:
+        if key not in self.blobs:
+            return None
+        data, source = self.blobs[key]
+        return Located(memoryview(data), source, Span(0, len(data)))
+
+    def searched(self) -> str:
+        return "the .ptd files beside the .pte"
 
 
 def _partitions(pte: Path) -> list[Partition]:
@@ -178,7 +206,7 @@ def test_commands_match_vela_printout(
         vc = vela_matches.get(part.name)
         if vc is None:
             continue
-        _stream, config, cmds, problems = decode_stream(memoryview(part.payload), keep_commands=True)
+        _stream, config, cmds, problems = decode_stream(memoryview(part.payload), part.ctx(), keep_commands=True)
         assert config is not None and cmds is not None
         assert problems == []
         ours = [(c.offset, c.name, c.param, c.payload) for c in cmds.commands]
@@ -212,7 +240,7 @@ def test_operations_match_vela(
         vc = vela_matches.get(part.name)
         if vc is None:
             continue
-        _stream, config, cmds, _ = decode_stream(memoryview(part.payload))
+        _stream, config, cmds, _ = decode_stream(memoryview(part.payload), part.ctx())
         assert cmds is not None and config is not None
         # Replay Vela's printout: its own field decode of every register write.
         shadow: dict[str, dict[str, str]] = {}
