@@ -39,20 +39,15 @@ def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:
 
 
 def delegate_payload(program: Program, delegate: Delegate) -> memoryview | None:
-    if program.sources is None or delegate.payload_offset is None or delegate.payload_size is None:
-        return None
-    from pte_adapter.container.pte import Span
-
-    return program.sources.pte.view(
-        Span(delegate.payload_offset, delegate.payload_size), f"delegate {delegate.index} payload"
-    )
+    """The delegate's payload bytes (see `Program.delegate_payload`)."""
+    return program.delegate_payload(delegate)
 
 
 def decode_all(program: Program) -> None:
     for method in program.methods:
         for delegate in method.delegates:
             try:
-                payload = delegate_payload(program, delegate)
+                payload = program.delegate_payload(delegate)
             except PteFormatError as e:
                 delegate.problems.append(str(e))
                 continue

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pte_adapter.container.pte import Span
 from pte_adapter.delegates.graph import DecodedDelegate
 
 if TYPE_CHECKING:
@@ -262,6 +263,17 @@ class Program:
     segment_base_offset: int
     sources: DataSources | None = None  # the .pte and any .ptd beside it; resolves named data
     problems: list[str] = field(default_factory=list)
+
+    def delegate_payload(self, delegate: Delegate) -> memoryview | None:
+        """The delegate's payload bytes (a zero-copy view); None when the file is not at hand.
+
+        Raises PteFormatError when the recorded span lies outside the file."""
+        if self.sources is None or delegate.payload_offset is None or delegate.payload_size is None:
+            return None
+        return self.sources.pte.view(
+            Span(delegate.payload_offset, delegate.payload_size),
+            f"delegate {delegate.index} payload",
+        )
 
     def method(self, name: str) -> Method:
         for m in self.methods:

@@ -129,15 +129,11 @@ def _load_sidecars(folder: Path, cache: dict[Path, list[Sidecar]]) -> list[Sidec
 
 
 def _payload_bytes(program: Program, delegate: Delegate) -> bytes | None:
-    if program.sources is None or delegate.payload_offset is None or delegate.payload_size is None:
-        return None
     try:
-        from pte_adapter.container.pte import Span
-
-        view = program.sources.pte.view(Span(delegate.payload_offset, delegate.payload_size), "payload")
-    except (PteFormatError, ImportError, AttributeError):
+        view = program.delegate_payload(delegate)
+    except PteFormatError:
         return None
-    return bytes(view)
+    return None if view is None else bytes(view)
 
 
 def _describe(sig: Signature) -> str:
