@@ -35,7 +35,6 @@ from pte_adapter.program import (
     InstructionKind,
     Method,
     Program,
-    Tensor,
     Value,
     ValueKind,
 )
@@ -128,7 +127,7 @@ def _is_tensorish(val: Value) -> bool:
     return val.kind in (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
 
 
-def tensor_metadata(method: Method, v: int, program: Program | None = None) -> list[gb.KeyValue]:
+def tensor_metadata(method: Method, v: int) -> list[gb.KeyValue]:
     attrs: dict[str, str] = {"value_index": str(v)}
     tensor = method.tensor(v)
     if tensor is None:
@@ -160,9 +159,12 @@ def _instruction_node(
         attrs["chain"] = f"{ins.chain} (position {ins.chain_position})"
     if ins.kind in (InstructionKind.KERNEL, InstructionKind.DELEGATE):
         attrs["args"] = "[" + ", ".join(str(a) for a in ins.args) + "]"
-        for pos, a in enumerate(io.inputs):
-            if 0 <= a < len(method.values) and not _is_tensorish(method.values[a]):
-                attrs[f"arg{ins.args.index(a) if a in ins.args else pos}"] = _value_text(method, a)
+        written = set(io.outputs)
+        for pos, a in enumerate(ins.args):
+            if a not in written and 0 <= a < len(method.values) and not _is_tensorish(
+                method.values[a]
+            ):
+                attrs[f"arg{pos}"] = _value_text(method, a)
     if ins.kind is InstructionKind.KERNEL and ins.op_index is not None:
         attrs["operator_index"] = str(ins.op_index)
     if ins.kind is InstructionKind.DELEGATE:
@@ -411,10 +413,3 @@ def graphs_to_json(graphs: Iterable[gb.Graph], label: str = "program") -> dict[s
     """
     return {"label": label, "graphs": [asdict(g) for g in graphs]}
 
-
-def program_label(program: Program) -> str:
-    return program.path.name if program.path else "program"
-
-
-def tensor_summary(t: Tensor) -> str:
-    return f"{t.dtype}[{', '.join(str(s) for s in t.sizes)}]"
