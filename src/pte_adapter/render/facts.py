@@ -87,11 +87,11 @@ def partition_facts(method: Method, part: Partition) -> dict[str, str]:
         out["cpu_compute_calls"] = str(sum(part.compute_ops.values()))
         out["cpu_glue_calls"] = str(sum(part.glue_ops.values()))
         if part.compute_ops:
-            out["cpu_compute_ops"] = _counts(part.compute_ops)
+            out["cpu_compute_ops"] = counts_text(part.compute_ops)
         if part.glue_ops:
-            out["cpu_glue_ops"] = _counts(part.glue_ops)
+            out["cpu_glue_ops"] = counts_text(part.glue_ops)
         if part.control:
-            out["control"] = _counts(part.control)
+            out["control"] = counts_text(part.control)
     else:
         if part.inner_ops is not None:
             out["inner_ops"] = str(part.inner_ops)
@@ -102,7 +102,8 @@ def partition_facts(method: Method, part: Partition) -> dict[str, str]:
     return out
 
 
-def _counts(c: dict[str, int]) -> str:
+def counts_text(c: dict[str, int]) -> str:
+    """`{"a": 1, "b": 3}` -> "b ×3, a ×1" (most frequent first), as attributes and reports show it."""
     return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
@@ -113,11 +114,11 @@ def method_facts(program: Program, method: Method, parts: MethodPartitions) -> d
         "method": method.name,
         "instructions": str(s.instructions),
         "delegate_partitions": str(s.delegate_partitions),
-        "delegate_calls_by_backend": _counts(s.delegate_calls) or "none",
+        "delegate_calls_by_backend": counts_text(s.delegate_calls) or "none",
         "cpu_islands": str(s.cpu_islands),
         "cpu_kernel_calls": f"{s.cpu_kernel_calls} ({s.cpu_compute_calls} compute, "
                             f"{s.cpu_glue_calls} glue)",
-        "cpu_compute_ops": _counts(s.cpu_compute_ops) or "none",
+        "cpu_compute_ops": counts_text(s.cpu_compute_ops) or "none",
         "boundary_crossings": ", ".join(
             f"{k} ×{n} ({human_bytes(s.crossing_bytes.get(k, 0))})" for k, n in s.crossings.items()
         ) or "none",

@@ -5,11 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pte_adapter.render.facts import human_bytes
-
-
-def _counts(c: dict[str, int]) -> str:
-    return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+from pte_adapter.render.facts import counts_text, human_bytes
 
 
 def _stat_text(stats: dict[str, Any]) -> str:
@@ -28,14 +24,14 @@ def text_report(summary: dict[str, Any]) -> str:
                  f"{len(summary['methods'])} method(s)")
     for m in summary["methods"]:
         lines.append("")
-        calls = _counts(m["delegate_calls"]) or "none"
+        calls = counts_text(m["delegate_calls"]) or "none"
         lines.append(f"method {m['name']}: {m['instructions']} instructions")
         lines.append(f"  delegate partitions  {m['delegate_partitions']}  ({calls})")
         lines.append(f"  CPU islands          {m['cpu_islands']}")
         lines.append(f"  CPU kernel calls     {m['cpu_kernel_calls']}  "
                      f"({m['cpu_compute_calls']} compute, {m['cpu_glue_calls']} glue)")
         if m["cpu_compute_ops"]:
-            lines.append(f"  CPU compute ops      {_counts(m['cpu_compute_ops'])}")
+            lines.append(f"  CPU compute ops      {counts_text(m['cpu_compute_ops'])}")
         crossings = ", ".join(
             f"{d} {n} tensors / {human_bytes(m['crossing_bytes'].get(d, 0))}"
             for d, n in m["crossings"].items()
@@ -57,7 +53,7 @@ def text_report(summary: dict[str, Any]) -> str:
             first, last = (p["instructions"] + [None, None])[:2]
             span = f"#{first}" if first == last else f"#{first}-{last}"
             if p["backend"] == "CPU":
-                detail = _counts({**p["compute_ops"], **p["glue_ops"], **p["control"]})
+                detail = counts_text({**p["compute_ops"], **p["glue_ops"], **p["control"]})
             else:
                 inner = p["inner_ops"]
                 detail = (f"{inner} inner ops" if inner is not None else "not decoded")
