@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from pte_adapter.container.pte import PteFile, map_file
 from pte_adapter.delegates.registry import DecodeContext, decode_payload
+from pte_adapter.delegates.tosa_sidecars import attach_tosa_sidecars
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program import Delegate, Program
 from pte_adapter.reader import read_program
@@ -27,7 +27,7 @@ def load(path: str | Path, *, decode_delegates: bool = True, sidecars: bool = Tr
     if decode_delegates:
         decode_all(program)
         if sidecars:
-            _attach_sidecars(program)
+            attach_tosa_sidecars(program)
     return program
 
 
@@ -62,13 +62,3 @@ def decode_all(program: Program) -> None:
             )
             delegate.decoded = decode_payload(payload, ctx)
 
-
-def _attach_sidecars(program: Program) -> None:
-    """Find intermediate `.tosa` files for Ethos-U delegates (module optional until it lands)."""
-    try:
-        mod = importlib.import_module("pte_adapter.delegates.tosa_sidecars")
-    except ImportError:
-        return
-    attach = getattr(mod, "attach_tosa_sidecars", None)
-    if attach is not None:
-        attach(program)
