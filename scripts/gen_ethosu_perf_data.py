@@ -28,7 +28,11 @@ from importlib import resources
 from pathlib import Path
 
 OUT = (
-    Path(__file__).resolve().parent.parent / "src" / "pte_adapter" / "delegates" / "ethosu"
+    Path(__file__).resolve().parent.parent
+    / "src"
+    / "pte_adapter"
+    / "delegates"
+    / "ethosu"
     / "perf_data.py"
 )
 ARCH = "ethosu/regor/architecture"
@@ -39,8 +43,13 @@ SOURCES = {
 }
 REGOR_CPP = "ethosu/regor/regor.cpp"
 MEMORY_KEYS = (
-    "clock_scale", "ports_used", "burst_length", "read_latency", "write_latency",
-    "max_reads", "max_writes",
+    "clock_scale",
+    "ports_used",
+    "burst_length",
+    "read_latency",
+    "write_latency",
+    "max_reads",
+    "max_writes",
 )
 
 
@@ -82,7 +91,8 @@ def read_ini(text: str) -> tuple[dict[str, object], dict[str, object]]:
                 "arena_mem_area": items["arena_mem_area"],
                 "cache_mem_area": items["cache_mem_area"],
                 "arena_cache_size": int(items["arena_cache_size"])
-                if "arena_cache_size" in items else None,
+                if "arena_cache_size" in items
+                else None,
             }
     return systems, modes
 
@@ -103,7 +113,8 @@ def read_u55_family(text: str, product: str, names: list[str]) -> dict[str, obje
     assert perf_m and cfg_m, f"{product}: tables not found"
     perfs = re.findall(r"\{\{([^}]*)\}, \{([^}]*)\}\}", perf_m.group(1))
     cfgs = re.findall(
-        r"\{(\d+), (\d+), Shape\(([^)]*)\), Shape\(([^)]*)\), (\d+), \{[^}]*\}, (\d+), &", cfg_m.group(1)
+        r"\{(\d+), (\d+), Shape\(([^)]*)\), Shape\(([^)]*)\), (\d+), \{[^}]*\}, (\d+), &",
+        cfg_m.group(1),
     )
     assert len(perfs) == len(cfgs) == len(names), f"{product}: {len(perfs)} perf, {len(cfgs)} cfg"
     out: dict[str, object] = {}
@@ -224,24 +235,40 @@ def main() -> int:
     systems, modes = read_ini(ini)
     src = args.vela_source
     accels: dict[str, object] = {}
-    accels.update(read_u55_family(
-        (src / SOURCES["u55"]).read_text(), "u55",
-        ["ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"],
-    ))
-    accels.update(read_u55_family(
-        (src / SOURCES["u65"]).read_text(), "u65", ["ethos-u65-256", "ethos-u65-512"]
-    ))
-    accels.update(read_u85((src / SOURCES["u85"]).read_text(), [
-        "ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024", "ethos-u85-2048",
-    ]))
+    accels.update(
+        read_u55_family(
+            (src / SOURCES["u55"]).read_text(),
+            "u55",
+            ["ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"],
+        )
+    )
+    accels.update(
+        read_u55_family(
+            (src / SOURCES["u65"]).read_text(), "u65", ["ethos-u65-256", "ethos-u65-512"]
+        )
+    )
+    accels.update(
+        read_u85(
+            (src / SOURCES["u85"]).read_text(),
+            [
+                "ethos-u85-128",
+                "ethos-u85-256",
+                "ethos-u85-512",
+                "ethos-u85-1024",
+                "ethos-u85-2048",
+            ],
+        )
+    )
     rules = read_regor_memory_rules((src / REGOR_CPP).read_text())
     arch_py = resources.files("ethosu").joinpath("vela/architecture_features.py").read_text()
     defaults = read_defaults(arch_py)
     args.out.write_text(render(systems, modes, accels, rules, defaults, version("ethos-u-vela")))
     # Keep the generated module in the project's format (ruff is a test dependency).
     subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(args.out)], check=False)
-    print(f"wrote {args.out}: {len(systems)} system configs, {len(modes)} memory modes, "
-          f"{len(accels)} accelerator configs")
+    print(
+        f"wrote {args.out}: {len(systems)} system configs, {len(modes)} memory modes, "
+        f"{len(accels)} accelerator configs"
+    )
     return 0
 
 
