@@ -303,3 +303,15 @@ def test_node_attributes_carry_the_estimate(partitions: list[Partition]) -> None
         assert "est_cycles" in n.attrs and "est_bound" in n.attrs, n.id
     total = sum(int(n.attrs["est_cycles"]) for n in nodes)
     assert total <= int(result.stats["npu_est_cycles"]) + len(nodes)
+
+
+def test_huge_kernel_registers_do_not_multiply_the_work(partitions: list[Partition]) -> None:
+    """A kernel of 65536x65536 (the registers' maximum) costs a constant amount of work."""
+    part = partitions[0]
+    _s, config, cmds, _p = decode_stream(memoryview(part.payload), part.ctx())
+    assert config is not None and cmds is not None
+    op = next(op for op in cmds.operations if op.name == "NPU_OP_CONV")
+    small = estimate_operations([op], target_for(config.accelerator_config))[0]
+    op.kernel = (65536, 65536)
+    huge = estimate_operations([op], target_for(config.accelerator_config))[0]
+    assert huge.covered and huge.compute_cycles > small.compute_cycles * 1000

@@ -321,38 +321,43 @@ def _mac_cycles_per_block(
     cores = target.cores
     wd = 32 * ub[2] // (8 * cores) if target.is_u85 else 32 * ub[2] // 8
     delay = 3 if (op.acc_format in ("I40", "I48") and target.macs <= 128) else 2
-    kw, kh = op.kernel
-    if op.dilation is not None:  # the array walks the dilated extent
-        kw, kh = (kw - 1) * op.dilation[0] + 1, (kh - 1) * op.dilation[1] + 1
+    kw, kh = op.kernel  # dilation spreads the taps out; it does not add any
     part_kernel = op.traversal == "PART_KERNEL_FIRST"
     ib_depth = min(ib_depth, cin)  # the block never holds more channels than the IFM has
     total = 0.0
-    for x in range(0, kw, _SUBKERNEL):
-        for y in range(0, kh, _SUBKERNEL):
-            elems = min(kw - x, _SUBKERNEL) * min(kh - y, _SUBKERNEL)
-            if op.name == "NPU_OP_POOL":
-                steps = 1
-                factor = 1 if (not target.is_u85 and target.macs == 32) else bits // 2
-                cycles = max(4, elems) * ub_wh * ub_d * factor
-            elif op.name == "NPU_OP_DEPTHWISE":
-                steps = _ceil(elems, 4)
-                cycles = max(wd, 4 * ub_wh * (bits // 8)) * steps * ub_d
-            elif part_kernel:
-                steps = _ceil(elems, 2 if bits == 16 else 4)
-                cycles = max(wd, 4 * ub_wh) * steps * ub_d * _ceil(ib_depth, 8)
-            else:
-                steps = elems
-                per_step = (ib_depth // 8) * ub_wh * (bits // 8) if target.is_u85 else 4 * ub_wh
-                cycles = max(wd, per_step) * steps * ub_d
-            stall = 0
-            if ub_wh == 1:
-                if ub_d == 1:
-                    stall = delay * steps
-                elif steps > 1:
-                    stall = delay * (steps - 1) * ub_d
-            if part_kernel and op.name == "NPU_OP_CONV":
-                stall *= _ceil(ib_depth, 8)
-            total += cycles + stall
+    # The kernel is walked in sub-kernels of at most 8x8: full ones and the remainders. Counting
+    # each distinct piece once keeps the work constant for any kernel size the registers hold.
+    pieces_x = [(_SUBKERNEL, kw // _SUBKERNEL), (kw % _SUBKERNEL, 1)]
+    pieces_y = [(_SUBKERNEL, kh // _SUBKERNEL), (kh % _SUBKERNEL, 1)]
+    for (px, nx), (py, ny) in ((a, b) for a in pieces_x for b in pieces_y):
+        if not (px and py and nx and ny):
+            continue
+        count = nx * ny
+        elems = px * py
+        if op.name == "NPU_OP_POOL":
+            steps = 1
+            factor = 1 if (not target.is_u85 and target.macs == 32) else bits // 2
+            cycles = max(4, elems) * ub_wh * ub_d * factor
+        elif op.name == "NPU_OP_DEPTHWISE":
+            steps = _ceil(elems, 4)
+            cycles = max(wd, 4 * ub_wh * (bits // 8)) * steps * ub_d
+        elif part_kernel:
+            steps = _ceil(elems, 2 if bits == 16 else 4)
+            cycles = max(wd, 4 * ub_wh) * steps * ub_d * _ceil(ib_depth, 8)
+        else:
+            steps = elems
+            per_step = (ib_depth // 8) * ub_wh * (bits // 8) if target.is_u85 else 4 * ub_wh
+            cycles = max(wd, per_step) * steps * ub_d
+        # A lone micro-block cannot hide the accumulator's turnaround between kernel steps.
+        stall = 0
+        if ub_wh == 1:
+            if ub_d == 1:
+                stall = delay * steps
+            elif steps > 1:
+                stall = delay * (steps - 1) * ub_d
+        if part_kernel and op.name == "NPU_OP_CONV":
+            stall *= _ceil(ib_depth, 8)
+        total += (cycles + stall) * count
     if op.name == "NPU_OP_CONV":
         total *= _ceil(cin, ib_depth)
     return total / (1 if target.is_u85 else cores)
@@ -574,7 +579,7 @@ def estimate_operations(ops: list[NpuOperation], target: Target) -> list[OpEstim
                     est.memory_cycles[name] = est.memory_cycles.get(name, 0.0) + cycles
             pending = []
             _finish(est)
-        except (ValueError, ZeroDivisionError, IndexError, KeyError) as e:
+        except (ValueError, ArithmeticError, IndexError, KeyError, AssertionError) as e:
             est = OpEstimate(op.index, op.label, covered=False, note=f"not estimated: {e}")
         out.append(est)
     for est in pending:  # started but never waited for before the stream ends
