@@ -95,3 +95,19 @@ def text_report(summary: dict[str, Any]) -> str:
 
 def json_report(summary: dict[str, Any]) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def vela_text(rows: list[dict[str, Any]]) -> str:
+    """`pte-adapter vela`: one line per Ethos-U partition, our estimate next to Vela's."""
+    lines = [f"{'method':<10} {'delegate':>8} {'ours cycles':>12} {'Vela cycles':>12} "
+             f"{'deviation':>9}  sidecar"]
+    for r in rows:
+        dev = r.get("deviation")
+        lines.append(
+            f"{r['method']:<10} {r['delegate']:>8} {r.get('ours_cycles') or '-':>12} "
+            f"{r.get('vela_cycles') or '-':>12} {f'{dev:+.1%}' if dev is not None else '-':>9}  "
+            f"{r.get('sidecar', '')}"
+            + ("" if r.get("identical_stream") in (True, None) else " (Vela's stream differs)")
+            + (f"  {r['error']}" if r.get("error") else "")
+        )
+    return "\n".join(lines)
