@@ -315,3 +315,32 @@ def test_huge_kernel_registers_do_not_multiply_the_work(partitions: list[Partiti
     op.kernel = (65536, 65536)
     huge = estimate_operations([op], target_for(config.accelerator_config))[0]
     assert huge.covered and huge.compute_cycles > small.compute_cycles * 1000
+
+
+def test_method_estimate_in_summary_json_and_text() -> None:
+    from pte_adapter.analysis.summary import summarize
+    from pte_adapter.api import load
+    from pte_adapter.render.report import json_report, text_report
+
+    pte = next(p for p in ETHOSU_PTES if p.stem == "mv2_lrn_ethosu85")
+    program = load(pte)
+    summary = summarize(program)
+    method = summary["methods"][0]
+    est = method["npu_estimate"]
+    parts = [p for p in method["partitions"] if p["backend"] == "EthosUBackend"]
+    assert est["partitions"] == len(parts) == 2
+    assert est["cycles"] == sum(p["delegate_stats"]["npu_est_cycles"] for p in parts)
+    assert est["busiest"] in est["busy_cycles"]
+    frag = est["fragmentation"]
+    # Crossings into, out of and between the NPU partitions, each tensor once.
+    expected = sum(n for d, n in method["crossing_bytes"].items() if "EthosUBackend" in d)
+    expected += sum(n for d, n in method["handoff_bytes"].items() if "EthosUBackend" in d)
+    assert frag["boundary_bytes"] == expected > 0
+    assert frag["invocations"] == 2 and frag["assumptions"]
+    assert frag["cycles"] == frag["boundary_cycles"] + frag["invocation_cycles"]
+    assert '"npu_estimate"' in json_report(summary)
+    text = text_report(summary)
+    assert "NPU estimate" in text and "boundary cost (est.)" in text
+    # Programs without an Ethos-U partition have no estimate.
+    other = summarize(load(pte.with_name("mv2_xnnpack_int8.pte")))
+    assert other["methods"][0]["npu_estimate"] is None
