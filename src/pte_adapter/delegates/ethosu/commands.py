@@ -24,6 +24,8 @@ COMPUTE_OPS = frozenset(
 )
 _PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
 _FORMATS = {0: "NHWC", 1: "NHCWB16"}
+# Bytes per element of the dtypes `ShadowRegisters.dtype` names (the estimate asks often).
+_ELEM_SIZES = {f"{s}int{b}": b // 8 for s in ("", "u") for b in (8, 16, 32, 64)}
 _STORAGE_CHAINED = 2  # U85 activation_storage.CHAINED
 # Operations decoded from one stream at most. Vela emits a few hundred for MobileNet-sized
 # networks; a garbage stream of bare NPU_OP words could otherwise yield one per 4 bytes, each
@@ -71,8 +73,11 @@ class FeatureMap:
 
     @property
     def elem_size(self) -> int:
-        bits = int("".join(c for c in self.dtype if c.isdigit()) or "8")
-        return max(bits // 8, 1)
+        size = _ELEM_SIZES.get(self.dtype)
+        if size is None:
+            bits = int("".join(c for c in self.dtype if c.isdigit()) or "8")
+            size = max(bits // 8, 1)
+        return size
 
     @property
     def address_range(self) -> tuple[int, int]:
