@@ -18,6 +18,7 @@ further off is listed in WIDER with the reason found by comparing Vela's per-lay
 from __future__ import annotations
 
 import csv
+import json
 import shlex
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -366,3 +367,24 @@ def test_generated_vela_ini_data_is_current() -> None:
     from importlib.metadata import version
 
     assert version("ethos-u-vela") == perf_data.VELA_VERSION
+
+
+def test_npu_overlay_colours_every_estimated_operation(tmp_path: Path) -> None:
+    from pte_adapter.cli import main
+
+    pte = next(p for p in ETHOSU_PTES if p.stem == "mv2_lrn_ethosu85")
+    graph_json, overlay_json = tmp_path / "g.json", tmp_path / "overlay.json"
+    assert (
+        main(["export", str(pte), "-o", str(graph_json), "--npu-overlay", str(overlay_json)]) == 0
+    )
+    graphs = {g["id"]: g for g in json.loads(graph_json.read_text())["graphs"]}
+    overlay = json.loads(overlay_json.read_text())
+    assert len(overlay) == 2  # one per NPU partition's "NPU operations" graph
+    for graph_id, data in overlay.items():
+        nodes = {n["id"]: n for n in graphs[graph_id]["nodes"]}
+        assert data["gradient"] and data["results"]
+        for node_id, result in data["results"].items():
+            attrs = {a["key"]: a["value"] for a in nodes[node_id]["attrs"]}
+            assert int(attrs["est_cycles"]) == result["value"]
+        estimated = [n for n in nodes.values() if any(a["key"] == "est_cycles" for a in n["attrs"])]
+        assert len(estimated) == len(data["results"])

@@ -38,6 +38,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.output)
     out.write_text(json.dumps(data, ensure_ascii=False))
     print(f"wrote {out} ({len(data['graphs'])} graphs)")
+    if getattr(args, "npu_overlay", None):
+        from pte_adapter.render.npu_overlay import npu_overlay
+
+        overlay = npu_overlay(data)
+        Path(args.npu_overlay).write_text(overlay.to_json_string(indent=1))
+        print(f"wrote {args.npu_overlay} ({len(overlay.graphsData)} graphs with NPU estimates)")
     return EXIT_OK
 
 
@@ -108,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run Vela on matched sidecar .tosa files; its per-layer estimate goes on "
                         "the TOSA source graphs")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
+    p.add_argument("--npu-overlay", metavar="JSON",
+                   help="also write a node-data file colouring NPU operations by estimated cycles")
     p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("summary", help="per-method partition table")
