@@ -181,6 +181,21 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str,
     }
     for name, c in sorted(busy.items()):
         out[f"npu_est_busy_{name}"] = round(c)
+    moved: dict[str, int] = {}
+    for e in covered:
+        for mem, n in e.bytes_by_memory().items():
+            moved[mem] = moved.get(mem, 0) + n
+    for name, n in sorted(moved.items()):
+        out[f"npu_est_bytes_{name}"] = n
+    return out
+
+
+def _bytes_by_kind(est: OpEstimate) -> dict[str, dict[str, int]]:
+    """memory -> what (ifm, ofm, weights, scales, dma read ...) -> payload bytes."""
+    out: dict[str, dict[str, int]] = {}
+    for t in est.transfers:
+        kinds = out.setdefault(t.memory, {})
+        kinds[t.what] = kinds.get(t.what, 0) + t.bytes
     return out
 
 
@@ -197,6 +212,10 @@ def _estimate_attrs(est: OpEstimate, target: Target) -> dict[str, str]:
             f"{m} {round(c)}" for m, c in sorted(est.memory_cycles.items())
         ),
         "est_bytes": ", ".join(f"{m} {n}" for m, n in sorted(by_mem.items())),
+        "est_bytes_detail": "; ".join(
+            f"{m}: " + ", ".join(f"{what} {n}" for what, n in kinds.items())
+            for m, kinds in sorted(_bytes_by_kind(est).items())
+        ),
     }
     if est.macs:
         out["est_macs"] = str(est.macs)
