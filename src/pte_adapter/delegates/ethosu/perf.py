@@ -548,8 +548,10 @@ def estimate_operations(ops: list[NpuOperation], target: Target) -> list[OpEstim
             pending.append(est)
             continue
         if op.name == "NPU_OP_DMA_WAIT":
-            # Everything started so far is waited for before the next compute op: serial.
-            for est in pending:
+            # DMA_WAIT k: wait until at most k DMAs are outstanding; the older ones are serial.
+            keep = int(op.mode[2:]) if op.mode.startswith("k=") and op.mode[2:].isdigit() else 0
+            waited, pending = pending[: max(len(pending) - keep, 0)], pending[len(pending) - keep :]
+            for est in waited:
                 est.serial_dma = True
                 _finish(est)
                 src = [t for t in est.transfers if t.what == "dma read"]
@@ -557,7 +559,6 @@ def estimate_operations(ops: list[NpuOperation], target: Target) -> list[OpEstim
                     mem = next(m for m in target.regions.values() if m.name == src[0].memory)
                     est.cycles += mem.read_latency
                 out.append(est)
-            pending = []
             continue
         if not op.is_compute:
             continue
