@@ -24,10 +24,26 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from pte_adapter.convert import convert_path
     from pte_adapter.render.model_explorer import graphs_to_json
 
-    data = graphs_to_json(convert_path(args.model), Path(args.model).name)
+    if getattr(args, "vela", False):
+        from pte_adapter.analysis.vela_oracle import compare_with_vela
+        from pte_adapter.api import load
+        from pte_adapter.render.model_explorer import program_graphs
+
+        program = load(args.model)
+        compare_with_vela(program, args.timeout)
+        graphs = program_graphs(program)
+    else:
+        graphs = convert_path(args.model)
+    data = graphs_to_json(graphs, Path(args.model).name)
     out = Path(args.output)
     out.write_text(json.dumps(data, ensure_ascii=False))
     print(f"wrote {out} ({len(data['graphs'])} graphs)")
+    if getattr(args, "npu_overlay", None):
+        from pte_adapter.render.npu_overlay import npu_overlay
+
+        overlay = npu_overlay(data)
+        Path(args.npu_overlay).write_text(overlay.to_json_string(indent=1))
+        print(f"wrote {args.npu_overlay} ({len(overlay.graphsData)} graphs with NPU estimates)")
     return EXIT_OK
 
 
@@ -74,6 +90,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_vela(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.vela_oracle import compare_with_vela
+    from pte_adapter.api import load
+    from pte_adapter.render.report import vela_text
+
+    rows = compare_with_vela(load(args.model), args.timeout)
+    print(json.dumps(rows, indent=2) if args.json else vela_text(rows))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pte-adapter",
@@ -84,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="output .json path")
+    p.add_argument("--vela", action="store_true",
+                   help="run Vela on matched sidecar .tosa files; its per-layer estimate goes on "
+                        "the TOSA source graphs")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
+    p.add_argument("--npu-overlay", metavar="JSON",
+                   help="also write a node-data file colouring NPU operations by estimated cycles")
     p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("summary", help="per-method partition table")
@@ -100,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cpu-islands", type=int, help="most CPU islands allowed")
     p.add_argument("--method", help="check only this method (default: all)")
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("vela", help="Vela's own estimate per Ethos-U partition next to ours "
+                                    "(runs Vela on the matched sidecar .tosa)")
+    p.add_argument("model")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
+    p.add_argument("--json", action="store_true", help="JSON instead of text")
+    p.set_defaults(func=_cmd_vela)
     return parser
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pte_adapter.analysis.npu_performance import method_npu_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, Partition, partition_method
 from pte_adapter.program import Method, Program
 
@@ -50,6 +51,9 @@ class MethodSummary:
     delegated_share_by_inner_ops: float | None
     partitions: list[PartitionSummary]
     problems: list[str]
+    # Ethos-U performance estimate and fragmentation cost (analysis/npu_performance.py);
+    # None when no partition has one.
+    npu_estimate: dict[str, Any] | None = None
 
 
 def partition_summary(method: Method, part: Partition) -> PartitionSummary:
@@ -101,6 +105,7 @@ def method_summary(method: Method, parts: MethodPartitions | None = None) -> Met
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
         partitions=[partition_summary(method, p) for p in parts.partitions],
         problems=list(method.problems),
+        npu_estimate=method_npu_estimate(method, parts),
     )
 
 

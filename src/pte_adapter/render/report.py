@@ -15,7 +15,28 @@ def _stat_text(stats: dict[str, Any]) -> str:
         if k in stats:
             v = stats[k]
             parts.append(f"{k}={human_bytes(int(v)) if k.endswith('bytes') else v}")
+    if "npu_est_us" in stats:
+        parts.append(f"est {stats['npu_est_us']} us, busiest {stats.get('npu_est_busiest')}")
     return ", ".join(parts)
+
+
+def _npu_estimate_lines(est: dict[str, Any]) -> list[str]:
+    lines = [
+        f"  NPU estimate         {est['time_us']} us ({est['cycles']} cycles, {est['macs']} MACs) "
+        f"over {est['partitions']} partition(s), busiest {est['busiest']}; {est['target']}"
+    ]
+    frag = est.get("fragmentation")
+    if frag:
+        share = frag["share_of_npu_time"]
+        lines.append(
+            f"  boundary cost (est.) {frag['time_us']} us"
+            + (f" ({share:.1%} of NPU time)" if share is not None else "")
+            + f": {human_bytes(frag['boundary_bytes'])} across boundaries via "
+            f"{frag['boundary_memory']}, {frag['invocations']} invocation(s); CPU islands not timed"
+        )
+    if est.get("not_covered_ops"):
+        lines.append(f"  not estimated        {est['not_covered_ops']} NPU operation(s)")
+    return lines
 
 
 def text_report(summary: dict[str, Any]) -> str:
@@ -48,6 +69,8 @@ def text_report(summary: dict[str, Any]) -> str:
             f"  inside delegates     {m['delegated_share_by_instructions']:.1%} of calls"
             + (f", {share:.1%} of operations" if share is not None else "")
         )
+        if m.get("npu_estimate"):
+            lines += _npu_estimate_lines(m["npu_estimate"])
         lines.append("  partitions:")
         for p in m["partitions"]:
             first, last = (p["instructions"] + [None, None])[:2]
@@ -72,3 +95,19 @@ def text_report(summary: dict[str, Any]) -> str:
 
 def json_report(summary: dict[str, Any]) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def vela_text(rows: list[dict[str, Any]]) -> str:
+    """`pte-adapter vela`: one line per Ethos-U partition, our estimate next to Vela's."""
+    lines = [f"{'method':<10} {'delegate':>8} {'ours cycles':>12} {'Vela cycles':>12} "
+             f"{'deviation':>9}  sidecar"]
+    for r in rows:
+        dev = r.get("deviation")
+        lines.append(
+            f"{r['method']:<10} {r['delegate']:>8} {r.get('ours_cycles') or '-':>12} "
+            f"{r.get('vela_cycles') or '-':>12} {f'{dev:+.1%}' if dev is not None else '-':>9}  "
+            f"{r.get('sidecar', '')}"
+            + ("" if r.get("identical_stream") in (True, None) else " (Vela's stream differs)")
+            + (f"  {r['error']}" if r.get("error") else "")
+        )
+    return "\n".join(lines)
