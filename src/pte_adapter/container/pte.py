@@ -76,6 +76,19 @@ class BinaryFile:
         return self.data[span.offset : span.end]
 
 
+# Identifiers of files people pass by mistake where a .pte is expected.
+_OTHER_FILES = {
+    b"FT01": "an ExecuTorch external data file (.ptd); open the .pte that uses it",
+    b"TOSA": "a TOSA flatbuffer (.tosa); Model Explorer and `pte-adapter export` open it as a "
+             "graph, `summary` and `check` need a .pte",
+}
+
+
+def _what_it_is(ident: bytes) -> str:
+    found = _OTHER_FILES.get(ident)
+    return f": this is {found}" if found else ""
+
+
 class PteFile(BinaryFile):
     """A `.pte`: its extended header, its program FlatBuffer and its segment table."""
 
@@ -89,7 +102,7 @@ class PteFile(BinaryFile):
         if ident != PTE_IDENTIFIER:
             raise PteFormatError(
                 f"not an ExecuTorch program: expected identifier {PTE_IDENTIFIER!r} at bytes 4-7, "
-                f"found {ident!r}",
+                f"found {ident!r}{_what_it_is(ident)}",
                 part=name,
                 offset=4,
             )
