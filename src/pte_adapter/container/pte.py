@@ -160,12 +160,3 @@ class PteFile(BinaryFile):
         for seg in self.root.iter_tables(4, "segments"):
             spans.append(Span(base + seg.int(0, "Q"), seg.int(1, "Q")))
         return spans
-
-    def segment(self, index: int, what: str = "segment") -> memoryview:
-        if not 0 <= index < len(self.segments):
-            raise PteFormatError(
-                f"{what}: segment index {index} out of range (the program has "
-                f"{len(self.segments)} segments)",
-                part=self.name,
-            )
-        return self.view(self.segments[index], f"{what} (segment {index})")
