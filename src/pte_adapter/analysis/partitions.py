@@ -157,7 +157,9 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
         if ins.kind is InstructionKind.DELEGATE:
             d = ins.delegate_index
             delegate = method.delegates[d] if d is not None and 0 <= d < len(method.delegates) else None
-            backend = delegate.id if delegate else "unknown delegate"
+            backend = (delegate.id or "unnamed delegate") if delegate else "unknown delegate"
+            if backend == CPU:  # a delegate may not pass itself off as a CPU island
+                backend = "CPU (a delegate id)"
             per_backend[backend] += 1
             part = Partition(len(partitions), backend, per_backend[backend], delegate_index=d)
             part.inner_ops = delegate.decoded.inner_op_count if delegate else None
