@@ -201,3 +201,16 @@ def test_the_ethosu_dataflow_cap_is_reported(monkeypatch: pytest.MonkeyPatch) ->
     problems = [p for p in _decode_first_ethosu(path) if "dataflow is incomplete" in p]
     assert len(problems) == 1
     assert "more than" in problems[0] and "feature-map writes" in problems[0]
+
+
+def test_a_backend_record_extends_the_glue_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not is_glue("qaisw::requantize.out")
+    record = BACKENDS["QnnBackend"]
+    monkeypatch.setitem(
+        BACKENDS,
+        "QnnBackend",
+        dataclasses.replace(record, cpu_glue_ops=frozenset({"qaisw::requantize"})),
+    )
+    assert is_glue("qaisw::requantize.out")
+    monkeypatch.setitem(BACKENDS, "QnnBackend", record)
+    assert not is_glue("qaisw::requantize.out")

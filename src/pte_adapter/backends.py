@@ -179,23 +179,19 @@ def glue_operators() -> frozenset[str]:
 
 def is_glue(op_name: str) -> bool:
     """True only for an operator on the explicit glue list; unknown operators are compute."""
-    return operator_base(op_name) in _GLUE_CACHE.get()
+    return operator_base(op_name) in _glue_now()
 
 
-class _GlueCache:
-    """`glue_operators()` is recomputed only when a backend is registered."""
-
-    def __init__(self) -> None:
-        self._n = -1
-        self._ops: frozenset[str] = frozenset()
-
-    def get(self) -> frozenset[str]:
-        if self._n != len(BACKENDS):
-            self._ops, self._n = glue_operators(), len(BACKENDS)
-        return self._ops
+# The union is recomputed only when the set of records changes (a registration or a replacement).
+_glue_cache: tuple[tuple[int, ...], frozenset[str]] = ((), frozenset())
 
 
-_GLUE_CACHE = _GlueCache()
+def _glue_now() -> frozenset[str]:
+    global _glue_cache
+    key = tuple(id(b) for b in BACKENDS.values())
+    if key != _glue_cache[0]:
+        _glue_cache = (key, glue_operators())
+    return _glue_cache[1]
 
 
 # -- the registry -----------------------------------------------------------------------------------
