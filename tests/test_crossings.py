@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
+
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.analysis.summary import method_summary
 from pte_adapter.delegates.graph import DecodedDelegate
@@ -199,3 +201,17 @@ def test_partitions_are_numbered_in_instruction_order() -> None:
     ]
     assert s.handoffs == {f"{NPU}→{NPU}": 1}
     assert s.handoff_bytes == {f"{NPU}→{NPU}": 16}
+
+
+def test_the_loop_tracing_bound_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pte_adapter.analysis import dataflow
+
+    b = MethodBuilder()
+    x, h, y, cond = b.tensor(1), b.tensor(2), b.tensor(4), b.tensor(8)
+    b.kernel("aten::add", [x, y], h)
+    b.delegate([h], [y])
+    b.kernel("aten::lt", [y], cond)
+    b.jump_false(cond, 0)
+    monkeypatch.setattr(dataflow, "LOOP_WORK_BASE", -10)
+    s = method_summary(b.build([x], [y]))
+    assert len(s.problems) == 1 and "loop-carried values were not traced" in s.problems[0]
