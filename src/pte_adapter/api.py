@@ -28,6 +28,7 @@ def load(path: str | Path, *, decode_delegates: bool = True, sidecars: bool = Tr
         decode_all(program)
         if sidecars:
             attach_tosa_sidecars(program)
+    note_side_file_problems(program)
     return program
 
 
@@ -35,7 +36,19 @@ def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:
     """Like `load`, for bytes already in memory (no sidecar files are searched)."""
     program = read_program(PteFile(data, name), None)
     decode_all(program)
+    note_side_file_problems(program)
     return program
+
+
+def note_side_file_problems(program: Program) -> None:
+    """Side files that were looked at but could not be read (a corrupt `.ptd` beside the `.pte`)
+    become problems of the program: they never stop it opening, and are never silently dropped."""
+    if program.sources is None:
+        return
+    for problem in program.sources.ptd_problems:
+        text = f"external data file {problem} (ignored)"
+        if text not in program.problems:
+            program.problems.append(text)
 
 
 def delegate_payload(program: Program, delegate: Delegate) -> memoryview | None:

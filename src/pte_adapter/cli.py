@@ -1,6 +1,7 @@
 """`pte-adapter` commands. Thin: parse arguments, call the API, print.
 
-Exit codes: 0 ok; 1 a `check` limit was exceeded; 2 bad command line; 3 the file is missing,
+Exit codes: 0 ok; 1 a `check` limit was exceeded; 2 bad command line (including `check` with no
+limit or an unknown `--method`, and an `export -o` that cannot be written); 3 the file is missing,
 unreadable or not a valid `.pte` (one line on stderr says what and where); 4 internal error.
 """
 
@@ -20,10 +21,19 @@ EXIT_BAD_FILE = 3
 EXIT_INTERNAL = 4
 
 
+class UsageError(Exception):
+    """A mistake on the command line found after parsing (exit 2)."""
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from pte_adapter.convert import convert_path
     from pte_adapter.render.model_explorer import graphs_to_json
 
+    out = Path(args.output)
+    if out.is_dir():
+        raise UsageError(f"-o {out}: is a directory; give a file name, e.g. {out / 'graph.json'}")
+    if not out.parent.is_dir():
+        raise UsageError(f"-o {out}: the folder {out.parent} does not exist")
     if getattr(args, "vela", False):
         from pte_adapter.analysis.vela_oracle import compare_with_vela
         from pte_adapter.api import load
@@ -35,9 +45,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
     else:
         graphs = convert_path(args.model)
     data = graphs_to_json(graphs, Path(args.model).name)
-    out = Path(args.output)
-    out.write_text(json.dumps(data, ensure_ascii=False))
-    print(f"wrote {out} ({len(data['graphs'])} graphs)")
+    try:
+        out.write_text(json.dumps(data, ensure_ascii=False))
+    except OSError as e:
+        raise UsageError(f"-o {out}: cannot write: {e.strerror or e}") from e
+    n = len(data["graphs"])
+    print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
     if getattr(args, "npu_overlay", None):
         from pte_adapter.render.npu_overlay import npu_overlay
 
@@ -58,34 +71,26 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.check import NO_LIMIT, CheckUsageError, Limits, run_check
     from pte_adapter.analysis.summary import summarize
     from pte_adapter.api import load
 
-    summary = summarize(load(args.model))
-    for m in summary["methods"]:
-        if args.method and m["name"] != args.method:
-            continue
-        if args.backend:
-            count = m["delegate_calls"].get(args.backend, 0)
-            label = f"{args.backend} partitions"
-        else:
-            count = m["delegate_partitions"]
-            label = "delegate partitions"
-        if args.max_partitions is not None and count > args.max_partitions:
-            print(f"FAIL {m['name']}: {count} {label} > {args.max_partitions}", file=sys.stderr)
-            return EXIT_CHECK_FAILED
-        if args.min_partitions is not None and count < args.min_partitions:
-            print(f"FAIL {m['name']}: {count} {label} < {args.min_partitions}", file=sys.stderr)
-            return EXIT_CHECK_FAILED
-        if args.max_cpu_ops is not None and m["cpu_compute_calls"] > args.max_cpu_ops:
-            ops = ", ".join(f"{k} ×{n}" for k, n in m["cpu_compute_ops"].items())
-            print(f"FAIL {m['name']}: {m['cpu_compute_calls']} CPU compute ops > "
-                  f"{args.max_cpu_ops} ({ops})", file=sys.stderr)
-            return EXIT_CHECK_FAILED
-        if args.max_cpu_islands is not None and m["cpu_islands"] > args.max_cpu_islands:
-            print(f"FAIL {m['name']}: {m['cpu_islands']} CPU islands > {args.max_cpu_islands}",
-                  file=sys.stderr)
-            return EXIT_CHECK_FAILED
+    limits = Limits(args.max_partitions, args.min_partitions, args.max_cpu_ops,
+                    args.max_cpu_islands, args.backend, args.method)
+    if not limits.any_limit():  # before reading the file: the command line alone is wrong
+        raise UsageError(NO_LIMIT)
+    try:
+        result = run_check(summarize(load(args.model)), limits)
+    except CheckUsageError as e:
+        raise UsageError(str(e)) from e
+    for line in result.notes:
+        print(f"note: {line}", file=sys.stderr)
+    for line in result.failures:
+        print(line, file=sys.stderr)
+    if not result.ok:
+        return EXIT_CHECK_FAILED
+    for line in result.report:
+        print(line)
     print("OK")
     return EXIT_OK
 
@@ -100,11 +105,18 @@ def _cmd_vela(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _version() -> str:
+    from pte_adapter import __version__
+
+    return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pte-adapter",
         description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
     )
+    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
@@ -147,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
+    except UsageError as e:
+        print(f"pte-adapter {args.command}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except PteFormatError as e:
         print(f"pte-adapter: {e}", file=sys.stderr)
         return EXIT_BAD_FILE

@@ -17,8 +17,9 @@ class PteAdapter(Adapter):  # type: ignore[misc]
         name="ExecuTorch .pte adapter",
         description="ExecuTorch programs: methods, instructions, tensors and decoded delegate "
         "payloads (Ethos-U, TOSA, XNNPACK), with NPU/CPU partitions made visible.",
-        source_repo="https://github.com/pte-adapter/pte_adapter",
         fileExts=["pte", "tosa"],
+        # No source_repo: the project has no public repository yet, and a made-up URL would
+        # send users to the wrong place.
     )
 
     def __init__(self) -> None:

@@ -104,7 +104,7 @@ def method_summary(method: Method, parts: MethodPartitions | None = None) -> Met
         delegated_share_by_instructions=round(float(share["by_instructions"] or 0.0), 4),
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
         partitions=[partition_summary(method, p) for p in parts.partitions],
-        problems=list(method.problems),
+        problems=list(method.problems) + list(parts.dataflow.problems),
         npu_estimate=method_npu_estimate(method, parts),
     )
 

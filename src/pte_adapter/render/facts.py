@@ -10,6 +10,7 @@ from typing import Any
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
 from pte_adapter.analysis.summary import method_summary
+from pte_adapter.backends import legend
 from pte_adapter.program import Delegate, Method, Program, Tensor
 
 
@@ -134,14 +135,15 @@ def method_facts(program: Program, method: Method, parts: MethodPartitions) -> d
         "memory_arenas": ", ".join(
             f"{i}: {human_bytes(n)}" for i, n in enumerate(method.non_const_buffer_sizes) if i
         ) or "none",
-        "legend": "orange = Ethos-U NPU, blue = XNNPACK, purple = TOSA, green = VGF, "
-                  "red = CPU compute, grey = CPU quantize/dequantize/copy glue, "
-                  "yellow = Move/Jump/Free",
+        "legend": legend(list(s.delegate_calls)),
     }
     if s.npu_estimate:
         out.update(npu_estimate_facts(s.npu_estimate))
-    if method.problems:
-        out["problems"] = "\n".join(method.problems)
+    problems = method.problems + parts.dataflow.problems
+    if problems:
+        out["problems"] = "\n".join(problems)
+    if program.problems:
+        out["file_problems"] = "\n".join(program.problems)
     return out
 
 

@@ -27,12 +27,17 @@ from model_explorer import graph_builder as gb
 
 from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, Dataflow, TensorEdge
 from pte_adapter.analysis.partitions import (
-    CPU,
     Crossing,
     MethodPartitions,
     Partition,
     is_glue,
     partition_method,
+)
+from pte_adapter.backends import (
+    CPU_COMPUTE_COLOUR,
+    CPU_CONTROL_COLOUR,
+    CPU_GLUE_COLOUR,
+    backend_colour,
 )
 from pte_adapter.delegates.graph import DelegateGraph, TensorInfo
 from pte_adapter.program import (
@@ -46,18 +51,7 @@ from pte_adapter.program import (
 )
 from pte_adapter.render import facts
 
-# (background, border) per backend; CPU compute is the colour that should catch the eye.
-BACKEND_COLOURS: dict[str, tuple[str, str]] = {
-    "EthosUBackend": ("#ffe0b2", "#e65100"),
-    "XnnpackBackend": ("#bbdefb", "#0d47a1"),
-    "TOSABackend": ("#e1bee7", "#4a148c"),
-    "VgfBackend": ("#c8e6c9", "#1b5e20"),
-}
-OTHER_DELEGATE_COLOUR = ("#b2ebf2", "#006064")
-CPU_COMPUTE_COLOUR = ("#ffcdd2", "#b71c1c")
-CPU_GLUE_COLOUR = ("#f5f5f5", "#9e9e9e")
-CPU_CONTROL_COLOUR = ("#fff9c4", "#827717")
-CPU_GROUP_COLOUR = ("#fff3f3", "#b71c1c")
+# Colours come from the backend records (pte_adapter/backends.py): one place per backend.
 BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition boundary
 # A boundary tensor read more than this many partitions after it was written is drawn beside its
 # reader rather than connected across the graph.
@@ -66,12 +60,6 @@ NEAR_PARTITIONS = 3
 INPUTS_ID = "inputs"
 METHOD_INPUT, METHOD_OUTPUT = "method input", "method output"  # sides of a boundary
 OUTPUTS_ID = "outputs"
-
-
-def backend_colour(backend: str) -> tuple[str, str]:
-    if backend == CPU:
-        return CPU_GROUP_COLOUR
-    return BACKEND_COLOURS.get(backend, OTHER_DELEGATE_COLOUR)
 
 
 def _kv(attrs: dict[str, str]) -> list[gb.KeyValue]:

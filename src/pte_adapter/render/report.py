@@ -8,6 +8,10 @@ from typing import Any
 from pte_adapter.render.facts import counts_text, human_bytes
 
 
+def _tensors(n: int) -> str:
+    return f"{n} tensor" if n == 1 else f"{n} tensors"
+
+
 def _stat_text(stats: dict[str, Any]) -> str:
     keys = ("npu_ops", "cmd_bytes", "weight_bytes", "scratch_bytes", "nodes", "constant_bytes")
     parts = []
@@ -54,12 +58,12 @@ def text_report(summary: dict[str, Any]) -> str:
         if m["cpu_compute_ops"]:
             lines.append(f"  CPU compute ops      {counts_text(m['cpu_compute_ops'])}")
         crossings = ", ".join(
-            f"{d} {n} tensors / {human_bytes(m['crossing_bytes'].get(d, 0))}"
+            f"{d} {_tensors(n)} / {human_bytes(m['crossing_bytes'].get(d, 0))}"
             for d, n in m["crossings"].items()
         )
         lines.append(f"  boundary crossings   {crossings or 'none'}")
         handoffs = ", ".join(
-            f"{d} {n} tensors / {human_bytes(m['handoff_bytes'].get(d, 0))}"
+            f"{d} {_tensors(n)} / {human_bytes(m['handoff_bytes'].get(d, 0))}"
             for d, n in m["handoffs"].items()
         )
         if handoffs:
@@ -90,6 +94,8 @@ def text_report(summary: dict[str, Any]) -> str:
                 lines.append(f"         problem: {problem}")
         for problem in m["problems"]:
             lines.append(f"  problem: {problem}")
+    for problem in summary.get("problems", []):
+        lines.append(f"problem: {problem}")
     return "\n".join(lines)
 
 

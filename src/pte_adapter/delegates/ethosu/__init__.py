@@ -22,7 +22,7 @@ from pte_adapter.delegates.ethosu.binstream import (
 )
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
-from pte_adapter.delegates.ethosu.dataflow import Producer, trace
+from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
 from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
 from pte_adapter.delegates.graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
 from pte_adapter.delegates.registry import DecodeContext
@@ -66,7 +66,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     result.num_inputs = len(stream.inputs) if stream.block("inputs") is not None else None
     result.num_outputs = len(stream.outputs) if stream.block("outputs") is not None else None
     ops = commands.operations if commands is not None else []
-    graph = _graph(ops, stream)
+    graph = _graph(ops, stream, result.problems)
     result.graphs = [graph]
     compute = [op for op in ops if op.is_compute]
     result.inner_op_count = len(compute) if commands is not None else None
@@ -284,7 +284,7 @@ def _cross_check(
             problems.append(msg)
 
 
-def _graph(ops: list[NpuOperation], stream: VelaBinStream) -> DelegateGraph:
+def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) -> DelegateGraph:
     graph = DelegateGraph(name=GRAPH_NAME)
     for io_list, role in ((stream.inputs, "input"), (stream.outputs, "output")):
         for io in io_list:
@@ -303,6 +303,12 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream) -> DelegateGraph:
             )
             (graph.inputs if role == "input" else graph.outputs).append(tid)
     flow = trace(ops, stream.inputs, stream.outputs)
+    if flow.forgotten_writes:
+        problems.append(
+            f"NPU dataflow is incomplete: more than {MAX_LIVE_WRITES} feature-map writes were live "
+            f"at once, so the oldest {flow.forgotten_writes} were forgotten and some operations "
+            "show no producer"
+        )
 
     def tensor_of(p: Producer) -> str:
         return f"input{p[1]}" if isinstance(p, tuple) else f"op{p}"
