@@ -1,0 +1,193 @@
+"""The measured-time numbers as plain data: what `pte-adapter profile` prints, its JSON, and what the
+Model Explorer overlay shows.
+
+Times are in milliseconds. ETDump times are ticks; the host runtime (ExecuTorch's Python runtime,
+`et_pal_current_ticks`) counts nanoseconds, which is the default `tick_ns=1.0`. A board's runtime
+may count CPU cycles: pass the tick length (ns per tick) for it.
+
+Shares are time over all runs: `sum of the part's time / sum of Method::execute`, so the parts of
+a method's split add up to 100%.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pte_adapter.profile.join import (
+    MethodProfile,
+    ProgramProfile,
+    kernel_event_name,
+    partition_time,
+    time_split,
+)
+from pte_adapter.profile.stats import Stats
+from pte_adapter.program import InstructionKind
+
+NS_PER_MS: Final = 1e6
+TOP_CPU_OPS: Final = 10
+TOP_DELEGATE_EVENTS: Final = 10
+SPLIT_KEYS: Final = ("delegates", "cpu_compute", "glue", "control", "runtime")
+
+
+@dataclass(frozen=True)
+class InstructionTime:
+    """Measured time of one instruction over the runs (ms)."""
+
+    index: int
+    stats: Stats
+    share: float  # of the method's time over all runs
+    calls: int  # instruction events over all runs (a loop body runs more than once per run)
+    runs: int  # runs in which it ran
+
+
+def _ratio(part: float, whole: float) -> float:
+    return part / whole if whole > 0 else 0.0
+
+
+def instruction_times(mp: MethodProfile, tick_ns: float = 1.0) -> dict[int, InstructionTime]:
+    scale = tick_ns / NS_PER_MS
+    total = sum(r.total or 0 for r in mp.runs)
+    per: dict[int, list[float]] = defaultdict(list)
+    calls: dict[int, int] = defaultdict(int)
+    for run in mp.runs:
+        for index, ticks in run.instruction_time.items():
+            per[index].append(ticks * scale)
+            calls[index] += run.instruction_calls.get(index, 0)
+    return {
+        i: InstructionTime(i, Stats.of(v), _ratio(sum(v), total * scale), calls[i], len(v))
+        for i, v in sorted(per.items())
+    }
+
+
+def _instruction_label(mp: MethodProfile, index: int) -> str:
+    method = mp.method
+    ins = method.instructions[index]
+    if (
+        ins.kind is InstructionKind.KERNEL
+        and ins.op_index is not None
+        and 0 <= ins.op_index < len(method.operators)
+    ):
+        return method.operators[ins.op_index].full_name
+    if (
+        ins.kind is InstructionKind.DELEGATE
+        and ins.delegate_index is not None
+        and (0 <= ins.delegate_index < len(method.delegates))
+    ):
+        return method.delegates[ins.delegate_index].id
+    return ins.kind.value
+
+
+def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
+    scale = tick_ns / NS_PER_MS
+    runs = mp.runs
+    latency = [(r.total or 0) * scale for r in runs]
+    total = sum(latency)
+    splits = [time_split(mp, r) for r in runs]
+    split: dict[str, Any] = {}
+    for key in SPLIT_KEYS:
+        values = [s.get(key, 0) * scale for s in splits]
+        split[key] = {**Stats.of(values).as_dict(), "share": round(_ratio(sum(values), total), 4)}
+
+    partitions = []
+    for p in mp.partitions.partitions:
+        values = [partition_time(mp, r, p.index) * scale for r in runs]
+        entry: dict[str, Any] = {
+            "index": p.index,
+            "name": p.name,
+            "backend": p.backend,
+            "instructions": [p.instructions[0], p.instructions[-1]] if p.instructions else [],
+            **Stats.of(values).as_dict(),
+            "share": round(_ratio(sum(values), total), 4),
+        }
+        if not p.is_cpu:
+            entry.update(_delegate_detail(mp, p.instructions, scale))
+        partitions.append(entry)
+
+    times = instruction_times(mp, tick_ns)
+    cpu = [
+        t for t in times.values() if mp.method.instructions[t.index].kind is InstructionKind.KERNEL
+    ]
+    cpu.sort(key=lambda t: -t.stats.median)
+    top = [
+        {
+            "instruction": t.index,
+            "op": _instruction_label(mp, t.index),
+            "partition": mp.partitions.partitions[mp.partitions.partition_of[t.index]].name,
+            **Stats.of([]).as_dict(),
+            **t.stats.as_dict(),
+            "share": round(t.share, 4),
+        }
+        for t in cpu[:TOP_CPU_OPS]
+    ]
+    return {
+        "name": mp.method.name,
+        "runs": len(runs),
+        "latency_ms": [round(v, 4) for v in latency],
+        "latency": Stats.of(latency).as_dict(),
+        "split": split,
+        "partitions": partitions,
+        "top_cpu_ops": top,
+    }
+
+
+def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -> dict[str, Any]:
+    """What the delegate logged about itself: its operators, and the call's time outside them."""
+    by_name: dict[str, list[float]] = defaultdict(list)
+    outside: list[float] = []
+    logged_runs = 0
+    for run in mp.runs:
+        for index in instructions:
+            events = run.delegate_events.get(index, [])
+            if not events:
+                continue
+            logged_runs += 1
+            inside = 0
+            for e in events:
+                by_name[e.label].append(e.duration * scale)
+                inside += e.duration
+            outside.append((run.instruction_time.get(index, 0) - inside) * scale)
+    if not by_name:
+        return {"delegate_events": 0}
+    ranked = sorted(by_name.items(), key=lambda kv: -Stats.of(kv[1]).median)
+    return {
+        "delegate_events": sum(len(v) for v in by_name.values()),
+        "delegate_operators": len(by_name),
+        "outside_logged_ops": Stats.of(outside).as_dict(),
+        "top_delegate_ops": [
+            {"name": name, **Stats.of(v).as_dict()} for name, v in ranked[:TOP_DELEGATE_EVENTS]
+        ],
+    }
+
+
+def profile_summary(
+    profile: ProgramProfile, pte_name: str = "", tick_ns: float = 1.0
+) -> dict[str, Any]:
+    scale = tick_ns / NS_PER_MS
+    return {
+        "file": pte_name,
+        "etdump": profile.etdump.name,
+        "etdump_version": profile.etdump.version,
+        "tick_ns": tick_ns,
+        "methods": [method_summary(mp, tick_ns) for mp in profile.methods if mp.runs],
+        "load": [
+            {"name": p.event.label, "ms": round(p.event.duration * scale, 4)}
+            for p in profile.placed
+            if p.role == "load"
+        ],
+        "unplaced": [
+            {
+                "run": p.run,
+                "name": p.event.label,
+                "chain": p.event.chain_index,
+                "instruction_id": p.event.instruction_id,
+                "reason": p.reason,
+            }
+            for p in profile.unplaced
+        ],
+        "problems": list(profile.problems),
+    }
+
+
+__all__ = ["instruction_times", "kernel_event_name", "method_summary", "profile_summary"]

@@ -1,0 +1,277 @@
+"""ETDump profiles: our reader and join against ExecuTorch's Inspector over the same `.etdp`.
+
+The `.etdp` files are real: `examples/profile_examples.py` ran each program 12 times per method in
+ExecuTorch's Python runtime. The oracle is `executorch.devtools.Inspector`, which reads the file with
+its own deserializer (flatc + the ETDump schema) and groups runs with the same events into event
+blocks; every expected number here comes from it (or from numpy, for percentiles), never from our
+own output.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import warnings
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pte_adapter.api import load
+from pte_adapter.errors import PteFormatError
+from pte_adapter.profile.etdump import ETDump, ProfileEvent, load_etdump, read_etdump
+from pte_adapter.profile.join import (
+    PlacedEvent,
+    ProfileMismatchError,
+    join_profile,
+    time_split,
+)
+from pte_adapter.profile.stats import Stats
+from pte_adapter.profile.summary import instruction_times, profile_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+ETDPS = sorted(EXAMPLES.glob("*.etdp"))
+MIN_RUNS = 10
+
+
+@cache
+def inspector(path: Path) -> Any:
+    from executorch.devtools import Inspector
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Output Buffer not found": no debug buffer is kept
+        return Inspector(etdump_path=str(path))
+
+
+def _key(e: ProfileEvent) -> tuple[str, int, object]:
+    delegate: object = e.delegate_debug_id_str or (
+        e.delegate_debug_id_int if e.delegate_debug_id_int != -1 else None
+    )
+    return (e.label, e.instruction_id, delegate)
+
+
+def _groups(etdump: ETDump) -> list[tuple[str, list[int]]]:
+    """Runs that have the same events, in order of first appearance (how Inspector forms blocks)."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for run in etdump.runs:
+        if not run.profile_events and not run.debug_events:
+            continue
+        sig = (run.name, tuple((*_key(e), e.chain_index) for e in run.profile_events))
+        groups.setdefault(sig, []).append(run.index)
+    return [(str(sig[0]), runs) for sig, runs in groups.items()]
+
+
+def test_examples_exist() -> None:
+    stems = {p.stem for p in ETDPS}
+    assert {"mv2_xnnpack_fp32", "mv2_xnnpack_int8", "xnnpack_ptd", "undelegated"} <= stems
+    for p in ETDPS:
+        assert (EXAMPLES / f"{p.stem}.pte").exists(), p
+
+
+def test_generated_tables_are_current() -> None:
+    script = ROOT / "scripts" / "gen_etdump_tables.py"
+    r = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("path", ETDPS, ids=[p.stem for p in ETDPS])
+def test_events_match_inspector_run_by_run(path: Path) -> None:
+    """Every event: name, duration in every run, instruction id and placement, against Inspector."""
+    ours = load_etdump(path)
+    program = load(EXAMPLES / f"{path.stem}.pte")
+    profile = join_profile(program, ours)
+    placed: dict[tuple[int, int], PlacedEvent] = {(p.run, p.event.index): p for p in profile.placed}
+    runs = {r.index: r for r in ours.runs}
+    blocks = inspector(path).event_blocks
+    groups = _groups(ours)
+    assert [b.name for b in blocks] == [name for name, _ in groups]
+    compared = 0
+    for block, (_, run_ids) in zip(blocks, groups, strict=True):
+        timed = [e for e in block.events if e.perf_data is not None]
+        # Inspector keeps one Event per distinct event of the block: we must have each of them.
+        assert len(timed) == len(runs[run_ids[0]].profile_events)
+        for ie in timed:
+            mine = []
+            for rid in run_ids:
+                found = [
+                    e
+                    for e in runs[rid].profile_events
+                    if _key(e) == (ie.name, ie._instruction_id, ie.delegate_debug_identifier)
+                ]
+                assert len(found) == 1, (ie.name, rid)
+                mine.append(found[0])
+            assert len(ie.perf_data.raw) == len(mine)
+            for rid, raw, e in zip(run_ids, ie.perf_data.raw, mine, strict=True):
+                assert raw == pytest.approx(e.duration / 1e6, rel=1e-9, abs=1e-12)
+                p = placed[(rid, e.index)]
+                assert p.event is e
+                assert (p.role == "delegate") == bool(ie.is_delegated_op)
+                if p.instruction is not None:
+                    ins = program.method(p.method).instructions[p.instruction]
+                    assert (ins.chain, ins.chain_position) == (e.chain_index, ie._instruction_id)
+                else:
+                    assert p.role in ("method", "load", "unplaced")
+                compared += 1
+    assert compared >= MIN_RUNS
+
+
+@pytest.mark.parametrize("path", ETDPS, ids=[p.stem for p in ETDPS])
+def test_every_run_is_placed(path: Path) -> None:
+    program = load(EXAMPLES / f"{path.stem}.pte")
+    profile = join_profile(program, load_etdump(path))
+    executes = sum(1 for r in profile.etdump.runs if r.name == "Execute")
+    assert sum(len(m.runs) for m in profile.methods) == executes
+    for m in profile.methods:
+        assert len(m.runs) >= MIN_RUNS
+    assert profile.unplaced == []
+    assert profile.problems == []
+
+
+@pytest.mark.parametrize("stem", ["undelegated", "mv2_xnnpack_int8", "two_methods"])
+def test_instruction_percentiles_match_inspector(stem: str) -> None:
+    """Where all runs of a method form one Inspector block, Inspector's p10/p50/p90/min/max of each
+    instruction event are ours."""
+    path = EXAMPLES / f"{stem}.etdp"
+    program = load(EXAMPLES / f"{stem}.pte")
+    etdump = load_etdump(path)
+    profile = join_profile(program, etdump)
+    checked = 0
+    for block, (_, run_ids) in zip(inspector(path).event_blocks, _groups(etdump), strict=True):
+        mp = next((m for m in profile.methods if [r.run for r in m.runs] == run_ids), None)
+        if mp is None:
+            continue
+        times = instruction_times(mp)
+        first = mp.method.chains[0].first_instruction
+        for ie in block.events:
+            if ie.name not in ("OPERATOR_CALL", "DELEGATE_CALL"):
+                continue
+            t = times[first + ie._instruction_id]
+            perf = ie.perf_data
+            assert t.stats.median == pytest.approx(perf.p50, rel=1e-9)
+            assert t.stats.p10 == pytest.approx(perf.p10, rel=1e-9)
+            assert t.stats.p90 == pytest.approx(perf.p90, rel=1e-9)
+            assert t.stats.min == pytest.approx(perf.min, rel=1e-9)
+            assert t.stats.max == pytest.approx(perf.max, rel=1e-9)
+            checked += 1
+    assert checked >= 1
+
+
+@pytest.mark.parametrize("stem", ["mv2_xnnpack_fp32", "undelegated", "two_methods", "cond"])
+def test_latency_and_split_against_inspector(stem: str) -> None:
+    """Per-run latency is Inspector's Method::execute; the split's parts add up to it."""
+    path = EXAMPLES / f"{stem}.etdp"
+    program = load(EXAMPLES / f"{stem}.pte")
+    profile = join_profile(program, load_etdump(path))
+    executes = sorted(
+        x
+        for b in inspector(path).event_blocks
+        for e in b.events
+        if e.name == "Method::execute"
+        for x in e.perf_data.raw
+    )
+    summary = profile_summary(profile)
+    ours = sorted(v for m in summary["methods"] for v in m["latency_ms"])
+    assert ours == pytest.approx([round(x, 4) for x in executes], abs=1e-4)
+    for mp in profile.methods:
+        for run in mp.runs:
+            split = time_split(mp, run)
+            assert sum(split.values()) == run.total
+            assert split["runtime"] >= 0
+
+
+def test_stats_match_numpy() -> None:
+    values = [
+        e.duration / 1e6
+        for r in load_etdump(EXAMPLES / "undelegated.etdp").runs
+        for e in r.profile_events
+    ]
+    for n in (1, 2, 3, 10, len(values)):
+        s = Stats.of(values[:n])
+        for q, got in ((10, s.p10), (50, s.median), (90, s.p90)):
+            assert got == pytest.approx(float(np.percentile(values[:n], q)), rel=1e-12)
+    assert math.isnan(Stats.of([]).median)
+
+
+def test_xnnpack_events_go_to_the_partition() -> None:
+    program = load(EXAMPLES / "mv2_xnnpack_int8.pte")
+    profile = join_profile(program, load_etdump(EXAMPLES / "mv2_xnnpack_int8.etdp"))
+    mp = profile.methods[0]
+    (part,) = mp.partitions.delegate_partitions
+    delegate = [p for p in profile.placed if p.role == "delegate"]
+    assert delegate and all(p.partition == part.index for p in delegate)
+    # Inspector marks exactly these as delegated ops.
+    n = sum(
+        len(e.perf_data.raw)
+        for b in inspector(EXAMPLES / "mv2_xnnpack_int8.etdp").event_blocks
+        for e in b.events
+        if e.is_delegated_op
+    )
+    assert len(delegate) == n
+
+
+@pytest.mark.parametrize(
+    ("pte", "etdp"),
+    [
+        ("undelegated", "mv2_xnnpack_fp32"),
+        ("mv2_xnnpack_fp32", "undelegated"),
+        ("two_methods", "undelegated"),
+        ("cond", "two_methods"),
+        ("mv2_xnnpack_int8", "cond"),
+    ],
+)
+def test_profile_of_another_program_is_refused(pte: str, etdp: str) -> None:
+    program = load(EXAMPLES / f"{pte}.pte")
+    with pytest.raises(ProfileMismatchError, match="another program"):
+        join_profile(program, load_etdump(EXAMPLES / f"{etdp}.etdp"))
+
+
+def _mutants(data: bytes, count: int) -> list[bytes]:
+    rng = np.random.default_rng(14)
+    out = [data[:n] for n in (0, 3, 4, 11, 12, len(data) // 2, len(data) - 1)]
+    out.append(b"\x00" * 4 + data[4:])
+    out.append(data[:8] + b"XX00" + data[12:])
+    out.append((len(data) * 2).to_bytes(4, "little") + data[4:])
+    for _ in range(count):
+        buf = bytearray(data)
+        for pos in rng.integers(0, len(buf), size=int(rng.integers(1, 8))):
+            buf[int(pos)] = int(rng.integers(0, 256))
+        out.append(bytes(buf))
+    return out
+
+
+@pytest.mark.parametrize("stem", ["xnnpack_ptd", "two_methods"])
+def test_corrupt_etdump_raises_one_error_type(stem: str) -> None:
+    data = (EXAMPLES / f"{stem}.etdp").read_bytes()
+    program = load(EXAMPLES / f"{stem}.pte")
+    failures = 0
+    for buf in _mutants(data, 300):
+        try:
+            profile = join_profile(program, read_etdump(buf, "x.etdp"))
+            profile_summary(profile)
+        except PteFormatError:
+            failures += 1
+    assert failures >= 10  # the truncations and bad headers at least
+
+
+def test_bad_identifier_message() -> None:
+    data = bytearray((EXAMPLES / "undelegated.etdp").read_bytes())
+    data[8:12] = b"ET12"
+    with pytest.raises(PteFormatError, match="not an ETDump") as info:
+        read_etdump(bytes(data), "bad.etdp")
+    assert info.value.offset == 8
+
+
+def test_events_by_role_are_counted() -> None:
+    profile = join_profile(load(EXAMPLES / "cond.pte"), load_etdump(EXAMPLES / "cond.etdp"))
+    roles: dict[str, int] = defaultdict(int)
+    for p in profile.placed:
+        roles[p.role] += 1
+    # cond takes both branches: JF_CALL and MOVE_CALL are instructions too.
+    names = {p.event.name for p in profile.placed if p.role == "instruction"}
+    assert {"OPERATOR_CALL", "JF_CALL", "MOVE_CALL"} <= names
+    assert roles["method"] == len(profile.methods[0].runs)
