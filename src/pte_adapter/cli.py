@@ -100,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cpu-islands", type=int, help="most CPU islands allowed")
     p.add_argument("--method", help="check only this method (default: all)")
     p.set_defaults(func=_cmd_check)
+
+    from pte_adapter.cli_profile import add_parser as add_profile_parser
+
+    add_profile_parser(sub)
     return parser
 
 

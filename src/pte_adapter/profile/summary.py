@@ -5,8 +5,10 @@ Times are in milliseconds. ETDump times are ticks; the host runtime (ExecuTorch'
 `et_pal_current_ticks`) counts nanoseconds, which is the default `tick_ns=1.0`. A board's runtime
 may count CPU cycles: pass the tick length (ns per tick) for it.
 
-Shares are time over all runs: `sum of the part's time / sum of Method::execute`, so the parts of
-a method's split add up to 100%.
+A share is the median over runs of `the part's time in the run / Method::execute of the run`. On a
+busy machine a few runs are preempted for milliseconds; a median of per-run shares is not pulled by
+them the way a ratio of sums is. The parts of a method's split therefore add up to about, not
+exactly, 100%.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class InstructionTime:
 
     index: int
     stats: Stats
-    share: float  # of the method's time over all runs
+    share: float  # median over runs of its share of the run
     calls: int  # instruction events over all runs (a loop body runs more than once per run)
     runs: int  # runs in which it ran
 
@@ -46,17 +48,24 @@ def _ratio(part: float, whole: float) -> float:
     return part / whole if whole > 0 else 0.0
 
 
+def median_share(parts: list[float], totals: list[float]) -> float:
+    """Median over runs of part / total (runs without a total are left out)."""
+    ratios = [_ratio(p, t) for p, t in zip(parts, totals, strict=True) if t > 0]
+    return Stats.of(ratios).median if ratios else 0.0
+
+
 def instruction_times(mp: MethodProfile, tick_ns: float = 1.0) -> dict[int, InstructionTime]:
     scale = tick_ns / NS_PER_MS
-    total = sum(r.total or 0 for r in mp.runs)
     per: dict[int, list[float]] = defaultdict(list)
+    totals: dict[int, list[float]] = defaultdict(list)
     calls: dict[int, int] = defaultdict(int)
     for run in mp.runs:
         for index, ticks in run.instruction_time.items():
             per[index].append(ticks * scale)
+            totals[index].append((run.total or 0) * scale)
             calls[index] += run.instruction_calls.get(index, 0)
     return {
-        i: InstructionTime(i, Stats.of(v), _ratio(sum(v), total * scale), calls[i], len(v))
+        i: InstructionTime(i, Stats.of(v), median_share(v, totals[i]), calls[i], len(v))
         for i, v in sorted(per.items())
     }
 
@@ -83,12 +92,14 @@ def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
     scale = tick_ns / NS_PER_MS
     runs = mp.runs
     latency = [(r.total or 0) * scale for r in runs]
-    total = sum(latency)
     splits = [time_split(mp, r) for r in runs]
     split: dict[str, Any] = {}
     for key in SPLIT_KEYS:
         values = [s.get(key, 0) * scale for s in splits]
-        split[key] = {**Stats.of(values).as_dict(), "share": round(_ratio(sum(values), total), 4)}
+        split[key] = {
+            **Stats.of(values).as_dict(),
+            "share": round(median_share(values, latency), 4),
+        }
 
     partitions = []
     for p in mp.partitions.partitions:
@@ -99,7 +110,7 @@ def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
             "backend": p.backend,
             "instructions": [p.instructions[0], p.instructions[-1]] if p.instructions else [],
             **Stats.of(values).as_dict(),
-            "share": round(_ratio(sum(values), total), 4),
+            "share": round(median_share(values, latency), 4),
         }
         if not p.is_cpu:
             entry.update(_delegate_detail(mp, p.instructions, scale))
