@@ -275,3 +275,30 @@ def test_events_by_role_are_counted() -> None:
     names = {p.event.name for p in profile.placed if p.role == "instruction"}
     assert {"OPERATOR_CALL", "JF_CALL", "MOVE_CALL"} <= names
     assert roles["method"] == len(profile.methods[0].runs)
+
+
+@pytest.mark.parametrize("stem", ["mv2_xnnpack_fp32", "mv2_xnnpack_int8"])
+def test_inside_the_delegate_against_inspector(stem: str) -> None:
+    """The XNNPACK partition's time split into its compute operators, its Convert/Transpose/Copy
+    operators and the call's time outside them: per run, from Inspector's events."""
+    path = EXAMPLES / f"{stem}.etdp"
+    (block,) = [b for b in inspector(path).event_blocks if b.name == "Execute"]
+    call = next(e for e in block.events if e.name == "DELEGATE_CALL").perf_data.raw
+    runs = len(call)
+    compute, glue = [0.0] * runs, [0.0] * runs
+    for e in block.events:
+        if e.is_delegated_op:
+            target = glue if e.name.startswith(("Convert", "Transpose", "Copy")) else compute
+            for i, v in enumerate(e.perf_data.raw):
+                target[i] += v
+    assert any(glue) and any(compute)
+    outside = [c - a - b for c, a, b in zip(call, compute, glue, strict=True)]
+    summary = profile_summary(join_profile(load(EXAMPLES / f"{stem}.pte"), load_etdump(path)))
+    (part,) = summary["methods"][0]["partitions"]
+    for key, values in (
+        ("inside_compute", compute),
+        ("inside_glue", glue),
+        ("outside_logged_ops", outside),
+    ):
+        assert part[key]["median"] == pytest.approx(float(np.median(values)), abs=1e-4), key
+        assert part[key]["n"] == runs

@@ -31,6 +31,7 @@ NS_PER_MS: Final = 1e6
 TOP_CPU_OPS: Final = 10
 TOP_DELEGATE_EVENTS: Final = 10
 SPLIT_KEYS: Final = ("delegates", "cpu_compute", "glue", "control", "runtime")
+DELEGATE_GLUE_PREFIXES: Final = ("Convert", "Transpose", "Copy")
 
 
 @dataclass(frozen=True)
@@ -143,28 +144,44 @@ def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
     }
 
 
+def is_delegate_glue(event_name: str) -> bool:
+    """A delegate's own data-movement operator: XNNPACK logs its runtime operators by type name,
+    and `Convert` (quantize/dequantize at the partition's edges), `Transpose` (NCHW<->NHWC layout)
+    and `Copy` move or re-encode data rather than compute the model."""
+    return event_name.startswith(DELEGATE_GLUE_PREFIXES)
+
+
 def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -> dict[str, Any]:
-    """What the delegate logged about itself: its operators, and the call's time outside them."""
+    """What the delegate logged about itself: its operators, the part of them that only converts
+    data (layout, quantization), and the call's time outside them (ms per run)."""
     by_name: dict[str, list[float]] = defaultdict(list)
+    compute: list[float] = []
+    glue: list[float] = []
     outside: list[float] = []
-    logged_runs = 0
     for run in mp.runs:
         for index in instructions:
             events = run.delegate_events.get(index, [])
             if not events:
                 continue
-            logged_runs += 1
-            inside = 0
+            run_compute = run_glue = 0
             for e in events:
                 by_name[e.label].append(e.duration * scale)
-                inside += e.duration
-            outside.append((run.instruction_time.get(index, 0) - inside) * scale)
+                if is_delegate_glue(e.label):
+                    run_glue += e.duration
+                else:
+                    run_compute += e.duration
+            compute.append(run_compute * scale)
+            glue.append(run_glue * scale)
+            call = run.instruction_time.get(index, 0)
+            outside.append((call - run_compute - run_glue) * scale)
     if not by_name:
         return {"delegate_events": 0}
     ranked = sorted(by_name.items(), key=lambda kv: -Stats.of(kv[1]).median)
     return {
         "delegate_events": sum(len(v) for v in by_name.values()),
         "delegate_operators": len(by_name),
+        "inside_compute": Stats.of(compute).as_dict(),
+        "inside_glue": Stats.of(glue).as_dict(),
         "outside_logged_ops": Stats.of(outside).as_dict(),
         "top_delegate_ops": [
             {"name": name, **Stats.of(v).as_dict()} for name, v in ranked[:TOP_DELEGATE_EVENTS]

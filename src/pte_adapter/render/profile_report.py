@@ -99,10 +99,11 @@ def text_profile(summary: dict[str, Any]) -> str:
             span = f"#{first}" if first == last else f"#{first}-{last}"
             detail = ""
             if p.get("delegate_operators"):
-                outside = p["outside_logged_ops"]["median"]
                 detail = (
-                    f"  {p['delegate_operators']} delegate ops logged; "
-                    f"{_ms(outside)} ms of the call outside them"
+                    f"  {p['delegate_operators']} delegate ops logged: compute "
+                    f"{_ms(p['inside_compute']['median'])}, convert/transpose/copy "
+                    f"{_ms(p['inside_glue']['median'])}, outside them "
+                    f"{_ms(p['outside_logged_ops']['median'])}"
                 )
             lines.append(
                 f"    {p['index']:>3}  {p['name']:<38} {span:<9} {_ms(p['median']):>9} "
