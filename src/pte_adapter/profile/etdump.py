@@ -16,6 +16,7 @@ file size, so a corrupt or hostile file costs at most a few passes over its byte
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -37,6 +38,11 @@ _ALLOC = TABLES["AllocationEvent"]
 _DEBUG = TABLES["DebugEvent"]
 _VALUE = TABLES["Value"]
 _ALLOCATOR = TABLES["Allocator"]
+_PROFILE_SCALARS: Final = tuple(
+    _PROFILE[f]
+    for f in ("chain_index", "instruction_id", "delegate_debug_id_int", "start_time", "end_time")
+)
+_STRUCTS: Final = {f: struct.Struct("<" + f) for f in "bBhHiIqQ"}
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,32 @@ def _num(t: Table, spec: Field) -> int:
     return int(t.scalar(spec.slot, spec.fmt, int(spec.default)))
 
 
+def _nums(t: Table, specs: tuple[Field, ...]) -> list[int]:
+    """Several integer scalar fields of one table from one read of its vtable.
+
+    An ETDump holds hundreds of thousands of events, each with half a dozen scalars: reading
+    them one `Table.scalar` call at a time dominated the read. The checks are those of
+    `Table._field`: a field starts after the table's header and lies inside the buffer (`table_at`
+    has already checked that the whole vtable is in the buffer)."""
+    fb = t.fb
+    n = (t.vt_len - 4) // 2
+    offsets = struct.unpack_from(f"<{n}H", fb.data, t.vt + 4) if n > 0 else ()
+    out: list[int] = []
+    for spec in specs:
+        off = offsets[spec.slot] if spec.slot < n else 0
+        if off == 0:
+            out.append(int(spec.default))
+            continue
+        if off < 4:
+            raise fb.error(f"{t.what}: field {spec.name} overlaps the table header", t.pos)
+        reader = _STRUCTS[spec.fmt]
+        pos = t.pos + off
+        if pos + reader.size > fb.size:
+            raise fb.error(f"{t.what}: field {spec.name} runs past the end of the buffer", pos)
+        out.append(int(reader.unpack_from(fb.data, pos)[0]))
+    return out
+
+
 def _text(t: Table, spec: Field) -> str:
     return t.string(spec.slot, spec.name) or ""
 
@@ -184,15 +216,16 @@ def _read_run(index: int, t: Table) -> RunData:
 
 
 def _read_profile(index: int, t: Table) -> ProfileEvent:
+    chain, instruction, delegate_id, start, end = _nums(t, _PROFILE_SCALARS)
     return ProfileEvent(
         index=index,
         name=_text(t, _PROFILE["name"]),
-        chain_index=_num(t, _PROFILE["chain_index"]),
-        instruction_id=_num(t, _PROFILE["instruction_id"]),
-        delegate_debug_id_int=_num(t, _PROFILE["delegate_debug_id_int"]),
+        chain_index=chain,
+        instruction_id=instruction,
+        delegate_debug_id_int=delegate_id,
         delegate_debug_id_str=_text(t, _PROFILE["delegate_debug_id_str"]),
-        start=_num(t, _PROFILE["start_time"]),
-        end=_num(t, _PROFILE["end_time"]),
+        start=start,
+        end=end,
         metadata_bytes=t.vector_len(
             _PROFILE["delegate_debug_metadata"].slot, 1, "delegate_debug_metadata"
         ),

@@ -177,6 +177,7 @@ def join_profile(program: Program, etdump: ETDump) -> ProgramProfile:
     methods = {m.name: MethodProfile(m, partition_method(m)) for m in program.methods}
     placed: list[PlacedEvent] = []
     problems: list[str] = []
+    matches: dict[tuple[tuple[str, int, int, bool], ...], tuple[Method | None, str]] = {}
     for run in etdump.runs:
         if not any(_is_instruction_event(e) for e in run.profile_events):
             for e in run.profile_events:
@@ -194,7 +195,15 @@ def join_profile(program: Program, etdump: ETDump) -> ProgramProfile:
                     )
                 )
             continue
-        method, reason = _match_method(program, run)
+        # Runs of one method log the same events: match each distinct sequence once.
+        signature = tuple(
+            (e.name, e.chain_index, e.instruction_id, e.is_delegate_internal)
+            for e in run.profile_events
+            if _is_instruction_event(e)
+        )
+        if signature not in matches:
+            matches[signature] = _match_method(program, run)
+        method, reason = matches[signature]
         if method is None:
             names = ", ".join(f"'{m.name}'" for m in program.methods) or "none"
             raise ProfileMismatchError(
