@@ -52,9 +52,9 @@ def test_provider_in_process() -> None:
     assert res.result.results["i0"].value == pytest.approx(expected["i0"], abs=1e-6)
     # The partition's group node carries the partition's time (one delegate call: the same).
     assert res.result.results["p0"].value == pytest.approx(expected["i0"], abs=1e-6)
-    # A delegate view is not a method: a clear error, not an exception.
-    res = provider.run(PROVIDER_ID, pte, "forward / XNNPACK partition 1 / XNNPACK graph", {}, None)
-    assert "has no runs of" in res.error
+    # A graph the ETDump has no times for: a clear error, not an exception.
+    res = provider.run(PROVIDER_ID, pte, "encode", {}, None)
+    assert "has no times for graph 'encode'" in res.error
     # A foreign profile is refused with the join's message.
     res = provider.run(
         PROVIDER_ID, pte, "forward", {"etdump": str(EXAMPLES / "undelegated.etdp")}, None

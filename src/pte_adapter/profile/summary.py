@@ -17,6 +17,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pte_adapter.analysis.partitions import Partition
+from pte_adapter.delegates.graph import DelegateGraph
 from pte_adapter.profile.join import (
     MethodProfile,
     ProgramProfile,
@@ -25,6 +27,7 @@ from pte_adapter.profile.join import (
     time_split,
 )
 from pte_adapter.profile.stats import Stats
+from pte_adapter.profile.xnnpack_ops import XNNPACK_BACKEND, inner_node_times
 from pte_adapter.program import InstructionKind
 
 NS_PER_MS: Final = 1e6
@@ -115,6 +118,16 @@ def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
         }
         if not p.is_cpu:
             entry.update(_delegate_detail(mp, p.instructions, scale))
+            inner = delegate_inner_times(mp, p, tick_ns)
+            if inner is not None:
+                graph, node_times, fused = inner
+                entry["inner_nodes"] = {
+                    "graph": graph.name,
+                    "matched": len(node_times) + len(fused),
+                    "of": len(graph.nodes),
+                    "fused": fused,
+                    "times": {k: Stats.of(v).as_dict() for k, v in node_times.items()},
+                }
         partitions.append(entry)
 
     times = instruction_times(mp, tick_ns)
@@ -142,6 +155,32 @@ def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
         "partitions": partitions,
         "top_cpu_ops": top,
     }
+
+
+def delegate_inner_times(
+    mp: MethodProfile, part: Partition, tick_ns: float = 1.0
+) -> tuple[DelegateGraph, dict[str, list[float]], dict[str, str]] | None:
+    """A delegate partition's logged operator times placed on its decoded nodes (ms per run), with
+    the nodes fused into another's operator; None where the events cannot be placed on nodes
+    (only XNNPACK's are understood: `xnnpack_ops.py`)."""
+    method = mp.method
+    d = part.delegate_index
+    if part.backend != XNNPACK_BACKEND or d is None or not 0 <= d < len(method.delegates):
+        return None
+    graphs = method.delegates[d].decoded.graphs
+    if not graphs:
+        return None
+    scale = tick_ns / NS_PER_MS
+    runs = [
+        [(e.label, e.duration * scale) for e in events]
+        for run in mp.runs
+        for index in part.instructions
+        if (events := run.delegate_events.get(index))
+    ]
+    if not runs:
+        return None
+    result = inner_node_times(graphs[0], runs)
+    return None if result is None else (graphs[0], *result)
 
 
 def is_delegate_glue(event_name: str) -> bool:

@@ -68,8 +68,9 @@ def _kv(attrs: dict[str, str]) -> list[gb.KeyValue]:
 
 
 def _style(colours: tuple[str, str]) -> gb.GraphNodeStyle:
-    return gb.GraphNodeStyle(backgroundColor=colours[0], borderColor=colours[1],
-                             hoveredBorderColor=colours[1])
+    return gb.GraphNodeStyle(
+        backgroundColor=colours[0], borderColor=colours[1], hoveredBorderColor=colours[1]
+    )
 
 
 def node_id(index: int) -> str:
@@ -107,8 +108,10 @@ def _value_text(method: Method, v: int) -> str:
         return f"<missing value {v}>"
     val = method.values[v]
     if val.kind is ValueKind.INT_LIST and isinstance(val.payload, list):
-        items = [method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
-                 for i in val.payload]
+        items = [
+            method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
+            for i in val.payload
+        ]
         return "[" + ", ".join(str(x) for x in items) + "]"
     if val.kind is ValueKind.NULL:
         return "None"
@@ -161,8 +164,10 @@ def _instruction_node(
         attrs["args"] = "[" + ", ".join(str(a) for a in ins.args) + "]"
         written = set(io.outputs)
         for pos, a in enumerate(ins.args):
-            if a not in written and 0 <= a < len(method.values) and not _is_tensorish(
-                method.values[a]
+            if (
+                a not in written
+                and 0 <= a < len(method.values)
+                and not _is_tensorish(method.values[a])
             ):
                 attrs[f"arg{pos}"] = _value_text(method, a)
     if ins.kind is InstructionKind.KERNEL and ins.op_index is not None:
@@ -185,32 +190,44 @@ def _instruction_node(
         attrs["jumps_if_false_to"] = _jump_target_text(method, ins)
     node.attrs = _kv(attrs)
     if ins.kind is InstructionKind.JUMP_FALSE:
-        node.attrs.append(gb.KeyValue(
-            key="jump_target_node",
-            value=gb.NodeIdsNodeAttributeValue(nodeIds=[_jump_target_id(method, ins)]),
-        ))
+        node.attrs.append(
+            gb.KeyValue(
+                key="jump_target_node",
+                value=gb.NodeIdsNodeAttributeValue(nodeIds=[_jump_target_id(method, ins)]),
+            )
+        )
 
     # Inputs: every tensor read, with its producer (constants have metadata but no edge).
     for edge in flow.edges[ins.index]:
-        node.inputsMetadata.append(gb.MetadataItem(
-            id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value)))
+        node.inputsMetadata.append(
+            gb.MetadataItem(id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value))
+        )
         if edge.producer >= 0:
-            node.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=node_id(edge.producer),
-                sourceNodeOutputId=str(edge.producer_output),
-                targetNodeInputId=str(edge.consumer_input)))
+            node.incomingEdges.append(
+                gb.IncomingEdge(
+                    sourceNodeId=node_id(edge.producer),
+                    sourceNodeOutputId=str(edge.producer_output),
+                    targetNodeInputId=str(edge.consumer_input),
+                )
+            )
         elif edge.producer == FROM_METHOD_INPUT:
-            node.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=INPUTS_ID,
-                sourceNodeOutputId=str(edge.producer_output),
-                targetNodeInputId=str(edge.consumer_input)))
+            node.incomingEdges.append(
+                gb.IncomingEdge(
+                    sourceNodeId=INPUTS_ID,
+                    sourceNodeOutputId=str(edge.producer_output),
+                    targetNodeInputId=str(edge.consumer_input),
+                )
+            )
     for pos, v in enumerate(io.output_tensors):
         node.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v)))
     return node
 
 
-INNER_OP_WORDS = {"EthosUBackend": "NPU ops", "XnnpackBackend": "XNNPACK nodes",
-                  "TOSABackend": "TOSA ops"}
+INNER_OP_WORDS = {
+    "EthosUBackend": "NPU ops",
+    "XnnpackBackend": "XNNPACK nodes",
+    "TOSABackend": "TOSA ops",
+}
 
 
 def partition_info_node(method: Method, part: Partition) -> gb.GraphNode:
@@ -267,7 +284,9 @@ def method_graph(
     graph = gb.Graph(id=graph_id)
     inputs = gb.GraphNode(id=INPUTS_ID, label="Graph Inputs")
     for pos, v in enumerate(method.inputs):
-        inputs.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v)))
+        inputs.outputsMetadata.append(
+            gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v))
+        )
     graph.nodes.append(inputs)
     graph.nodes.extend(partition_info_node(method, part) for part in parts.partitions)
 
@@ -277,22 +296,36 @@ def method_graph(
 
     outputs = gb.GraphNode(id=OUTPUTS_ID, label="Graph Outputs")
     for edge in flow.output_edges:
-        outputs.inputsMetadata.append(gb.MetadataItem(
-            id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value)))
-        source = (node_id(edge.producer) if edge.producer >= 0
-                  else INPUTS_ID if edge.producer == FROM_METHOD_INPUT else None)
+        outputs.inputsMetadata.append(
+            gb.MetadataItem(id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value))
+        )
+        source = (
+            node_id(edge.producer)
+            if edge.producer >= 0
+            else INPUTS_ID
+            if edge.producer == FROM_METHOD_INPUT
+            else None
+        )
         if source is not None:
-            outputs.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=source, sourceNodeOutputId=str(edge.producer_output),
-                targetNodeInputId=str(edge.consumer_input)))
+            outputs.incomingEdges.append(
+                gb.IncomingEdge(
+                    sourceNodeId=source,
+                    sourceNodeOutputId=str(edge.producer_output),
+                    targetNodeInputId=str(edge.consumer_input),
+                )
+            )
     # Control flow: a visible edge from each JumpFalseCall to where it may jump.
     by_id = {n.id: n for n in graph.nodes}
     by_id[OUTPUTS_ID] = outputs
     for ins in method.instructions:
         if ins.kind is InstructionKind.JUMP_FALSE:
-            by_id[_jump_target_id(method, ins)].incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=node_id(ins.index), sourceNodeOutputId="jump_if_false",
-                targetNodeInputId="control"))
+            by_id[_jump_target_id(method, ins)].incomingEdges.append(
+                gb.IncomingEdge(
+                    sourceNodeId=node_id(ins.index),
+                    sourceNodeOutputId="jump_if_false",
+                    targetNodeInputId="control",
+                )
+            )
     graph.nodes.append(outputs)
 
     graph.groupNodeAttributes = {"": facts.method_facts(program, method, parts)}
@@ -300,9 +333,14 @@ def method_graph(
     for part in parts.partitions:
         graph.groupNodeAttributes[part.name] = facts.partition_facts(method, part)
         bg, border = backend_colour(part.backend)
-        configs.append(gb.GroupNodeConfig(
-            namespaceRegex=f"^{_regex_escape(part.name)}$", backgroundColor=bg,
-            borderColor=border, textColor=border))
+        configs.append(
+            gb.GroupNodeConfig(
+                namespaceRegex=f"^{_regex_escape(part.name)}$",
+                backgroundColor=bg,
+                borderColor=border,
+                textColor=border,
+            )
+        )
     graph.groupNodeConfigs = configs
     return graph
 
@@ -324,8 +362,9 @@ def _tensor_attrs(t: TensorInfo) -> list[gb.KeyValue]:
     return _kv(attrs)
 
 
-def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, str],
-                   colours: tuple[str, str]) -> gb.Graph:
+def delegate_graph(
+    view: DelegateGraph, graph_id: str, sibling_ids: dict[str, str], colours: tuple[str, str]
+) -> gb.Graph:
     """One neutral DelegateGraph as a Model Explorer graph with Inputs/Outputs nodes."""
     graph = gb.Graph(id=graph_id)
     # A tensor can have several writers: an NPU output is often written in slices by several
@@ -344,8 +383,11 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
             t = view.tensors.get(tid, TensorInfo(tid))
             node.inputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
             for src, out in producers.get(tid, []):
-                node.incomingEdges.append(gb.IncomingEdge(
-                    sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)))
+                node.incomingEdges.append(
+                    gb.IncomingEdge(
+                        sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)
+                    )
+                )
 
     used_ids = {inputs.id, "delegate_outputs"}
     for op in view.nodes:
@@ -353,8 +395,13 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
         while nid in used_ids:
             nid += "_"
         used_ids.add(nid)
-        node = gb.GraphNode(id=nid, label=op.label or op.kind, namespace=op.namespace,
-                            attrs=_kv({"kind": op.kind, **op.attrs}), style=_style(colours))
+        node = gb.GraphNode(
+            id=nid,
+            label=op.label or op.kind,
+            namespace=op.namespace,
+            attrs=_kv({"kind": op.kind, **op.attrs}),
+            style=_style(colours),
+        )
         node.subgraphIds = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
         read(node, op.inputs)
         for pos, tid in enumerate(op.outputs):
@@ -374,9 +421,7 @@ def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str)
     return f"{method_graph_id} / {partition_name} / {view_name}"
 
 
-def _delegate_graphs(
-    method_graph_id: str, part: Partition, delegate: Delegate
-) -> list[gb.Graph]:
+def _delegate_graphs(method_graph_id: str, part: Partition, delegate: Delegate) -> list[gb.Graph]:
     views = delegate.decoded.graphs
     ids = {v.name: delegate_graph_id(method_graph_id, part.name, v.name) for v in views}
     colours = backend_colour(part.backend)
@@ -412,4 +457,3 @@ def graphs_to_json(graphs: Iterable[gb.Graph], label: str = "program") -> dict[s
     `{"graphs": [...]}` that adapters return to the server.
     """
     return {"label": label, "graphs": [asdict(g) for g in graphs]}
-

@@ -20,8 +20,8 @@ from typing import Any, Final
 
 from pte_adapter.profile.join import MethodProfile, ProgramProfile, partition_time
 from pte_adapter.profile.stats import Stats
-from pte_adapter.profile.summary import NS_PER_MS, instruction_times
-from pte_adapter.render.model_explorer import node_id
+from pte_adapter.profile.summary import NS_PER_MS, delegate_inner_times, instruction_times
+from pte_adapter.render.model_explorer import delegate_graph_id, node_id
 
 # Pale yellow (cheap) to deep red (expensive): readable under the black labels of Model Explorer.
 GRADIENT: Final = [
@@ -34,6 +34,11 @@ GRADIENT: Final = [
 def partition_node_id(partition_index: int) -> str:
     """Id of the node pinned to the top of a partition's group (see the renderer)."""
     return f"p{partition_index}"
+
+
+def delegate_node_id(op_id: str) -> str:
+    """Id of a decoded delegate operation's node in its view (see the renderer's delegate_graph)."""
+    return f"op_{op_id}"
 
 
 def method_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
@@ -53,9 +58,36 @@ def method_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
     }
 
 
+def delegate_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, dict[str, Any]]:
+    """Node data for the decoded delegate views whose nodes the delegate's events were placed on
+    (XNNPACK: one event per runtime operator), keyed by the view's graph id."""
+    out: dict[str, dict[str, Any]] = {}
+    for part in mp.partitions.delegate_partitions:
+        inner = delegate_inner_times(mp, part, tick_ns)
+        if inner is None:
+            continue
+        graph, times, _ = inner
+        results = {
+            delegate_node_id(node): {"value": round(Stats.of(v).median, 6)}
+            for node, v in sorted(times.items())
+        }
+        out[delegate_graph_id(mp.method.name, part.name, graph.name)] = {
+            "name": "measured time (median ms)",
+            "results": results,
+            "gradient": GRADIENT,
+        }
+    return out
+
+
 def model_node_data(profile: ProgramProfile, tick_ns: float = 1.0) -> dict[str, Any]:
-    """Node data for every method graph that has runs, keyed by graph id (the method name)."""
-    return {mp.method.name: method_node_data(mp, tick_ns) for mp in profile.methods if mp.runs}
+    """Node data for every method graph that has runs, keyed by graph id (the method name), and
+    for the delegate views whose nodes got times."""
+    out: dict[str, Any] = {}
+    for mp in profile.methods:
+        if mp.runs:
+            out[mp.method.name] = method_node_data(mp, tick_ns)
+            out.update(delegate_node_data(mp, tick_ns))
+    return out
 
 
 def node_data_json(profile: ProgramProfile, tick_ns: float = 1.0) -> str:

@@ -5,7 +5,9 @@ The renderer draws the program; this adds what the ETDump measured, on the same 
 - every partition (its group, and the node pinned to the group's top): median with p10/p90 and
   share of the run, and for a delegate what it logged about its own operators;
 - the method (graph attributes, shown when nothing is selected): latency over the runs and the
-  measured split between delegates, CPU compute, glue, control flow and runtime overhead.
+  measured split between delegates, CPU compute, glue, control flow and runtime overhead;
+- the nodes of a decoded delegate view, where the delegate's events could be placed on them
+  (XNNPACK: `profile/xnnpack_ops.py`), and the nodes fused into another's operator at runtime.
 
 A missing ETDump adds nothing; a corrupt or foreign one adds one `measured profile problem`
 attribute to each method graph and never stops the `.pte` from opening.
@@ -19,11 +21,12 @@ from typing import Any, Final
 from model_explorer import graph_builder as gb
 
 from pte_adapter.errors import PteFormatError
-from pte_adapter.profile.join import ProgramProfile
-from pte_adapter.profile.summary import instruction_times, method_summary
+from pte_adapter.profile.join import MethodProfile, ProgramProfile
+from pte_adapter.profile.stats import Stats
+from pte_adapter.profile.summary import delegate_inner_times, instruction_times, method_summary
 from pte_adapter.program import Program
-from pte_adapter.render.model_explorer import node_id
-from pte_adapter.render.node_data import partition_node_id
+from pte_adapter.render.model_explorer import delegate_graph_id, node_id
+from pte_adapter.render.node_data import delegate_node_id, partition_node_id
 from pte_adapter.render.profile_report import SPLIT_LABELS
 
 PROBLEM_KEY: Final = "measured profile problem"
@@ -96,6 +99,31 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
     graph.groupNodeAttributes = groups
 
 
+def annotate_delegate_views(graphs: dict[str, gb.Graph], mp: MethodProfile) -> None:
+    for part in mp.partitions.delegate_partitions:
+        inner = delegate_inner_times(mp, part)
+        if inner is None:
+            continue
+        view, times, fused = inner
+        graph = graphs.get(delegate_graph_id(mp.method.name, part.name, view.name))
+        if graph is None:
+            continue
+        times = {delegate_node_id(k): v for k, v in times.items()}
+        fused = {delegate_node_id(k): v for k, v in fused.items()}
+        for node in graph.nodes:
+            if node.id in times:
+                st = Stats.of(times[node.id])
+                _add(
+                    node,
+                    {
+                        "measured median": _ms(st.median),
+                        "measured min / max": f"{st.min:.3f} / {st.max:.3f} ms",
+                    },
+                )
+            elif node.id in fused:
+                _add(node, {"measured": f"fused into {fused[node.id]}'s operator at run time"})
+
+
 def annotate_graphs(graphs: list[gb.Graph], program: Program, etdump: Path) -> None:
     """Add the ETDump's measurements to the method graphs; a bad ETDump becomes a graph attribute."""
     from pte_adapter.profile.load import load_profile
@@ -110,6 +138,10 @@ def annotate_graphs(graphs: list[gb.Graph], program: Program, etdump: Path) -> N
                 groups.setdefault("", {})[PROBLEM_KEY] = str(e)
                 g.groupNodeAttributes = groups
         return
+    by_id = {g.id: g for g in graphs}
     for g in graphs:
         if g.id in methods:
             annotate_method(g, profile, g.id)
+    for mp in profile.methods:
+        if mp.runs:
+            annotate_delegate_views(by_id, mp)
