@@ -20,20 +20,16 @@ def _stat_text(stats: dict[str, Any]) -> str:
 
 def text_report(summary: dict[str, Any]) -> str:
     lines: list[str] = []
-    lines.append(
-        f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
-        f"{len(summary['methods'])} method(s)"
-    )
+    lines.append(f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
+                 f"{len(summary['methods'])} method(s)")
     for m in summary["methods"]:
         lines.append("")
         calls = counts_text(m["delegate_calls"]) or "none"
         lines.append(f"method {m['name']}: {m['instructions']} instructions")
         lines.append(f"  delegate partitions  {m['delegate_partitions']}  ({calls})")
         lines.append(f"  CPU islands          {m['cpu_islands']}")
-        lines.append(
-            f"  CPU kernel calls     {m['cpu_kernel_calls']}  "
-            f"({m['cpu_compute_calls']} compute, {m['cpu_glue_calls']} glue)"
-        )
+        lines.append(f"  CPU kernel calls     {m['cpu_kernel_calls']}  "
+                     f"({m['cpu_compute_calls']} compute, {m['cpu_glue_calls']} glue)")
         if m["cpu_compute_ops"]:
             lines.append(f"  CPU compute ops      {counts_text(m['cpu_compute_ops'])}")
         crossings = ", ".join(
@@ -60,15 +56,13 @@ def text_report(summary: dict[str, Any]) -> str:
                 detail = counts_text({**p["compute_ops"], **p["glue_ops"], **p["control"]})
             else:
                 inner = p["inner_ops"]
-                detail = f"{inner} inner ops" if inner is not None else "not decoded"
+                detail = (f"{inner} inner ops" if inner is not None else "not decoded")
                 stats = _stat_text(p["delegate_stats"])
                 if stats:
                     detail += f"; {stats}"
-            lines.append(
-                f"    {p['index']:>3}  {p['name']:<38} {span:<10} "
-                f"in {human_bytes(p['bytes_in']):<22} out {human_bytes(p['bytes_out']):<22}"
-                f" {detail}".rstrip()
-            )
+            lines.append(f"    {p['index']:>3}  {p['name']:<38} {span:<10} "
+                         f"in {human_bytes(p['bytes_in']):<22} out {human_bytes(p['bytes_out']):<22}"
+                         f" {detail}".rstrip())
             for problem in p["problems"]:
                 lines.append(f"         problem: {problem}")
         for problem in m["problems"]:
