@@ -2,9 +2,10 @@
 
 `pte-adapter profile --node-data` writes Model Explorer node data for the XNNPACK MobileNetV2 and
 its real ETDump; Model Explorer opens the `.pte` with that node data (what "Add per-node data" or
-`--node_data_paths` does), and the test checks what a user would: the XNNPACK view's nodes are
-painted in the overlay's gradient (its two end colours are not in the renderer's palette, so they
-can only come from the node data), and the partition's group carries its measured time. Expected
+`--node_data_paths` does), and the test checks what a user would: the XNNPACK operations drawn
+inside the partition's group are painted in the overlay's gradient (its top colour is not in the
+renderer's palette, so it can only come from the node data), the side panel's largest value is
+Inspector's, and the group and the delegate call carry their measured time. Expected
 values come from ExecuTorch's Inspector over the same `.etdp`.
 """
 
@@ -74,19 +75,23 @@ def overlay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MEPage]:
 
 
 @cache
-def _inspector_medians() -> dict[str, float]:
-    """Inspector's median per event name (delegated XNNPACK operators and DELEGATE_CALL)."""
+def _events() -> dict[str, list[float]]:
     from executorch.devtools import Inspector
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ins = Inspector(etdump_path=str(example(EXAMPLE).with_suffix(".etdp")))
     return {
-        e.name: float(np.median(e.perf_data.raw))
+        e.name: list(e.perf_data.raw)
         for b in ins.event_blocks
         for e in b.events
         if e.perf_data is not None and (e.is_delegated_op or e.name == "DELEGATE_CALL")
     }
+
+
+def _inspector_events() -> dict[str, list[float]]:
+    """Inspector's per-run times of the XNNPACK operators and of DELEGATE_CALL, by event name."""
+    return dict(_events())
 
 
 def _escape(text: str) -> str:
@@ -101,15 +106,23 @@ def _aggregated_max(me: MEPage) -> float:
     return float(m.group(1))
 
 
-def test_xnnpack_view_is_coloured_by_time(overlay: MEPage) -> None:
+def _expected_values() -> list[float]:
+    """The overlay's values by Inspector: each XNNPACK operator's median, and the call's median
+    time outside its operators (the DelegateCall node; its operators carry the rest)."""
+    events = _inspector_events()
+    call = events.pop("DELEGATE_CALL")
+    outside = [c - sum(v[i] for v in events.values()) for i, c in enumerate(call)]
+    return [float(np.median(v)) for v in events.values()] + [float(np.median(outside))]
+
+
+def test_operations_are_coloured_by_time(overlay: MEPage) -> None:
     me = overlay
-    view = next(g for g in me.graph_choices() if g != "forward")
-    me.select_graph(view)
+    me.select_graph("forward")
+    me.expand_all()
     assert "measured time (median ms)" in me.page.locator("body").inner_text()
-    medians = {k: v for k, v in _inspector_medians().items() if k != "DELEGATE_CALL"}
-    slowest = max(medians.values())
+    slowest = max(_expected_values())
     assert _aggregated_max(me) == pytest.approx(slowest, abs=1e-6)
-    # Centre the slowest operator's node (found by its attribute) and look at its colour.
+    # Centre the slowest operation's node (found by its attribute) and look at its colour.
     query = f"^{_escape('measured median')}={_escape(f'{slowest:.3f} ms')}$"
     hits = me.search(query)
     assert hits, query
@@ -123,14 +136,12 @@ def test_xnnpack_view_is_coloured_by_time(overlay: MEPage) -> None:
 def test_partition_group_carries_its_time(overlay: MEPage) -> None:
     me = overlay
     me.select_graph("forward")
-    call = _inspector_medians()["DELEGATE_CALL"]
+    call = float(np.median(_inspector_events()["DELEGATE_CALL"]))
     (part,) = partition_method(pte_adapter.load(example(EXAMPLE)).methods[0]).partitions
-    # The partition's group (a layer, searchable by its group attributes), the node pinned to its
-    # top and the delegate call all carry the measured time ...
+    # The partition's group (a layer, searchable by its group attributes) and the delegate call
+    # carry the measured time of the call.
     hits = me.search(f"^{_escape('measured time')}={_escape(f'median {call:.3f} ms')}")
-    assert {h.node_id for h in hits} == {f"{part.name}___group___", "p0"}, hits
+    assert {h.node_id for h in hits} == {f"{part.name}___group___"}, hits
     hits = me.search(f"^{_escape('measured median')}={_escape(f'{call:.3f} ms')}$")
     assert {h.node_id for h in hits} == {"i0"}, hits
     me.clear_search()
-    # ... and the overlay's value for them is the same median.
-    assert _aggregated_max(me) == pytest.approx(call, abs=1e-6)

@@ -13,13 +13,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pte_adapter.convert import convert_path
 from pte_adapter.profile.load import load_profile
 from pte_adapter.profile.summary import delegate_inner_times, profile_summary
 from pte_adapter.profile.xnnpack_ops import fits, match_events, operator_type
-from pte_adapter.render.node_data import delegate_node_id, model_node_data
+from pte_adapter.render.node_data import model_node_data
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -27,18 +28,17 @@ STEMS = ["mv2_xnnpack_fp32", "mv2_xnnpack_int8", "xnnpack_ptd"]
 
 
 @cache
-def _delegated(stem: str) -> dict[str, list[float]]:
+def _inspector_events(stem: str) -> list[Any]:
     from executorch.devtools import Inspector
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ins = Inspector(etdump_path=str(EXAMPLES / f"{stem}.etdp"))
-    return {
-        e.name: list(e.perf_data.raw)
-        for b in ins.event_blocks
-        for e in b.events
-        if e.is_delegated_op
-    }
+    return [e for b in ins.event_blocks for e in b.events if e.perf_data is not None]
+
+
+def _delegated(stem: str) -> dict[str, list[float]]:
+    return {e.name: list(e.perf_data.raw) for e in _inspector_events(stem) if e.is_delegated_op}
 
 
 def _setup(stem: str) -> tuple[Any, Any, Any]:
@@ -115,18 +115,30 @@ def test_misaligned_events_are_refused(edit: str) -> None:
     assert match_events(graph, names) is None
 
 
-def test_delegate_view_node_data_and_attributes() -> None:
+def test_operations_in_the_method_graph_get_node_data_and_attributes() -> None:
     _, profile = load_profile(EXAMPLES / "mv2_xnnpack_int8.pte")
     data = model_node_data(profile)
-    graphs = {g.id: g for g in convert_path(EXAMPLES / "mv2_xnnpack_int8.pte")}
-    (view_id,) = [k for k in data if k != "forward"]
-    view = graphs[view_id]
-    ids = {n.id for n in view.nodes}
-    assert set(data[view_id]["results"]) <= ids
-    assert len(data[view_id]["results"]) == 69
-    attrs = {n.id: {a.key: a.value for a in n.attrs} for n in view.nodes}
-    assert "fused into xnode2" in attrs[delegate_node_id("xnode3")]["measured"]
-    assert "measured median" in attrs[delegate_node_id("xnode2")]
+    assert set(data) == {"forward"}
+    (graph,) = [g for g in convert_path(EXAMPLES / "mv2_xnnpack_int8.pte") if g.id == "forward"]
+    nodes = {n.id: n for n in graph.nodes}
+    results = data["forward"]["results"]
+    assert set(results) <= set(nodes)
+    expected = _delegated("mv2_xnnpack_int8")
+    # One value per XNNPACK operator, on the node of the operation it ran, plus the call itself.
+    assert len(results) == len(expected) + 1
+    by_label = sorted(float(np.median(v)) for v in expected.values())
+    assert sorted(v["value"] for k, v in results.items() if k != "i0") == pytest.approx(
+        by_label, abs=1e-6
+    )
+    # The call keeps only its time outside the operators: the group's sum is the call's time.
+    (call,) = [e for e in _inspector_events("mv2_xnnpack_int8") if e.name == "DELEGATE_CALL"]
+    outside = [c - sum(v[i] for v in expected.values()) for i, c in enumerate(call.perf_data.raw)]
+    assert results["i0"]["value"] == pytest.approx(float(np.median(outside)), abs=1e-6)
+    attrs = {n.id: {a.key: a.value for a in n.attrs} for n in graph.nodes}
+    fused = [k for k, a in attrs.items() if "measured" in a]
+    assert len(fused) == 35
+    assert all(nodes[k].label == "Clamp" for k in fused)
+    assert sum("measured median" in a for k, a in attrs.items() if k.startswith("i0.")) == 69
     summary = profile_summary(profile)
     inner = summary["methods"][0]["partitions"][0]["inner_nodes"]
     assert (inner["matched"], inner["of"]) == (104, 104)

@@ -32,24 +32,17 @@ ETDUMP_FIELD = "etdump"
 def graph_node_data(model_path: str, graph_id: str, etdump: str | None) -> GraphNodeData:
     """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
     from pte_adapter.profile.load import load_profile
-    from pte_adapter.render.node_data import delegate_node_data, method_node_data
+    from pte_adapter.render.node_data import method_node_data
 
     _, profile = load_profile(model_path, etdump or None)
     method = profile.method(graph_id)
-    data: dict[str, Any] | None = None
-    if method is not None and method.runs:
-        data = method_node_data(method)
-    else:
-        for mp in profile.methods:
-            if mp.runs and (data := delegate_node_data(mp).get(graph_id)) is not None:
-                break
-    if data is None:
+    if method is None or not method.runs:
         ran = ", ".join(m.method.name for m in profile.methods if m.runs) or "none"
         raise PteFormatError(
-            f"the ETDump has no times for graph '{graph_id}' (methods it ran: {ran}; delegate "
-            "views get times only where the delegate's events name their nodes)",
+            f"the ETDump has no times for graph '{graph_id}' (methods it ran: {ran})",
             part=profile.etdump.name,
         )
+    data = method_node_data(method)
     return GraphNodeData(
         name=data["name"],
         results={k: NodeDataResult(value=v["value"]) for k, v in data["results"].items()},

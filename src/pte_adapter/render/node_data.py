@@ -6,10 +6,11 @@ graph id, each value a `GraphNodeData` — `results` maps a node id to `{"value"
 "Add per-node data" button loads such a file, and `model-explorer model.pte --extensions=pte_adapter
 --node_data_paths=model.nodedata.json` opens the model with it applied.
 
-Values are median milliseconds over the runs, on the instruction nodes of each method graph and on
-each partition's pinned group node, so a partition shows its total time and every operator its
-own. Node ids are the renderer's (`render/model_explorer.py`), so the overlay lands on the graph the
-adapter draws.
+Values are median milliseconds over the runs, on the renderer's node ids (`render/model_explorer.py`):
+every profiled instruction, and the decoded operations drawn inside a delegate's group where the
+delegate's events could be placed on them (XNNPACK). Model Explorer sums a group's children, so a
+DelegateCall whose operations carry their own times gets only the part of the call outside them:
+the group's sum is then the call's time, not twice it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import json
 import math
 from typing import Any, Final
 
-from pte_adapter.profile.join import MethodProfile, ProgramProfile, partition_time
+from pte_adapter.profile.join import MethodProfile, ProgramProfile
 from pte_adapter.profile.stats import Stats
 from pte_adapter.profile.summary import NS_PER_MS, delegate_inner_times, instruction_times
-from pte_adapter.render.model_explorer import delegate_graph_id, node_id
+from pte_adapter.render.model_explorer import node_id, view_op_node_ids
 
 # Pale yellow (cheap) to deep red (expensive): readable under the black labels of Model Explorer.
 GRADIENT: Final = [
@@ -31,26 +32,48 @@ GRADIENT: Final = [
 ]
 
 
-def partition_node_id(partition_index: int) -> str:
-    """Id of the node pinned to the top of a partition's group (see the renderer)."""
-    return f"p{partition_index}"
+def inner_op_times(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, tuple[list[float], str]]:
+    """Rendered node id -> (ms per run, "") for each decoded delegate operation with a time, and
+    -> ([], rendered id of the operation it was fused into) for fused ones."""
+    out: dict[str, tuple[list[float], str]] = {}
+    for part in mp.partitions.delegate_partitions:
+        inner = delegate_inner_times(mp, part, tick_ns)
+        if inner is None or not part.instructions:
+            continue
+        view, times, fused = inner
+        ids = view_op_node_ids(mp.method, mp.partitions, part.instructions[0], view.name)
+        if ids is None or len(ids) != len(view.nodes):
+            continue
+        rendered = {op.id: ids[pos] for pos, op in enumerate(view.nodes)}
+        for op, values in times.items():
+            out[rendered[op]] = (values, "")
+        for op, owner in fused.items():
+            out[rendered[op]] = ([], rendered[owner])
+    return out
 
 
-def delegate_node_id(op_id: str) -> str:
-    """Id of a decoded delegate operation's node in its view (see the renderer's delegate_graph)."""
-    return f"op_{op_id}"
+def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
+    """Median over runs of a DelegateCall's time outside the operations its delegate logged."""
+    values = [
+        (run.instruction_time.get(index, 0) - sum(e.duration for e in events)) * scale
+        for run in mp.runs
+        if (events := run.delegate_events.get(index))
+    ]
+    return Stats.of(values).median
 
 
 def method_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
+    scale = tick_ns / NS_PER_MS
+    inner = inner_op_times(mp, tick_ns)
+    mapped_calls = {int(k.split(".")[0][1:]) for k, (v, _) in inner.items() if v}
     results: dict[str, dict[str, float]] = {}
     for index, t in instruction_times(mp, tick_ns).items():
-        if not math.isnan(t.stats.median):
-            results[node_id(index)] = {"value": round(t.stats.median, 6)}
-    scale = tick_ns / NS_PER_MS
-    for part in mp.partitions.partitions:
-        median = Stats.of([partition_time(mp, r, part.index) * scale for r in mp.runs]).median
-        if not math.isnan(median):
-            results[partition_node_id(part.index)] = {"value": round(median, 6)}
+        value = _outside_ops(mp, index, scale) if index in mapped_calls else t.stats.median
+        if not math.isnan(value):
+            results[node_id(index)] = {"value": round(value, 6)}
+    for nid, (values, _) in inner.items():
+        if values:
+            results[nid] = {"value": round(Stats.of(values).median, 6)}
     return {
         "name": "measured time (median ms)",
         "results": results,
@@ -58,36 +81,9 @@ def method_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
     }
 
 
-def delegate_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, dict[str, Any]]:
-    """Node data for the decoded delegate views whose nodes the delegate's events were placed on
-    (XNNPACK: one event per runtime operator), keyed by the view's graph id."""
-    out: dict[str, dict[str, Any]] = {}
-    for part in mp.partitions.delegate_partitions:
-        inner = delegate_inner_times(mp, part, tick_ns)
-        if inner is None:
-            continue
-        graph, times, _ = inner
-        results = {
-            delegate_node_id(node): {"value": round(Stats.of(v).median, 6)}
-            for node, v in sorted(times.items())
-        }
-        out[delegate_graph_id(mp.method.name, part.name, graph.name)] = {
-            "name": "measured time (median ms)",
-            "results": results,
-            "gradient": GRADIENT,
-        }
-    return out
-
-
 def model_node_data(profile: ProgramProfile, tick_ns: float = 1.0) -> dict[str, Any]:
-    """Node data for every method graph that has runs, keyed by graph id (the method name), and
-    for the delegate views whose nodes got times."""
-    out: dict[str, Any] = {}
-    for mp in profile.methods:
-        if mp.runs:
-            out[mp.method.name] = method_node_data(mp, tick_ns)
-            out.update(delegate_node_data(mp, tick_ns))
-    return out
+    """Node data for every method graph that has runs, keyed by graph id (the method name)."""
+    return {mp.method.name: method_node_data(mp, tick_ns) for mp in profile.methods if mp.runs}
 
 
 def node_data_json(profile: ProgramProfile, tick_ns: float = 1.0) -> str:

@@ -2,12 +2,12 @@
 
 The renderer draws the program; this adds what the ETDump measured, on the same node ids:
 - every profiled instruction node: median, min/max and share of the run;
-- every partition (its group, and the node pinned to the group's top): median with p10/p90 and
-  share of the run, and for a delegate what it logged about its own operators;
+- every partition (its group's attributes): median with p10/p90 and share of the run, and for a
+  delegate what it logged about its own operators;
 - the method (graph attributes, shown when nothing is selected): latency over the runs and the
   measured split between delegates, CPU compute, glue, control flow and runtime overhead;
-- the nodes of a decoded delegate view, where the delegate's events could be placed on them
-  (XNNPACK: `profile/xnnpack_ops.py`), and the nodes fused into another's operator at runtime.
+- the decoded delegate operations drawn inside a partition, where the delegate's events could be
+  placed on them (XNNPACK: `profile/xnnpack_ops.py`), and those fused into another's operator.
 
 A missing ETDump adds nothing; a corrupt or foreign one adds one `measured profile problem`
 attribute to each method graph and never stops the `.pte` from opening.
@@ -23,10 +23,10 @@ from model_explorer import graph_builder as gb
 from pte_adapter.errors import PteFormatError
 from pte_adapter.profile.join import MethodProfile, ProgramProfile
 from pte_adapter.profile.stats import Stats
-from pte_adapter.profile.summary import delegate_inner_times, instruction_times, method_summary
+from pte_adapter.profile.summary import instruction_times, method_summary
 from pte_adapter.program import Program
-from pte_adapter.render.model_explorer import delegate_graph_id, node_id
-from pte_adapter.render.node_data import delegate_node_id, partition_node_id
+from pte_adapter.render.model_explorer import node_id
+from pte_adapter.render.node_data import inner_op_times
 from pte_adapter.render.profile_report import SPLIT_LABELS
 
 PROBLEM_KEY: Final = "measured profile problem"
@@ -77,9 +77,6 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
                 f"{_ms(p['outside_logged_ops']['median'])} (medians)"
             )
         groups.setdefault(p["name"], {}).update(attrs)
-        pin = nodes.get(partition_node_id(p["index"]))
-        if pin is not None:
-            _add(pin, attrs)
     lat = summary["latency"]
     split = summary["split"]
     groups.setdefault("", {}).update(
@@ -99,29 +96,25 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
     graph.groupNodeAttributes = groups
 
 
-def annotate_delegate_views(graphs: dict[str, gb.Graph], mp: MethodProfile) -> None:
-    for part in mp.partitions.delegate_partitions:
-        inner = delegate_inner_times(mp, part)
-        if inner is None:
+def annotate_inner_ops(graph: gb.Graph, mp: MethodProfile) -> None:
+    """Times on the decoded delegate operations drawn inside their partition's group."""
+    nodes = {n.id: n for n in graph.nodes}
+    for nid, (values, owner) in inner_op_times(mp).items():
+        node = nodes.get(nid)
+        if node is None:
             continue
-        view, times, fused = inner
-        graph = graphs.get(delegate_graph_id(mp.method.name, part.name, view.name))
-        if graph is None:
-            continue
-        times = {delegate_node_id(k): v for k, v in times.items()}
-        fused = {delegate_node_id(k): v for k, v in fused.items()}
-        for node in graph.nodes:
-            if node.id in times:
-                st = Stats.of(times[node.id])
-                _add(
-                    node,
-                    {
-                        "measured median": _ms(st.median),
-                        "measured min / max": f"{st.min:.3f} / {st.max:.3f} ms",
-                    },
-                )
-            elif node.id in fused:
-                _add(node, {"measured": f"fused into {fused[node.id]}'s operator at run time"})
+        if values:
+            st = Stats.of(values)
+            _add(
+                node,
+                {
+                    "measured median": _ms(st.median),
+                    "measured min / max": f"{st.min:.3f} / {st.max:.3f} ms",
+                },
+            )
+        else:
+            label = nodes[owner].label if owner in nodes else owner
+            _add(node, {"measured": f"fused into {owner} ({label}) at run time"})
 
 
 def annotate_graphs(graphs: list[gb.Graph], program: Program, etdump: Path) -> None:
@@ -138,10 +131,9 @@ def annotate_graphs(graphs: list[gb.Graph], program: Program, etdump: Path) -> N
                 groups.setdefault("", {})[PROBLEM_KEY] = str(e)
                 g.groupNodeAttributes = groups
         return
-    by_id = {g.id: g for g in graphs}
     for g in graphs:
         if g.id in methods:
             annotate_method(g, profile, g.id)
-    for mp in profile.methods:
-        if mp.runs:
-            annotate_delegate_views(by_id, mp)
+            mp = profile.method(g.id)
+            if mp is not None and mp.runs:
+                annotate_inner_ops(g, mp)
