@@ -313,3 +313,59 @@ def test_inside_the_delegate_against_inspector(stem: str) -> None:
     ):
         assert part[key]["median"] == pytest.approx(float(np.median(values)), abs=1e-4), key
         assert part[key]["n"] == runs
+
+
+@cache
+def _et_deserialized(path: Path) -> Any:
+    from executorch.devtools.etdump.serialize import deserialize_from_etdump_flatcc
+
+    return deserialize_from_etdump_flatcc(path.read_bytes())
+
+
+@pytest.mark.parametrize("path", ETDPS, ids=[p.stem for p in ETDPS])
+def test_reader_matches_executorchs_deserializer(path: Path) -> None:
+    """Every field of every run and event, against ExecuTorch's own ETDump deserializer (flatc with
+    the schema that ships in the wheel): profile, allocation and debug events alike."""
+    theirs = _et_deserialized(path)
+    ours = load_etdump(path)
+    assert ours.version == theirs.version
+    assert len(ours.runs) == len(theirs.run_data)
+    debug_seen = 0
+    for run, ref in zip(ours.runs, theirs.run_data, strict=True):
+        assert run.name == ref.name
+        assert run.bundled_input_index == (
+            ref.bundled_input_index if ref.bundled_input_index is not None else -1
+        )
+        assert run.allocators == [a.name for a in ref.allocators or []]
+        events = ref.events or []
+        profile = [(i, e.profile_event) for i, e in enumerate(events) if e.profile_event]
+        alloc = [(i, e.allocation_event) for i, e in enumerate(events) if e.allocation_event]
+        debug = [(i, e.debug_event) for i, e in enumerate(events) if e.debug_event]
+        assert [e.index for e in run.profile_events] == [i for i, _ in profile]
+        for e, (_, r) in zip(run.profile_events, profile, strict=True):
+            assert (e.name, e.chain_index, e.instruction_id) == (
+                r.name or "",
+                r.chain_index,
+                r.instruction_id,
+            )
+            assert e.delegate_debug_id_int == (
+                r.delegate_debug_id_int if r.delegate_debug_id_int is not None else -1
+            )
+            assert e.delegate_debug_id_str == (r.delegate_debug_id_str or "")
+            assert e.metadata_bytes == len(r.delegate_debug_metadata or b"")
+            assert (e.start, e.end) == (r.start_time, r.end_time)
+        assert [(a.index, a.allocator_id, a.size) for a in run.allocation_events] == [
+            (i, r.allocator_id, r.allocation_size) for i, r in alloc
+        ]
+        assert [e.index for e in run.debug_events] == [i for i, _ in debug]
+        for e, (_, r) in zip(run.debug_events, debug, strict=True):
+            assert (e.name, e.chain_index, e.instruction_id) == (
+                r.name or "",
+                r.chain_index,
+                r.instruction_id,
+            )
+            assert e.value_type == (r.debug_entry.val if r.debug_entry else "")
+            debug_seen += 1
+        assert run.empty_events == len(events) - len(profile) - len(alloc) - len(debug)
+    if path.stem == "two_methods":
+        assert debug_seen > 0  # recorded with a debug buffer: intermediate outputs were logged
