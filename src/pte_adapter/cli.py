@@ -151,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
     p.add_argument("--json", action="store_true", help="JSON instead of text")
     p.set_defaults(func=_cmd_vela)
+
+    from pte_adapter.cli_profile import add_parser as add_profile_parser
+
+    add_profile_parser(sub)
     return parser
 
 

@@ -8,6 +8,9 @@ from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
 
 from pte_adapter.convert import convert_path
 
+# Defining the node data provider class registers it with Model Explorer next to the adapter.
+from pte_adapter.profile_provider import PteProfileNodeData  # noqa: F401
+
 
 class PteAdapter(Adapter):  # type: ignore[misc]
     """Shows every method of an ExecuTorch program, grouped and coloured by backend."""

@@ -569,6 +569,25 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
     return graph
 
 
+def view_op_node_ids(method: Method, parts: MethodPartitions, instruction: int,
+                     view_name: str) -> list[str] | None:
+    """Ids of a delegate view's operations in the method graph, in the view's node order (as
+    `method_graph` numbers them); None when the view is drawn as a separate graph or not at all."""
+    d = method.instructions[instruction].delegate_index
+    if d is None or not 0 <= d < len(method.delegates):
+        return None
+    flow = parts.dataflow
+    contents = _contents(method.delegates[d], len(flow.edges[instruction]),
+                         len(flow.io[instruction].output_tensors))
+    prefix = node_id(instruction)
+    if contents.inline is not None and contents.inline.name == view_name:
+        return [f"{prefix}.{pos}" for pos in range(len(contents.inline.nodes))]
+    for view in contents.nested:
+        if view.name == view_name:
+            return [f"{prefix}.{_slug(view.name)}.{pos}" for pos in range(len(view.nodes))]
+    return None
+
+
 def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str) -> str:
     """Id of a delegate view's graph: unique across the response, readable in the graph list."""
     return f"{method_graph_id} / {partition_name} / {view_name}"
