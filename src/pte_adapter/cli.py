@@ -74,6 +74,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_size(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.size import size_report
+    from pte_adapter.api import load
+    from pte_adapter.render.size_report import json_size_report, text_size_report
+
+    report = size_report(load(args.model))
+    print(json_size_report(report) if args.json else text_size_report(report))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pte-adapter",
@@ -100,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cpu-islands", type=int, help="most CPU islands allowed")
     p.add_argument("--method", help="check only this method (default: all)")
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("size", help="where the bytes of the file go (adds up to the file size)")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true", help="every part as JSON")
+    p.set_defaults(func=_cmd_size)
     return parser
 
 
