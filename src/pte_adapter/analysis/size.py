@@ -21,7 +21,12 @@ from pte_adapter.container.pte import PteFile
 from pte_adapter.delegates.payload_layout import PayloadSpan, payload_layout
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program import Delegate, InstructionKind, Method, Program, Tensor
-from pte_adapter.reader import P_CONSTANT_BUFFER, P_CONSTANT_SEGMENT, P_DELEGATE_DATA, P_MUTABLE_SEGMENTS
+from pte_adapter.reader import (
+    P_CONSTANT_BUFFER,
+    P_CONSTANT_SEGMENT,
+    P_DELEGATE_DATA,
+    P_MUTABLE_SEGMENTS,
+)
 
 FILE_HEADER_BYTES = 8  # u32 root offset + identifier "ET12"
 
@@ -152,8 +157,14 @@ def cover(parent: SizePart, filler_kind: str, filler_name: str, problems: list[s
 
 
 def _from_payload_span(s: PayloadSpan, problems: list[str]) -> SizePart:
-    part = SizePart(s.kind, s.name, s.offset, s.size,
-                    [_from_payload_span(c, problems) for c in s.children], dict(s.detail))
+    part = SizePart(
+        s.kind,
+        s.name,
+        s.offset,
+        s.size,
+        [_from_payload_span(c, problems) for c in s.children],
+        dict(s.detail),
+    )
     if part.children:
         cover(part, "padding", "padding", problems)
     return part
@@ -197,17 +208,25 @@ class _Builder:
         users = self.tensors_of.get(key, [])
         nbytes = min(max((t.nbytes for _, _, t in users), default=size), size)
         tensors = [f"{m.name} value {vi}: {_shape(t)} {t.dtype}" for m, vi, t in users]
-        readers = [r for m, vi, _ in users for r in self.readers.get((self._method_index(m), vi), [])]
+        readers = [
+            r for m, vi, _ in users for r in self.readers.get((self._method_index(m), vi), [])
+        ]
         named = next((t.fqn for _, _, t in users if t.fqn), "")
         label = named or (tensors[0] if tensors else f"{where} (no tensor refers to it)")
         self.constants.append(ConstantEntry(label, nbytes, where, offset, tensors, readers))
         kind = "mutable_tensor" if key[0] == "mutable" else "constant_tensor"
-        part = SizePart(kind, f"{where}: {label}", offset, size,
-                        detail={"tensors": tensors, "readers": readers})
+        part = SizePart(
+            kind,
+            f"{where}: {label}",
+            offset,
+            size,
+            detail={"buffer": key[1], "tensors": tensors, "readers": readers},
+        )
         if nbytes < size:
-            part.children = [SizePart(kind, f"{where} data", offset, nbytes),
-                             SizePart("padding", "buffer alignment padding", offset + nbytes,
-                                      size - nbytes)]
+            part.children = [
+                SizePart(kind, f"{where} data", offset, nbytes),
+                SizePart("padding", "buffer alignment padding", offset + nbytes, size - nbytes),
+            ]
         return part
 
     # -- the file ------------------------------------------------------------------------------
@@ -215,19 +234,26 @@ class _Builder:
     def build(self) -> SizePart:
         pte = self.pte
         root = SizePart("file", pte.name, 0, pte.size)
-        root.children.append(SizePart("header", "header (root offset, 'ET12')", 0,
-                                      min(FILE_HEADER_BYTES, pte.size)))
+        root.children.append(
+            SizePart("header", "header (root offset, 'ET12')", 0, min(FILE_HEADER_BYTES, pte.size))
+        )
         fb_start = FILE_HEADER_BYTES
         if pte.header is not None:
-            root.children.append(SizePart("extended_header", "extended header 'eh00'", 8,
-                                          pte.header.length))
+            root.children.append(
+                SizePart("extended_header", "extended header 'eh00'", 8, pte.header.length)
+            )
             fb_start = 8 + pte.header.length
         program_size = self.program.program_size
-        flat = SizePart("program_flatbuffer", "program FlatBuffer", fb_start,
-                        max(program_size - fb_start, 0))
+        flat = SizePart(
+            "program_flatbuffer", "program FlatBuffer", fb_start, max(program_size - fb_start, 0)
+        )
         flat.children = self._inline_parts()
-        cover(flat, "program_flatbuffer", "program FlatBuffer (tables, strings, vectors)",
-              self.problems)
+        cover(
+            flat,
+            "program_flatbuffer",
+            "program FlatBuffer (tables, strings, vectors)",
+            self.problems,
+        )
         root.children.append(flat)
         root.children.extend(self._segment_parts())
         cover(root, "padding", "padding", self.problems)
@@ -240,13 +266,19 @@ class _Builder:
                 users[(d.storage, d.data_index)].append((m, d))
         return users
 
-    def _payload_part(self, offset: int, size: int, name: str,
-                      users: list[tuple[Method, Delegate]]) -> SizePart:
+    def _payload_part(
+        self, offset: int, size: int, name: str, users: list[tuple[Method, Delegate]]
+    ) -> SizePart:
         labels = [f"{m.name} delegate {d.index}" for m, d in users]
         backend = users[0][1].id if users else ""
-        part = SizePart("delegate_payload", f"{name}: {backend or 'unused'} payload "
-                        f"({', '.join(labels) or 'no delegate refers to it'})", offset, size,
-                        detail={"backend": backend, "delegates": labels})
+        part = SizePart(
+            "delegate_payload",
+            f"{name}: {backend or 'unused'} payload "
+            f"({', '.join(labels) or 'no delegate refers to it'})",
+            offset,
+            size,
+            detail={"backend": backend, "delegates": labels},
+        )
         if not users:
             return part
         view = self.pte.data[offset : offset + size]
@@ -269,14 +301,20 @@ class _Builder:
         for i, entry in enumerate(root.iter_tables(P_DELEGATE_DATA, "backend_delegate_data")):
             span = entry.bytes_span(0, "data")
             if span is not None and span[1]:
-                parts.append(self._payload_part(span[0], span[1], f"inline delegate data {i}",
-                                                users.get(("inline", i), [])))
+                parts.append(
+                    self._payload_part(
+                        span[0], span[1], f"inline delegate data {i}", users.get(("inline", i), [])
+                    )
+                )
         if root.table(P_CONSTANT_SEGMENT, "constant_segment") is None:
             for i, buf in enumerate(root.iter_tables(P_CONSTANT_BUFFER, "constant_buffer")):
                 span = buf.bytes_span(0, "storage")
                 if span is not None and span[1]:
-                    parts.append(self._constant_part(("inline_buffer", i),
-                                                     f"inline constant_buffer[{i}]", *span))
+                    parts.append(
+                        self._constant_part(
+                            ("inline_buffer", i), f"inline constant_buffer[{i}]", *span
+                        )
+                    )
         return parts
 
     def _segment_parts(self) -> list[SizePart]:
@@ -293,34 +331,64 @@ class _Builder:
             idx = cs.int(0, "I")
             offsets = cs.ints(1, "Q", "offsets")
             if 0 <= idx < len(segs) and idx not in roles:
-                roles[idx] = self._buffers_part("constant_segment", f"segment {idx}: constant "
-                                                "segment", segs[idx].offset, segs[idx].size,
-                                                offsets, "constant", "constant_segment[{}]")
+                roles[idx] = self._buffers_part(
+                    "constant_segment",
+                    f"segment {idx}: constant segment",
+                    segs[idx].offset,
+                    segs[idx].size,
+                    offsets,
+                    "constant",
+                    "constant_segment[{}]",
+                )
         for k, t in enumerate(root.iter_tables(P_MUTABLE_SEGMENTS, "mutable_data_segments")):
             idx = t.int(0, "I")
             if 0 <= idx < len(segs) and idx not in roles:
                 roles[idx] = self._buffers_part(
-                    "mutable_segment", f"segment {idx}: mutable data {k}", segs[idx].offset,
-                    segs[idx].size, t.ints(1, "Q", "offsets"), "mutable",
-                    f"mutable_segment {k}" + "[{}]")
+                    "mutable_segment",
+                    f"segment {idx}: mutable data {k}",
+                    segs[idx].offset,
+                    segs[idx].size,
+                    t.ints(1, "Q", "offsets"),
+                    "mutable",
+                    f"mutable_segment {k}" + "[{}]",
+                )
         for nd in self.program.named_data:
             idx = nd.segment_index
             if 0 <= idx < len(segs) and idx not in roles:
-                roles[idx] = SizePart("named_data", f"segment {idx}: named data {nd.key!r}",
-                                      segs[idx].offset, segs[idx].size, detail={"key": nd.key})
+                roles[idx] = SizePart(
+                    "named_data",
+                    f"segment {idx}: named data {nd.key!r}",
+                    segs[idx].offset,
+                    segs[idx].size,
+                    detail={"key": nd.key},
+                )
         parts = []
         for i, span in enumerate(segs):
-            part = roles.get(i) or SizePart("segment_unreferenced",
-                                            f"segment {i} (nothing refers to it)", span.offset,
-                                            span.size)
+            part = roles.get(i) or SizePart(
+                "segment_unreferenced",
+                f"segment {i} (nothing refers to it)",
+                span.offset,
+                span.size,
+            )
             if span.end > self.pte.size:
-                self.problems.append(f"segment {i} [{span.offset}, {span.end}) runs past the end "
-                                     f"of the {self.pte.size}-byte file")
+                self.problems.append(
+                    f"segment {i} [{span.offset}, {span.end}) runs past the end "
+                    f"of the {self.pte.size}-byte file"
+                )
+            part.detail["segment"] = i
             parts.append(part)
         return parts
 
-    def _buffers_part(self, kind: str, name: str, offset: int, size: int, offsets: list[int],
-                      key_kind: str, where: str) -> SizePart:
+    def _buffers_part(
+        self,
+        kind: str,
+        name: str,
+        offset: int,
+        size: int,
+        offsets: list[int],
+        key_kind: str,
+        where: str,
+    ) -> SizePart:
         part = SizePart(kind, name, offset, size)
         bounds = [*offsets, size]
         for i, start in enumerate(offsets):
@@ -328,8 +396,9 @@ class _Builder:
             if end <= start:
                 continue
             lookup = "constant_segment" if key_kind == "constant" else "mutable"
-            part.children.append(self._constant_part((lookup, i), where.format(i),
-                                                     offset + start, end - start))
+            part.children.append(
+                self._constant_part((lookup, i), where.format(i), offset + start, end - start)
+            )
         cover(part, "padding", "padding", self.problems)
         return part
 
@@ -371,8 +440,11 @@ def _external(program: Program, b: _Builder) -> list[ExternalFile]:
                 wanted[t.constant.key].append(f"{m.name} value {v.index} ({_shape(t)} {t.dtype})")
     out = []
     for ptd in program.sources.ptd_files:
-        entries = [NamedEntry(k, e.span.size, ptd.name, wanted[k])
-                   for k, e in ptd.entries.items() if k in wanted]
+        entries = [
+            NamedEntry(k, e.span.size, ptd.name, wanted[k])
+            for k, e in ptd.entries.items()
+            if k in wanted
+        ]
         if not entries:
             continue  # a .ptd of another program in the same folder
         entries.sort(key=lambda e: (-e.nbytes, e.key))

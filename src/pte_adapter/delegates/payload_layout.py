@@ -90,16 +90,23 @@ def _ethosu(payload: memoryview, base: int, sources: DataSources | None) -> Payl
     ops = commands.operations if commands is not None else []
     for b in stream.blocks:
         layout.spans.append(
-            PayloadSpan("vela_block_header", f"block header {b.name!r}", base + b.header_offset,
-                        BLOCK_HEADER.size)
+            PayloadSpan(
+                "vela_block_header",
+                f"block header {b.name!r}",
+                base + b.header_offset,
+                BLOCK_HEADER.size,
+            )
         )
         at = base + b.header_offset + BLOCK_HEADER.size
         if b.size == 0:
             continue
         if b.external:
             where = f" -> {b.source}" if b.source else " (not found)"
-            layout.spans.append(PayloadSpan("external_key", f"{b.name} key{where}", at, b.size,
-                                            detail={"key": b.key or ""}))
+            layout.spans.append(
+                PayloadSpan(
+                    "external_key", f"{b.name} key{where}", at, b.size, detail={"key": b.key or ""}
+                )
+            )
             if b.key:
                 layout.named_keys[b.key] = f"Ethos-U {b.name} block"
             continue
@@ -164,8 +171,9 @@ def classify_weight_data(ops: list[NpuOperation], size: int) -> list[tuple[int, 
             i += 1
         nxt = events[i][0] if i < len(events) else size
         nxt = min(max(nxt, pos + 1), size)
-        kind = next((NPU_WEIGHT_KINDS[r] for r, n in enumerate(active) if n > 0),
-                    "npu_unreferenced")
+        kind = next(
+            (NPU_WEIGHT_KINDS[r] for r, n in enumerate(active) if n > 0), "npu_unreferenced"
+        )
         if runs and runs[-1][2] == kind and runs[-1][1] == pos:
             runs[-1] = (runs[-1][0], nxt, kind)
         else:
@@ -184,16 +192,26 @@ def _xnnpack(payload: memoryview, base: int) -> PayloadLayout:
     if header.flatbuffer_offset:
         length = int.from_bytes(payload[8:10], "little")
         layout.spans.append(PayloadSpan("payload_header", "XH00 header", base, length))
-    layout.spans.append(PayloadSpan("xnnpack_flatbuffer", "XNNPACK graph FlatBuffer",
-                                    base + header.flatbuffer_offset, header.flatbuffer_size))
+    layout.spans.append(
+        PayloadSpan(
+            "xnnpack_flatbuffer",
+            "XNNPACK graph FlatBuffer",
+            base + header.flatbuffer_offset,
+            header.flatbuffer_size,
+        )
+    )
     fb = FlatBuffer(
         payload[header.flatbuffer_offset : header.flatbuffer_offset + header.flatbuffer_size],
         part,
         base=base + header.flatbuffer_offset,
     )
     root = fb.root()
-    block = PayloadSpan("xnnpack_constant_block", "constant data block",
-                        base + header.constant_offset, header.constant_size)
+    block = PayloadSpan(
+        "xnnpack_constant_block",
+        "constant data block",
+        base + header.constant_offset,
+        header.constant_size,
+    )
     seen: set[tuple[int, int]] = set()
     slot = xnnpack._GRAPH["constant_data"].slot
     for idx, t in enumerate(root.iter_tables(slot, "constant_data")):
@@ -209,8 +227,9 @@ def _xnnpack(payload: memoryview, base: int) -> PayloadLayout:
         if offset + size > header.constant_size or (offset, size) in seen:
             continue  # the decoder reports bad offsets; a shared constant counts once
         seen.add((offset, size))
-        block.children.append(PayloadSpan("xnnpack_constant", f"XNNPACK constant {idx}",
-                                          block.offset + offset, size))
+        block.children.append(
+            PayloadSpan("xnnpack_constant", f"XNNPACK constant {idx}", block.offset + offset, size)
+        )
     if header.constant_size:
         layout.spans.append(block)
     return layout
@@ -229,9 +248,13 @@ def _tosa(payload: memoryview, base: int) -> PayloadLayout:
                 continue
             seen.add(t.data_offset)
             shape = "x".join(str(d) for d in t.shape or [])
-            layout.spans.append(PayloadSpan("tosa_constant", f"TOSA constant {t.name}",
-                                            t.data_offset, t.data_size,
-                                            detail={"shape": shape, "dtype": t.dtype}))
+            layout.spans.append(
+                PayloadSpan(
+                    "tosa_constant",
+                    f"TOSA constant {t.name}",
+                    t.data_offset,
+                    t.data_size,
+                    detail={"shape": shape, "dtype": t.dtype},
+                )
+            )
     return layout
-
-

@@ -24,8 +24,10 @@ def _pct(n: int, total: int) -> str:
 
 def _tree(part: SizePart, total: int, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
-    lines.append(f"  {pad}{part.name:<{max(60 - 2 * depth, 20)}} {part.size:>10} B "
-                 f"{_pct(part.size, total)}  @ {part.offset}")
+    lines.append(
+        f"  {pad}{part.name:<{max(60 - 2 * depth, 20)}} {part.size:>10} B "
+        f"{_pct(part.size, total)}  @ {part.offset}"
+    )
     leaves_by_kind: dict[str, list[SizePart]] = defaultdict(list)
     for c in part.children:
         if not c.children:
@@ -40,8 +42,7 @@ def _tree(part: SizePart, total: int, depth: int, lines: list[str]) -> None:
             group = leaves_by_kind[c.kind]
             n = sum(p.size for p in group)
             label = f"{c.kind} x{len(group)}"
-            lines.append(f"  {pad}  {label:<{max(58 - 2 * depth, 20)}} {n:>10} B "
-                         f"{_pct(n, total)}")
+            lines.append(f"  {pad}  {label:<{max(58 - 2 * depth, 20)}} {n:>10} B {_pct(n, total)}")
         else:
             _tree(c, total, depth + 1, lines)
 
@@ -50,19 +51,22 @@ def text_size_report(report: SizeReport) -> str:
     total = report.file_size
     lines = [f"{report.file}: {human_bytes(total)}"]
     leaf_sum = sum(p.size for p in report.leaves())
-    lines.append(f"  every byte in one part: {leaf_sum} B of {total} B"
-                 + ("" if leaf_sum == total else "  (MISMATCH)"))
+    lines.append(
+        f"  every byte in one part: {leaf_sum} B of {total} B"
+        + ("" if leaf_sum == total else "  (MISMATCH)")
+    )
     lines.append("")
     lines.append("by kind:")
-    for kind, n in report.totals().items():
-        lines.append(f"  {kind:<28} {n:>10} B {_pct(n, total)}")
+    for kind, nbytes in report.totals().items():
+        lines.append(f"  {kind:<28} {nbytes:>10} B {_pct(nbytes, total)}")
     per_delegate = report.delegate_totals()
     if per_delegate:
         lines.append("")
         lines.append("delegate payloads:")
         for label, kinds in per_delegate.items():
-            body = ", ".join(f"{k} {human_bytes(v)}" for k, v in
-                             sorted(kinds.items(), key=lambda kv: -kv[1]))
+            body = ", ".join(
+                f"{k} {human_bytes(v)}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])
+            )
             lines.append(f"  {label}: {body}")
     lines.append("")
     lines.append("layout (offset order):")
@@ -74,12 +78,16 @@ def text_size_report(report: SizeReport) -> str:
             readers = ", ".join(c.readers[:MAX_READERS])
             if len(c.readers) > MAX_READERS:
                 readers += f", ... ({len(c.readers)} readers)"
-            lines.append(f"  {c.nbytes:>10} B  {c.where:<24} {c.name}"
-                         + (f"  <- {readers}" if readers else "  (no instruction reads it)"))
+            lines.append(
+                f"  {c.nbytes:>10} B  {c.where:<24} {c.name}"
+                + (f"  <- {readers}" if readers else "  (no instruction reads it)")
+            )
     if report.named_data:
         lines.append("")
-        lines.append(f"named data in the .pte ({len(report.named_data)} keys, "
-                     f"{human_bytes(sum(n.nbytes for n in report.named_data))}):")
+        lines.append(
+            f"named data in the .pte ({len(report.named_data)} keys, "
+            f"{human_bytes(sum(n.nbytes for n in report.named_data))}):"
+        )
         for n in report.named_data[:TOP_CONSTANTS]:
             users = ", ".join(n.used_by[:MAX_READERS]) or "no delegate names it"
             lines.append(f"  {n.nbytes:>10} B  {n.key[:40]:<40}  <- {users}")
@@ -89,8 +97,10 @@ def text_size_report(report: SizeReport) -> str:
         lines.append("")
         lines.append("external data (.ptd beside the .pte; not part of the file size):")
         for e in report.external:
-            lines.append(f"  {e.file}: {human_bytes(e.size)}, {len(e.entries)} entries this "
-                         f"program uses, {human_bytes(e.referenced_bytes)}")
+            lines.append(
+                f"  {e.file}: {human_bytes(e.size)}, {len(e.entries)} entries this "
+                f"program uses, {human_bytes(e.referenced_bytes)}"
+            )
             for n in e.entries[:TOP_CONSTANTS]:
                 users = ", ".join(n.used_by[:MAX_READERS])
                 lines.append(f"    {n.nbytes:>10} B  {n.key[:40]:<40}  <- {users}")
