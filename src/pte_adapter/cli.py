@@ -84,6 +84,20 @@ def _cmd_size(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.diff import diff_programs
+    from pte_adapter.api import load
+    from pte_adapter.render.diff_report import json_diff_report, text_diff_report
+
+    diff = diff_programs(load(args.before), load(args.after))
+    print(json_diff_report(diff) if args.json else text_diff_report(diff))
+    if args.fail_on_regression and diff["regressions"]:
+        for r in diff["regressions"]:
+            print(f"REGRESSION {r}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pte-adapter",
@@ -115,6 +129,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("--json", action="store_true", help="every part as JSON")
     p.set_defaults(func=_cmd_size)
+
+    p = sub.add_parser("diff", help="what changed between two exports, per method")
+    p.add_argument("before")
+    p.add_argument("after")
+    p.add_argument("--json", action="store_true", help="stable JSON instead of text")
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when partitions, CPU islands, CPU compute calls or crossing bytes grew",
+    )
+    p.set_defaults(func=_cmd_diff)
     return parser
 
 
