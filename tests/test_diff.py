@@ -276,3 +276,33 @@ def test_pair_ids_line_up() -> None:
     assert set(fixed) <= set(frag)
     only_frag = set(frag) - set(fixed)
     assert {i.split(".")[0] for i in only_frag} == {"cpu_after_EthosUBackend_1", "EthosUBackend_2"}
+
+
+def _int8_weights(folder: Path) -> set[bytes]:
+    """The INT8 4-D constant tensors (convolution weights) of every TOSA graph Vela compiled for
+    the example, read with tosa-tools' generated readers."""
+    from tosa.DType import DType
+    from tosa.TosaGraph import TosaGraph
+
+    found: set[bytes] = set()
+    for path in sorted(folder.glob("*.tosa")):
+        g = TosaGraph.GetRootAs(path.read_bytes(), 0)
+        for r in range(g.RegionsLength()):
+            region = g.Regions(r)
+            for b in range(region.BlocksLength()):
+                blk = region.Blocks(b)
+                for i in range(blk.TensorsLength()):
+                    t = blk.Tensors(i)
+                    if t.DataLength() and t.Type() == DType.INT8 and t.ShapeLength() == 4:
+                        found.add(t.DataAsNumpy().tobytes())
+    return found
+
+
+def test_the_pair_has_the_same_weights() -> None:
+    """The fixed model is the fragmented one minus the LRN: every quantized convolution weight of
+    the fixed export is in the fragmented export, byte for byte (same seed; LocalResponseNorm has
+    no parameters and draws no random numbers)."""
+    fixed = _int8_weights(example(FIXED).parent / f"{FIXED}_artifacts")
+    frag = _int8_weights(example(FRAGMENTED).parent / f"{FRAGMENTED}_artifacts")
+    assert len(fixed) > 50
+    assert fixed <= frag
