@@ -1,7 +1,8 @@
 """`pte-adapter` commands. Thin: parse arguments, call the API, print.
 
-Exit codes: 0 ok; 1 a `check` limit was exceeded; 2 bad command line; 3 the file is missing,
-unreadable or not a valid `.pte` (one line on stderr says what and where); 4 internal error.
+Exit codes: 0 ok; 1 a `check` limit was exceeded, or `diff --fail-on-regression` found a regression;
+2 bad command line; 3 the file is missing, unreadable or not a valid `.pte` (one line on stderr
+says what and where); 4 internal error.
 """
 
 from __future__ import annotations
