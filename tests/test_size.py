@@ -282,3 +282,35 @@ def test_cli_size_json_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["size", str(path)]) == EXIT_OK
     text = capsys.readouterr().out
     assert f"every byte in one part: {path.stat().st_size} B" in text
+
+
+@pytest.mark.parametrize(
+    "name", ["mutable_buffer", "xnnpack_ptd", "mv2_ethosu85_ptd", "tosa_debug"]
+)
+def test_corrupt_copies_still_add_up_or_fail_cleanly(name: str) -> None:
+    """Hand-corrupted copies of real files: `size` and `diff` either raise PteFormatError or
+    account for every byte; no other exception reaches the user."""
+    import random
+
+    from pte_adapter.analysis.diff import diff_programs
+    from pte_adapter.api import load_bytes
+    from pte_adapter.errors import PteFormatError
+
+    original = example(name).read_bytes()
+    rng = random.Random(15)
+    measured = 0
+    for _ in range(60):
+        data = bytearray(original)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.2:
+            data = data[: rng.randrange(len(data))]
+        try:
+            program = load_bytes(bytes(data), name)
+            report = size_report(program)
+            diff_programs(program, program)
+        except PteFormatError:
+            continue
+        measured += 1
+        assert sum(leaf.size for leaf in report.leaves()) == len(data)
+    assert measured > 0
