@@ -314,3 +314,28 @@ def test_corrupt_copies_still_add_up_or_fail_cleanly(name: str) -> None:
         measured += 1
         assert sum(leaf.size for leaf in report.leaves()) == len(data)
     assert measured > 0
+
+
+@pytest.mark.parametrize("name", _payload_cases("TOSABackend"))
+def test_tosa_delegate_constants_and_readers_match_tosa_tools(name: str) -> None:
+    """Each TOSA constant listed by `size` is a tosa-tools tensor with data, with as many readers
+    as tosa-tools' operators that take it as an input."""
+    from tests.test_tosa_reader import oracle_graph
+
+    path = example(name)
+    data = path.read_bytes()
+    report = _report(path)
+    (payload,) = [p for p in _parts(report.root) if p.kind == "delegate_payload"]
+    blocks = oracle_graph(data[payload.offset : payload.end])
+    expected: Counter[tuple[str, int, int]] = Counter()
+    for b in blocks.values():
+        for tname, t in (*b["tensors"].items(), *b["shapes"].items()):
+            if t["data"]:
+                readers = sum(tname in op["inputs"] for op in b["ops"])
+                expected[(tname, t["data"], readers)] += 1
+    got = Counter(
+        (c.name.split(":")[0], c.nbytes, len(c.readers))
+        for c in report.constants
+        if c.owner.endswith("(TOSABackend)")
+    )
+    assert got == expected

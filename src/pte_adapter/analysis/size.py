@@ -60,6 +60,7 @@ class ConstantEntry:
     offset: int | None
     tensors: list[str]  # "forward value 12: [32, 3, 3, 3] int8"
     readers: list[str]  # "forward #3 aten::convolution.out"
+    owner: str = "program"  # or the delegate that holds it: "forward delegate 1 (EthosUBackend)"
 
 
 @dataclass
@@ -453,13 +454,65 @@ def _external(program: Program, b: _Builder) -> list[ExternalFile]:
     return out
 
 
+def delegate_constants(program: Program) -> list[ConstantEntry]:
+    """Constants inside delegate payloads, from the decoded delegate graphs: XNNPACK and TOSA
+    constant tensors with the operations that read them, and each Ethos-U operation's encoded
+    weight and scale streams."""
+    out: list[ConstantEntry] = []
+    for m in program.methods:
+        for d in m.delegates:
+            owner = f"{m.name} delegate {d.index} ({d.id})"
+            graphs = d.decoded.graphs[:1] if d.id == "EthosUBackend" else d.decoded.graphs
+            for g in graphs:
+                if d.id == "EthosUBackend":
+                    for node in g.nodes:
+                        n = int(node.attrs.get("weight_bytes", 0) or 0)
+                        n += int(node.attrs.get("scale_bytes", 0) or 0)
+                        if n:
+                            out.append(
+                                ConstantEntry(
+                                    f"{node.label} weights and scales",
+                                    n,
+                                    "weight_data",
+                                    None,
+                                    [],
+                                    [node.id],
+                                    owner,
+                                )
+                            )
+                    continue
+                readers: dict[str, list[str]] = defaultdict(list)
+                for node in g.nodes:
+                    for tid in dict.fromkeys(node.inputs):
+                        readers[tid].append(f"{node.label} {node.id}")
+                for t in g.tensors.values():
+                    raw = t.attrs.get("constant_bytes")
+                    if raw is None or not raw.isdigit() or int(raw) == 0:
+                        continue
+                    shape = "[" + ", ".join(str(x) for x in t.shape or []) + "]"
+                    out.append(
+                        ConstantEntry(
+                            f"{t.name or t.id}: {shape} {t.dtype}",
+                            int(raw),
+                            t.attrs.get("data", g.name),
+                            None,
+                            [],
+                            readers.get(t.id, []),
+                            owner,
+                        )
+                    )
+    return out
+
+
 def size_report(program: Program) -> SizeReport:
     """The byte-exact breakdown of a loaded program (`pte_adapter.load`)."""
     if program.sources is None:
         raise PteFormatError("the program was loaded without its file; cannot measure it")
     b = _Builder(program, program.sources.pte)
     root = b.build()
-    constants = sorted(b.constants, key=lambda c: (-c.nbytes, c.where))
+    constants = sorted(
+        b.constants + delegate_constants(program), key=lambda c: (-c.nbytes, c.owner, c.where)
+    )
     return SizeReport(
         file=program.path.name if program.path else program.sources.pte.name,
         file_size=program.file_size,

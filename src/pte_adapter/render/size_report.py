@@ -73,14 +73,15 @@ def text_size_report(report: SizeReport) -> str:
     _tree(report.root, total, 0, lines)
     if report.constants:
         lines.append("")
-        lines.append(f"constant tensors (largest first, {len(report.constants)} in all):")
+        lines.append(f"constants (largest first, {len(report.constants)} in all):")
         for c in report.constants[:TOP_CONSTANTS]:
             readers = ", ".join(c.readers[:MAX_READERS])
             if len(c.readers) > MAX_READERS:
                 readers += f", ... ({len(c.readers)} readers)"
+            where = c.where if c.owner == "program" else f"{c.owner}, {c.where}"
             lines.append(
-                f"  {c.nbytes:>10} B  {c.where:<24} {c.name}"
-                + (f"  <- {readers}" if readers else "  (no instruction reads it)")
+                f"  {c.nbytes:>10} B  {c.name}  [{where}]"
+                + (f"  <- {readers}" if readers else "  (nothing reads it)")
             )
     if report.named_data:
         lines.append("")
