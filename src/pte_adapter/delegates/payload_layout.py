@@ -75,9 +75,13 @@ def payload_layout(
             return _tosa(payload, base)
     except PteFormatError as e:
         return PayloadLayout(
-            filler_kind="payload_opaque", filler_name="payload (not decoded)", problems=[str(e)]
+            filler_kind="payload_opaque",
+            filler_name=f"{backend} payload (unreadable, not broken down)",
+            problems=[str(e)],
         )
-    return PayloadLayout(filler_kind="payload_opaque", filler_name="payload (not decoded)")
+    return PayloadLayout(
+        filler_kind="payload_opaque", filler_name=f"{backend} payload (parts not broken down)"
+    )
 
 
 # -- Ethos-U ------------------------------------------------------------------------------------
