@@ -31,7 +31,10 @@ from tests.browser_support import (  # noqa: E402
     text_to_png,
 )
 
-from pte_adapter.render.model_explorer import delegate_graph_id  # noqa: E402
+from pte_adapter.render.model_explorer import (  # noqa: E402
+    delegate_graph_id,
+    instruction_node_ids,
+)
 
 EXAMPLE = ROOT / "examples" / "mv2_lrn_ethosu85.pte"
 OUT = ROOT / "docs" / "images"
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         me.zoom_out()  # clear of the search toolbar that floats over the top of the graph
         me.screenshot(out / "method_graph.png")
 
-        me.open_subgraph(f"i{npu.instructions[0]}",
+        me.open_subgraph(instruction_node_ids(method, parts)[npu.instructions[0]],
                          delegate_graph_id(method.name, npu.name, "NPU operations"))
         me.zoom_out(clicks=2)  # the breadcrumb pushes the toolbar further down
         me.screenshot(out / "npu_operations.png")

@@ -25,7 +25,7 @@ import pte_adapter
 from pte_adapter.analysis.partitions import CPU, MethodPartitions, Partition, partition_method
 from pte_adapter.delegates.graph import DelegateGraph
 from pte_adapter.program import Method
-from pte_adapter.render.model_explorer import delegate_graph_id
+from pte_adapter.render.model_explorer import delegate_graph_id, instruction_node_ids
 from tests.browser_support import (
     KEEP_SINGLE_CHILD_LAYERS,
     MEPage,
@@ -81,6 +81,11 @@ class Expected:
 
     def view_id(self, part: Partition, view: str = NPU_VIEW) -> str:
         return delegate_graph_id(self.method.name, part.name, view)
+
+    def node_ids(self, part: Partition) -> set[str]:
+        """The node ids of the partition's instructions (their role ids)."""
+        ids = instruction_node_ids(self.method, self.parts)
+        return {ids[i] for i in part.instructions}
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +185,7 @@ def test_every_partition_is_a_layer_with_default_settings(
     me.select_graph(expected.method.name)
     for part in expected.parts.partitions:
         hits = me.search(_attr("partition", part.name))
-        members = {f"i{i}" for i in part.instructions}
+        members = expected.node_ids(part)
         assert _ids(hits) - {_layer(part.name)} == members, f"{part.name}: search found {hits}"
         hits = me.search(_exact(part.name))
         layer = [h for h in hits if h.node_id == _layer(part.name)]
@@ -200,7 +205,7 @@ def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
         assert layer, f"{part.name} is not a layer: {hits}"
         assert layer[0].label == part.name and "label" in layer[0].match_types
         hits = me.search(_attr("partition", part.name))
-        assert _ids(hits) - {_layer(part.name)} == {f"i{i}" for i in part.instructions}, hits
+        assert _ids(hits) - {_layer(part.name)} == expected.node_ids(part), hits
     me.clear_search()
     me.expand_all()
     ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG, CPU_COMPUTE_BG))
@@ -216,7 +221,8 @@ def test_delegate_subgraph_opens_from_the_node(default_ui: MEPage, expected: Exp
         assert view.nodes, f"{part.name}: the decoder found no NPU operations"
         me.select_graph(expected.method.name)
         me.expand_all()  # partitions are groups, drawn collapsed at first
-        me.open_subgraph(f"i{part.instructions[0]}", expected.view_id(part))
+        (call_id,) = expected.node_ids(part)
+        me.open_subgraph(call_id, expected.view_id(part))
         assert me.graph_title() == expected.view_id(part)
         assert me.node_count() == len(view.nodes) + 2
         ink = me.ink(colours=(NPU_NODE_BG,))

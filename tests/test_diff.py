@@ -306,3 +306,36 @@ def test_the_pair_has_the_same_weights() -> None:
     frag = _int8_weights(example(FRAGMENTED).parent / f"{FRAGMENTED}_artifacts")
     assert len(fixed) > 50
     assert fixed <= frag
+
+
+def test_model_explorer_graphs_of_the_pair_line_up() -> None:
+    """Split view with 'match node id': each instruction node of the fixed export has a node with
+    the same id and label in the fragmented export (labels are the deserializer's operator names,
+    checked in test_graph.py), and the nodes only the fragmented export has belong to the LRN's
+    island and the second NPU partition (or the boundaries around them)."""
+    from pte_adapter.convert import convert_path
+    from pte_adapter.render.model_explorer import graphs_to_json
+
+    def method_nodes(name: str) -> dict[str, str]:
+        data = json.loads(json.dumps(graphs_to_json(convert_path(example(name)))))
+        (g,) = [g for g in data["graphs"] if g["id"] == "forward"]
+        return {n["id"]: n["label"] for n in g["nodes"]}
+
+    frag, fixed = method_nodes(FRAGMENTED), method_nodes(FIXED)
+    program: Any = oracle(example(FIXED)).program  # type: ignore[attr-defined]
+    plan = program.execution_plan[0]
+    calls = [x.instr_args for c in plan.chains for x in c.instructions]
+    p = pte_adapter.load(example(FIXED))
+    ids = instruction_role_ids(p.methods[0], partition_method(p.methods[0]))
+    for rid, call in zip(ids, calls, strict=True):
+        if type(call).__name__ == "KernelCall":
+            o = plan.operators[call.op_index]
+            label = f"{o.name}.{o.overload}" if o.overload else o.name
+        else:
+            label = plan.delegates[call.delegate_index].id
+        assert fixed[rid] == frag[rid] == label
+    only_frag = set(frag) - set(fixed)
+    lrn_roles = ("cpu_after_EthosUBackend_1", "EthosUBackend_2")
+    assert only_frag
+    for nid in only_frag:
+        assert any(role in nid for role in lrn_roles), nid
