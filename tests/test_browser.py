@@ -26,7 +26,7 @@ import pte_adapter
 from pte_adapter.analysis.partitions import CPU, MethodPartitions, Partition, partition_method
 from pte_adapter.delegates.graph import DelegateGraph
 from pte_adapter.program import Method
-from pte_adapter.render.model_explorer import tensor_label
+from pte_adapter.render.model_explorer import instruction_node_ids, tensor_label
 from tests.browser_support import (
     KEEP_SINGLE_CHILD_LAYERS,
     SHOW_OUT_OF_LAYER_EDGES,
@@ -70,6 +70,7 @@ class Expected:
     path: Path
     method: Method
     parts: MethodPartitions
+    ids: list[str]  # node id of each instruction
 
     @property
     def npu_partitions(self) -> list[Partition]:
@@ -88,7 +89,7 @@ def expected() -> Expected:
     program = pte_adapter.load(path)
     method = program.methods[0]
     parts = partition_method(method)
-    exp = Expected(path, method, parts)
+    exp = Expected(path, method, parts, instruction_node_ids(method, parts))
     # The example must still be what these tests are about.
     assert len(exp.npu_partitions) >= 2
     assert any(len(p.instructions) >= 2 and p.backend == CPU for p in parts.partitions)
@@ -169,7 +170,7 @@ def test_first_screen_is_the_partitions_and_what_crosses(
             assert _layer(part.name) in drawn, f"{part.name} is not drawn as a layer: {drawn}"
             assert drawn[_layer(part.name)] == part.name
         else:
-            assert f"i{part.instructions[0]}" in drawn  # Model Explorer dissolves it by default
+            assert expected.ids[part.instructions[0]] in drawn  # dissolved by default
     # Every tensor that crosses a boundary is readable on the first screen, on its edge.
     labels = set(drawn.values())
     for c in expected.parts.crossings:
@@ -200,8 +201,8 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             drawn = me.visible_nodes()
             edges = me.visible_edges()
             view = expected.npu_view(part)
-            ins = part.instructions[0]
-            ops = {f"i{ins}.{k}": op for k, op in enumerate(view.nodes)}
+            call = expected.ids[part.instructions[0]]
+            ops = {f"{call}.{k}": op for k, op in enumerate(view.nodes)}
             assert set(ops) <= set(drawn), f"{part.name}: NPU operations not drawn"
             assert {drawn[k] for k in ops} == {op.label for op in view.nodes}
             # Edges come in from outside the partition and leave it, through boundary nodes that
@@ -214,8 +215,9 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             beyond = {b for a, b in edges if a in sides} | {a for a, b in edges if b in sides}
             others = {p.name for p in expected.parts.partitions if p is not part}
             assert beyond - set(ops), f"{part.name}: boundary nodes lead nowhere"
-            neighbours = {expected.parts.partitions[expected.parts.partition_of[int(n[1:])]].name
-                          for n in beyond if n[0] == "i" and n[1:].isdigit()}
+            index_of = {node: i for i, node in enumerate(expected.ids)}
+            neighbours = {expected.parts.partitions[expected.parts.partition_of[index_of[n]]].name
+                          for n in beyond if n in index_of}
             neighbours |= {n.removesuffix("___group___") for n in beyond if n.endswith("___group___")}
             assert neighbours & others, f"{part.name}: no neighbouring partition reached"
             # The matched TOSA source is a collapsed sub-layer of the partition.
@@ -234,7 +236,7 @@ def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
         assert layer, f"{part.name} is not a layer: {hits}"
         assert layer[0].label == part.name and "label" in layer[0].match_types
         hits = me.search(_attr("partition", part.name))
-        assert _ids(hits) - {_layer(part.name)} == {f"i{i}" for i in part.instructions}, hits
+        assert _ids(hits) - {_layer(part.name)} == {expected.ids[i] for i in part.instructions}, hits
     me.clear_search()
     ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG))
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"

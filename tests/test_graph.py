@@ -13,7 +13,7 @@ import pte_adapter
 from pte_adapter.analysis.dataflow import analyse_dataflow
 from pte_adapter.convert import convert_path
 from pte_adapter.program import InstructionKind, ValueKind
-from pte_adapter.render.model_explorer import graphs_to_json
+from pte_adapter.render.model_explorer import graphs_to_json, instruction_node_ids
 from tests.conftest import oracle
 from tests.test_partitions import _oracle_runs
 
@@ -25,8 +25,17 @@ def _graphs(path: Path) -> list[dict[str, Any]]:
     return graphs
 
 
+def _node_ids(path: Path) -> dict[str, list[str]]:
+    """Per method, the node id of each instruction (its role id)."""
+    from pte_adapter.analysis.partitions import partition_method
+
+    return {m.name: instruction_node_ids(m, partition_method(m))
+            for m in pte_adapter.load(path).methods}
+
+
 def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -> None:
     graphs = _graphs(example_pte)
+    node_ids_of = _node_ids(example_pte)
     ids = [g["id"] for g in graphs]
     assert len(ids) == len(set(ids)), "graph ids must be unique across the response"
     theirs: Any = oracle(example_pte, oracle_cache).program  # type: ignore[attr-defined]
@@ -47,16 +56,16 @@ def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -
         labels = {n["id"]: n["label"] for n in g["nodes"]}
         calls = [x.instr_args for c in plan.chains for x in c.instructions]
         assert {"inputs", "outputs"} <= set(labels)
-        assert {f"i{i}" for i in range(len(calls))} <= set(labels)
-        assert not {k for k in labels if k[0] == "i" and k[1:].isdigit()} - {
-            f"i{i}" for i in range(len(calls))}, "a node for an instruction that does not exist"
+        ids = node_ids_of[plan.name]
+        assert len(ids) == len(calls) == len(set(ids))
+        assert set(ids) <= set(labels)
         for i, ins in enumerate(calls):
             if type(ins).__name__ == "KernelCall":
                 op = plan.operators[ins.op_index]
                 full = f"{op.name}.{op.overload}" if op.overload else op.name
-                assert labels[f"i{i}"] == full
+                assert labels[ids[i]] == full
             elif type(ins).__name__ == "DelegateCall":
-                assert labels[f"i{i}"] == plan.delegates[ins.delegate_index].id
+                assert labels[ids[i]] == plan.delegates[ins.delegate_index].id
         # Partition groups: one per run of the oracle's instruction stream.
         namespaces = {n["namespace"].split("/")[0] for n in g["nodes"] if n["namespace"]}
         assert len(namespaces) == len(_oracle_runs(plan))
@@ -82,28 +91,29 @@ def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -
     graphs = {g["id"]: g for g in _graphs(example_pte)}
     for method in program.methods:
         nodes = {n["id"]: n for n in graphs[method.name]["nodes"]}
+        ids = instruction_node_ids(method, partition_method(method))
         for part in partition_method(method).delegate_partitions:
             assert part.delegate_index is not None
-            ins = part.instructions[0]
+            ins = ids[part.instructions[0]]
             views = method.delegates[part.delegate_index].decoded.graphs
             referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
             drawn = [v for v in views if v.name not in referenced]
-            inner = {k: n for k, n in nodes.items() if k.startswith(f"i{ins}.")}
+            inner = {k: n for k, n in nodes.items() if k.startswith(f"{ins}.")}
             assert len(inner) == sum(len(v.nodes) for v in drawn), part.name
             for n in inner.values():
                 assert n["namespace"].split("/")[0] == part.name
             if not drawn or not drawn[0].nodes:
                 continue
-            call = nodes[f"i{ins}"]
+            call = nodes[ins]
             if call.get("config") and call["config"].get("pinToGroupTop"):
                 # Inlined: the call heads the group with no edges of its own, and the data reaches
                 # the operations that read the payload's inputs.
                 assert not call["incomingEdges"]
                 first = drawn[0]
-                readers = {f"i{ins}.{k}" for k, op in enumerate(first.nodes)
+                readers = {f"{ins}.{k}" for k, op in enumerate(first.nodes)
                            if set(op.inputs) & set(first.inputs)}
                 fed = {k for k in readers if any(
-                    not e["sourceNodeId"].startswith(f"i{ins}.") for e in nodes[k]["incomingEdges"])}
+                    not e["sourceNodeId"].startswith(f"{ins}.") for e in nodes[k]["incomingEdges"])}
                 assert readers and fed, part.name
 
 
@@ -205,6 +215,7 @@ def test_cond_program_shows_control_flow() -> None:
     method = program.methods[0]
     g = graphs[method.name]
     nodes = {n["id"]: n for n in g["nodes"]}
+    ids = _node_ids(example("cond"))[method.name]
     jumps = [i for i in method.instructions if i.kind is InstructionKind.JUMP_FALSE]
     moves = [i for i in method.instructions if i.kind is InstructionKind.MOVE]
     assert jumps and moves
@@ -212,13 +223,13 @@ def test_cond_program_shows_control_flow() -> None:
         chain = method.chains[j.chain]
         dest = j.destination or 0
         target = ("outputs" if dest >= chain.num_instructions
-                  else f"i{chain.first_instruction + dest}")
-        assert any(e["sourceNodeId"] == f"i{j.index}" and e["targetNodeInputId"] == "control"
+                  else ids[chain.first_instruction + dest])
+        assert any(e["sourceNodeId"] == ids[j.index] and e["targetNodeInputId"] == "control"
                    for e in nodes[target]["incomingEdges"])
-        attrs = {a["key"]: a["value"] for a in nodes[f"i{j.index}"]["attrs"]}
+        attrs = {a["key"]: a["value"] for a in nodes[ids[j.index]]["attrs"]}
         assert attrs["condition"].startswith(f"%{j.cond_value}")
     for mv in moves:
-        assert nodes[f"i{mv.index}"]["label"] == "MoveCall"
+        assert nodes[ids[mv.index]]["label"] == "MoveCall"
 
 
 @pytest.mark.parametrize("name", ["free_call"])
@@ -232,7 +243,7 @@ def test_free_calls_are_shown(name: str) -> None:
     for f in frees:
         method = program.methods[0].name
         labels = {n["id"]: n["label"] for n in graphs[method]["nodes"]}
-        assert labels[f"i{f.index}"] == "FreeCall"
+        assert labels[_node_ids(example(name))[method][f.index]] == "FreeCall"
 
 
 def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> None:
@@ -245,13 +256,14 @@ def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> No
     for method in program.methods:
         nodes = graphs[method.name]["nodes"]
         sources = {e["sourceNodeId"] for n in nodes for e in n["incomingEdges"]}
+        ids = instruction_node_ids(method, partition_method(method))
         for part in partition_method(method).delegate_partitions:
             assert part.delegate_index is not None
-            ins = part.instructions[0]
-            call = next(n for n in nodes if n["id"] == f"i{ins}")
+            ins = ids[part.instructions[0]]
+            call = next(n for n in nodes if n["id"] == ins)
             if not (call.get("config") or {}).get("pinToGroupTop"):
                 continue  # not inlined: the call node itself carries the edges
             view = method.delegates[part.delegate_index].decoded.graphs[0]
-            writers = {f"i{ins}.{k}" for k, op in enumerate(view.nodes)
+            writers = {f"{ins}.{k}" for k, op in enumerate(view.nodes)
                        if set(op.outputs) & set(view.outputs)}
             assert writers and writers <= sources, part.name

@@ -13,11 +13,21 @@ from typing import Any
 
 import numpy as np
 
+import pte_adapter
 from pte_adapter.convert import convert_path
 from pte_adapter.render.profile_attrs import PROBLEM_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+
+
+def _node_ids(path: Path, method: str = "forward") -> list[str]:
+    """The renderer's node id of each instruction (its role id)."""
+    from pte_adapter.analysis.partitions import partition_method
+    from pte_adapter.render.model_explorer import instruction_node_ids
+
+    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
+    return instruction_node_ids(m, partition_method(m))
 
 
 @cache
@@ -48,7 +58,7 @@ def test_xnnpack_partition_and_method_attributes() -> None:
     perf = _perf("mv2_xnnpack_int8")
     call = perf[("DELEGATE_CALL", 0)]
     nodes = {n.id: n for n in g.nodes}
-    attrs = _attrs(nodes["i0"])
+    attrs = _attrs(nodes[_node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]])
     assert attrs["measured median"] == f"{np.median(call):.3f} ms"
     assert attrs["measured min / max"] == f"{min(call):.3f} / {max(call):.3f} ms"
     assert attrs["measured runs"] == f"{len(call)} runs, {len(call)} calls"
@@ -67,9 +77,10 @@ def test_every_profiled_instruction_has_attributes() -> None:
     perf = _perf("undelegated")
     nodes = {n.id: n for n in g.nodes}
     ops = {iid: v for (name, iid), v in perf.items() if name == "OPERATOR_CALL"}
+    ids = _node_ids(EXAMPLES / "undelegated.pte")
     assert len(ops) == 25
     for iid, values in ops.items():
-        assert _attrs(nodes[f"i{iid}"])["measured median"] == f"{np.median(values):.3f} ms"
+        assert _attrs(nodes[ids[iid]])["measured median"] == f"{np.median(values):.3f} ms"
     assert "measured time" in g.groupNodeAttributes["CPU island 1"]
 
 

@@ -16,10 +16,20 @@ from typing import Any
 import numpy as np
 import pytest
 
+import pte_adapter
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_OK, main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+
+
+def _node_ids(path: Path, method: str = "forward") -> list[str]:
+    """The renderer's node id of each instruction (its role id)."""
+    from pte_adapter.analysis.partitions import partition_method
+    from pte_adapter.render.model_explorer import instruction_node_ids
+
+    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
+    return instruction_node_ids(m, partition_method(m))
 
 
 @cache
@@ -134,8 +144,9 @@ def test_node_data_lands_on_rendered_nodes(
     ops = [e for e in block.events if e.name == "OPERATOR_CALL"]
     assert len(ops) == 25
     by_label = {n["id"]: n for n in forward["nodes"]}
+    ids = _node_ids(EXAMPLES / "undelegated.pte")
     for e in ops:
-        key = f"i{e._instruction_id}"
+        key = ids[e._instruction_id]
         assert key in by_label
         assert results[key]["value"] == pytest.approx(float(np.median(e.perf_data.raw)), abs=1e-6)
 

@@ -20,10 +20,20 @@ from typing import Any
 import numpy as np
 import pytest
 
+import pte_adapter
 from pte_adapter.profile_provider import PROVIDER_ID, PteProfileNodeData
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+
+
+def _node_ids(path: Path, method: str = "forward") -> list[str]:
+    """The renderer's node id of each instruction (its role id)."""
+    from pte_adapter.analysis.partitions import partition_method
+    from pte_adapter.render.model_explorer import instruction_node_ids
+
+    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
+    return instruction_node_ids(m, partition_method(m))
 
 
 def _inspector_medians(stem: str) -> dict[str, float]:
@@ -34,10 +44,11 @@ def _inspector_medians(stem: str) -> dict[str, float]:
         warnings.simplefilter("ignore")
         ins = Inspector(etdump_path=str(EXAMPLES / f"{stem}.etdp"))
     out: dict[str, float] = {}
+    ids = _node_ids(EXAMPLES / f"{stem}.pte")
     for block in ins.event_blocks:
         for e in block.events:
             if e.name in ("OPERATOR_CALL", "DELEGATE_CALL"):
-                out[f"i{e._instruction_id}"] = float(np.median(e.perf_data.raw))
+                out[ids[e._instruction_id]] = float(np.median(e.perf_data.raw))
             elif e.is_delegated_op:
                 out[e.name] = float(np.median(e.perf_data.raw))
     return out
@@ -52,8 +63,9 @@ def test_provider_in_process() -> None:
     assert res.error == ""
     expected = _inspector_medians("mv2_xnnpack_int8")
     # The call's operators carry their own times (Convert first); the call keeps the rest.
-    assert 0 < res.result.results["i0"].value < expected["i0"]
-    assert res.result.results["i0.0"].value == pytest.approx(expected["Convert (NC) #1"], abs=1e-6)
+    call = _node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]
+    assert 0 < res.result.results[call].value < expected[call]
+    assert res.result.results[f"{call}.0"].value == pytest.approx(expected["Convert (NC) #1"], abs=1e-6)
     # A graph the ETDump has no times for: a clear error, not an exception.
     res = provider.run(PROVIDER_ID, pte, "encode", {}, None)
     assert "has no times for graph 'encode'" in res.error

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import pte_adapter
 from pte_adapter.convert import convert_path
 from pte_adapter.profile.load import load_profile
 from pte_adapter.profile.summary import delegate_inner_times, profile_summary
@@ -25,6 +26,15 @@ from pte_adapter.render.node_data import model_node_data
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 STEMS = ["mv2_xnnpack_fp32", "mv2_xnnpack_int8", "xnnpack_ptd"]
+
+
+def _node_ids(path: Path, method: str = "forward") -> list[str]:
+    """The renderer's node id of each instruction (its role id)."""
+    from pte_adapter.analysis.partitions import partition_method
+    from pte_adapter.render.model_explorer import instruction_node_ids
+
+    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
+    return instruction_node_ids(m, partition_method(m))
 
 
 @cache
@@ -127,18 +137,19 @@ def test_operations_in_the_method_graph_get_node_data_and_attributes() -> None:
     # One value per XNNPACK operator, on the node of the operation it ran, plus the call itself.
     assert len(results) == len(expected) + 1
     by_label = sorted(float(np.median(v)) for v in expected.values())
-    assert sorted(v["value"] for k, v in results.items() if k != "i0") == pytest.approx(
+    call_id = _node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]
+    assert sorted(v["value"] for k, v in results.items() if k != call_id) == pytest.approx(
         by_label, abs=1e-6
     )
     # The call keeps only its time outside the operators: the group's sum is the call's time.
     (call,) = [e for e in _inspector_events("mv2_xnnpack_int8") if e.name == "DELEGATE_CALL"]
     outside = [c - sum(v[i] for v in expected.values()) for i, c in enumerate(call.perf_data.raw)]
-    assert results["i0"]["value"] == pytest.approx(float(np.median(outside)), abs=1e-6)
+    assert results[call_id]["value"] == pytest.approx(float(np.median(outside)), abs=1e-6)
     attrs = {n.id: {a.key: a.value for a in n.attrs} for n in graph.nodes}
     fused = [k for k, a in attrs.items() if "measured" in a]
     assert len(fused) == 35
     assert all(nodes[k].label == "Clamp" for k in fused)
-    assert sum("measured median" in a for k, a in attrs.items() if k.startswith("i0.")) == 69
+    assert sum("measured median" in a for k, a in attrs.items() if k.startswith(f"{call_id}.")) == 69
     summary = profile_summary(profile)
     inner = summary["methods"][0]["partitions"][0]["inner_nodes"]
     assert (inner["matched"], inner["of"]) == (104, 104)

@@ -78,6 +78,7 @@ def _convert(base: str, path: Path) -> dict[str, Any]:
 def test_converts_fragmented_ethosu_example(server: str) -> None:
     import pte_adapter
     from pte_adapter.analysis.partitions import partition_method
+    from pte_adapter.render.model_explorer import instruction_node_ids
 
     path = example("mv2_lrn_ethosu85")
     graphs = {g["id"]: g for g in _convert(server, path)["graphs"]}
@@ -98,10 +99,11 @@ def test_converts_fragmented_ethosu_example(server: str) -> None:
     regexes = [c["namespaceRegex"] for c in g["groupNodeConfigs"]]
     assert len(regexes) == len(parts.partitions)
     # Every Ethos-U partition holds its decoded NPU operations, came back in the same response.
+    ids = instruction_node_ids(method, parts)
     for part in parts.delegate_partitions:
         assert part.delegate_index is not None
         npu = method.delegates[part.delegate_index].decoded.graphs[0]
-        inside = [n for n in g["nodes"] if n["id"].startswith(f"i{part.instructions[0]}.")
+        inside = [n for n in g["nodes"] if n["id"].startswith(f"{ids[part.instructions[0]]}.")
                   and n["namespace"] == part.name]
         assert len(inside) == len(npu.nodes) > 0
 

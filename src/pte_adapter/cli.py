@@ -1,8 +1,9 @@
 """`pte-adapter` commands. Thin: parse arguments, call the API, print.
 
-Exit codes: 0 ok; 1 a `check` limit was exceeded; 2 bad command line (including `check` with no
-limit or an unknown `--method`, and an `export -o` that cannot be written); 3 the file is missing,
-unreadable or not a valid `.pte` (one line on stderr says what and where); 4 internal error.
+Exit codes: 0 ok; 1 a `check` limit was exceeded, or `diff --fail-on-regression` found a regression;
+2 bad command line (including `check` with no limit or an unknown `--method`, and an `export -o`
+that cannot be written); 3 the file is missing, unreadable or not a valid `.pte` (one line on
+stderr says what and where); 4 internal error.
 """
 
 from __future__ import annotations
@@ -111,6 +112,30 @@ def _version() -> str:
     return __version__
 
 
+def _cmd_size(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.size import size_report
+    from pte_adapter.api import load
+    from pte_adapter.render.size_report import json_size_report, text_size_report
+
+    report = size_report(load(args.model))
+    print(json_size_report(report) if args.json else text_size_report(report))
+    return EXIT_OK
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.diff import diff_programs
+    from pte_adapter.api import load
+    from pte_adapter.render.diff_report import json_diff_report, text_diff_report
+
+    diff = diff_programs(load(args.before), load(args.after))
+    print(json_diff_report(diff) if args.json else text_diff_report(diff))
+    if args.fail_on_regression and diff["regressions"]:
+        for r in diff["regressions"]:
+            print(f"REGRESSION {r}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pte-adapter",
@@ -155,6 +180,23 @@ def build_parser() -> argparse.ArgumentParser:
     from pte_adapter.cli_profile import add_parser as add_profile_parser
 
     add_profile_parser(sub)
+
+
+    p = sub.add_parser("size", help="where the bytes of the file go (adds up to the file size)")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true", help="every part as JSON")
+    p.set_defaults(func=_cmd_size)
+
+    p = sub.add_parser("diff", help="what changed between two exports, per method")
+    p.add_argument("before")
+    p.add_argument("after")
+    p.add_argument("--json", action="store_true", help="stable JSON instead of text")
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when partitions, CPU islands, CPU compute calls or crossing bytes grew",
+    )
+    p.set_defaults(func=_cmd_diff)
     return parser
 
 

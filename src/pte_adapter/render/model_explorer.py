@@ -1,9 +1,12 @@
 """Model Explorer graphs from the typed program: one graph per method, drawn as its partitions.
 
 Conventions:
-- node ids: "inputs", "outputs", "i<instruction index>" in a method graph; the operations a
-  delegate payload decodes to are drawn inside that delegate's partition group with ids
-  "i<instruction>.<position>" (nested views: "i<instruction>.<view>.<position>").
+- node ids: "inputs", "outputs" and, for instructions, their role ids (`analysis/roles.py`:
+  "cpu_in.0.quantized_decomposed::quantize_per_tensor.out", "EthosUBackend_1"), which stay the
+  same across re-exports, so Model Explorer's split view (sync navigation: match node id) lines
+  up corresponding nodes of two programs; the operations a delegate payload decodes to are drawn
+  inside that delegate's partition group with ids "<call id>.<position>" (nested views:
+  "<call id>.<view>.<position>"); boundary nodes "b.<source role>.<target role>".
 - every instruction sits in the namespace of its partition ("NPU partition 2 (EthosUBackend)",
   "CPU island 1"), coloured per backend; q/dq/copy glue and control instructions get muted colours.
   A decoded DelegateCall heads its group (pinned, no edges); the tensors flow through the decoded
@@ -33,6 +36,7 @@ from pte_adapter.analysis.partitions import (
     is_glue,
     partition_method,
 )
+from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
 from pte_adapter.backends import (
     CPU_COMPUTE_COLOUR,
     CPU_CONTROL_COLOUR,
@@ -71,8 +75,9 @@ def _style(colours: tuple[str, str]) -> gb.GraphNodeStyle:
                              hoveredBorderColor=colours[1])
 
 
-def node_id(index: int) -> str:
-    return f"i{index}"
+def instruction_node_ids(method: Method, parts: MethodPartitions) -> list[str]:
+    """Node id of each instruction: its role id, stable across re-exports of the same model."""
+    return instruction_role_ids(method, parts)
 
 
 # -- method graphs ------------------------------------------------------------------------------
@@ -140,10 +145,11 @@ def _instruction_node(
     ins: Instruction,
     part: Partition,
     flow: Dataflow,
+    ids: list[str],
 ) -> gb.GraphNode:
     io = flow.io[ins.index]
     node = gb.GraphNode(
-        id=node_id(ins.index),
+        id=ids[ins.index],
         label=instruction_label(method, ins),
         namespace=part.name,
         style=_style(_instruction_colour(method, ins, part)),
@@ -184,7 +190,7 @@ def _instruction_node(
     if ins.kind is InstructionKind.JUMP_FALSE:
         node.attrs.append(gb.KeyValue(
             key="jump_target_node",
-            value=gb.NodeIdsNodeAttributeValue(nodeIds=[_jump_target_id(method, ins)]),
+            value=gb.NodeIdsNodeAttributeValue(nodeIds=[_jump_target_id(method, ins, ids)]),
         ))
 
     # Inputs: every tensor read (edges are added by the method graph, which knows where each
@@ -197,20 +203,25 @@ def _instruction_node(
     return node
 
 
-def _jump_target_id(method: Method, ins: Instruction) -> str:
+def _jump_target(method: Method, ins: Instruction) -> int | None:
+    """Index of the instruction a JumpFalseCall may jump to; None for the end of its chain."""
     chain = method.chains[ins.chain]
     dest = ins.destination or 0
     if dest >= chain.num_instructions:
-        return OUTPUTS_ID
-    return node_id(chain.first_instruction + dest)
+        return None
+    return chain.first_instruction + dest
+
+
+def _jump_target_id(method: Method, ins: Instruction, ids: list[str]) -> str:
+    target = _jump_target(method, ins)
+    return OUTPUTS_ID if target is None else ids[target]
 
 
 def _jump_target_text(method: Method, ins: Instruction) -> str:
-    target = _jump_target_id(method, ins)
-    if target == OUTPUTS_ID:
+    target = _jump_target(method, ins)
+    if target is None:
         return f"{ins.destination} (end of chain)"
-    index = int(target[1:])
-    return f"{ins.destination} ({instruction_label(method, method.instructions[index])})"
+    return f"{ins.destination} ({instruction_label(method, method.instructions[target])})"
 
 
 @dataclass
@@ -314,6 +325,7 @@ def method_graph(
 ) -> tuple[gb.Graph, list[gb.Graph]]:
     """The method graph, plus the separate graphs its nodes link to (control-flow blocks)."""
     flow = parts.dataflow
+    ids = instruction_node_ids(method, parts)
     graph = gb.Graph(id=graph_id)
     separate: list[gb.Graph] = []
     inputs = gb.GraphNode(id=INPUTS_ID, label="Graph Inputs")
@@ -330,14 +342,14 @@ def method_graph(
     def sources(edge: TensorEdge) -> list[Source]:
         if edge.producer >= 0:
             return redirect.get((edge.producer, edge.producer_output),
-                                [(node_id(edge.producer), str(edge.producer_output))])
+                                [(ids[edge.producer], str(edge.producer_output))])
         if edge.producer == FROM_METHOD_INPUT:
             return [(INPUTS_ID, str(edge.producer_output))]
         return []
 
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
-        node = _instruction_node(method, ins, part, flow)
+        node = _instruction_node(method, ins, part, flow, ids)
         graph.nodes.append(node)
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             source_value[(node.id, str(j))] = v
@@ -383,8 +395,8 @@ def method_graph(
     by_id[OUTPUTS_ID] = outputs
     for ins in method.instructions:
         if ins.kind is InstructionKind.JUMP_FALSE:
-            by_id[_jump_target_id(method, ins)].incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=node_id(ins.index), sourceNodeOutputId="jump_if_false",
+            by_id[_jump_target_id(method, ins, ids)].incomingEdges.append(gb.IncomingEdge(
+                sourceNodeId=ids[ins.index], sourceNodeOutputId="jump_if_false",
                 targetNodeInputId="control"))
     graph.nodes.append(outputs)
 
@@ -406,8 +418,10 @@ def method_graph(
     part_order = {p.name: p.index for p in parts.partitions}
     part_order[METHOD_INPUT], part_order[METHOD_OUTPUT] = -1, len(parts.partitions)
     cpu_sides = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
+    roles = dict(zip((p.name for p in parts.partitions), partition_roles(parts), strict=True))
+    roles[METHOD_INPUT], roles[METHOD_OUTPUT] = INPUTS_ID, OUTPUTS_ID
     graph.nodes.extend(_boundary_nodes(method, graph, source_value, node_partition, part_order,
-                                       cpu_sides))
+                                       cpu_sides, roles))
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
     return graph, separate
@@ -434,7 +448,7 @@ def tensor_label(method: Method, value: int) -> str:
 
 def _boundary_nodes(method: Method, graph: gb.Graph, source_value: dict[Source, int],
                     node_partition: dict[str, str], part_order: dict[str, int],
-                    cpu_sides: set[str]) -> list[gb.GraphNode]:
+                    cpu_sides: set[str], roles: dict[str, str]) -> list[gb.GraphNode]:
     """A node on each partition-to-partition edge saying which tensors cross there.
 
     It sits outside every group, so it stays visible when the partitions are collapsed, and its
@@ -461,7 +475,7 @@ def _boundary_nodes(method: Method, graph: gb.Graph, source_value: dict[Source, 
             b = boundaries.get(key)
             if b is None:
                 b = boundaries[key] = gb.GraphNode(
-                    id=f"b.{_slug(source_part)}.{_slug(target_part)}",
+                    id=f"b.{roles[source_part]}.{roles[target_part]}",
                     label="", style=_style(BOUNDARY_TENSOR_COLOUR))
                 values[key] = []
             tensor: int | Source = v if v is not None else src
@@ -579,7 +593,7 @@ def view_op_node_ids(method: Method, parts: MethodPartitions, instruction: int,
     flow = parts.dataflow
     contents = _contents(method.delegates[d], len(flow.edges[instruction]),
                          len(flow.io[instruction].output_tensors))
-    prefix = node_id(instruction)
+    prefix = instruction_node_ids(method, parts)[instruction]
     if contents.inline is not None and contents.inline.name == view_name:
         return [f"{prefix}.{pos}" for pos in range(len(contents.inline.nodes))]
     for view in contents.nested:

@@ -22,7 +22,7 @@ from typing import Any, Final
 from pte_adapter.profile.join import MethodProfile, ProgramProfile
 from pte_adapter.profile.stats import Stats
 from pte_adapter.profile.summary import NS_PER_MS, delegate_inner_times, instruction_times
-from pte_adapter.render.model_explorer import node_id, view_op_node_ids
+from pte_adapter.render.model_explorer import instruction_node_ids, view_op_node_ids
 
 # Pale yellow (cheap) to deep red (expensive): readable under the black labels of Model Explorer.
 GRADIENT: Final = [
@@ -65,12 +65,15 @@ def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
 def method_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
     scale = tick_ns / NS_PER_MS
     inner = inner_op_times(mp, tick_ns)
-    mapped_calls = {int(k.split(".")[0][1:]) for k, (v, _) in inner.items() if v}
+    ids = instruction_node_ids(mp.method, mp.partitions)
+    timed = [k for k, (v, _) in inner.items() if v]
     results: dict[str, dict[str, float]] = {}
     for index, t in instruction_times(mp, tick_ns).items():
-        value = _outside_ops(mp, index, scale) if index in mapped_calls else t.stats.median
+        # A call whose operations carry their own times keeps only its time outside them.
+        mapped = any(k.startswith(f"{ids[index]}.") for k in timed)
+        value = _outside_ops(mp, index, scale) if mapped else t.stats.median
         if not math.isnan(value):
-            results[node_id(index)] = {"value": round(value, 6)}
+            results[ids[index]] = {"value": round(value, 6)}
     for nid, (values, _) in inner.items():
         if values:
             results[nid] = {"value": round(Stats.of(values).median, 6)}

@@ -25,7 +25,7 @@ from pte_adapter.profile.join import MethodProfile, ProgramProfile
 from pte_adapter.profile.stats import Stats
 from pte_adapter.profile.summary import instruction_times, method_summary
 from pte_adapter.program import Program
-from pte_adapter.render.model_explorer import node_id
+from pte_adapter.render.model_explorer import instruction_node_ids
 from pte_adapter.render.node_data import inner_op_times
 from pte_adapter.render.profile_report import SPLIT_LABELS
 
@@ -53,8 +53,9 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
         return
     summary = method_summary(mp)
     nodes = {n.id: n for n in graph.nodes}
+    ids = instruction_node_ids(mp.method, mp.partitions)
     for index, t in instruction_times(mp).items():
-        node = nodes.get(node_id(index))
+        node = nodes.get(ids[index]) if 0 <= index < len(ids) else None
         if node is None:
             continue
         _add(
