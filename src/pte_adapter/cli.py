@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from pte_adapter.errors import PteFormatError
 
@@ -18,6 +19,9 @@ EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_BAD_FILE = 3
 EXIT_INTERNAL = 4
+
+ETRECORD_HELP = ("the program's ETRecord (default: <stem>.etrecord beside the .pte); "
+                 "its layers are shown only if it belongs to the program")
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -36,7 +40,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     from pte_adapter.api import load
     from pte_adapter.render.report import json_report, text_report
 
-    summary = summarize(load(args.model))
+    summary = summarize(load(args.model, etrecord=args.etrecord))
     print(json_report(summary) if args.json else text_report(summary))
     return EXIT_OK
 
@@ -45,7 +49,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.summary import summarize
     from pte_adapter.api import load
 
-    summary = summarize(load(args.model))
+    summary = summarize(load(args.model, etrecord=args.etrecord))
     for m in summary["methods"]:
         if args.method and m["name"] != args.method:
             continue
@@ -65,6 +69,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             ops = ", ".join(f"{k} ×{n}" for k, n in m["cpu_compute_ops"].items())
             print(f"FAIL {m['name']}: {m['cpu_compute_calls']} CPU compute ops > "
                   f"{args.max_cpu_ops} ({ops})", file=sys.stderr)
+            _print_why(m)
             return EXIT_CHECK_FAILED
         if args.max_cpu_islands is not None and m["cpu_islands"] > args.max_cpu_islands:
             print(f"FAIL {m['name']}: {m['cpu_islands']} CPU islands > {args.max_cpu_islands}",
@@ -72,6 +77,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
             return EXIT_CHECK_FAILED
     print("OK")
     return EXIT_OK
+
+
+def _print_why(m: dict[str, Any]) -> None:
+    """After a CPU-op failure: where each op came from (ETRecord) and why it was not delegated."""
+    modules = {s["instruction"]: s["modules"] for s in m.get("sources", [])}
+    seen: set[str] = set()
+    for r in m.get("why", []):
+        where = ", ".join(modules.get(r["instruction"], []))
+        line = f"  why {r['operator']}" + (f" in {where}" if where else "") + f": {r['reason']}"
+        if line not in seen:
+            seen.add(line)
+            print(line, file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("summary", help="per-method partition table")
     p.add_argument("model")
     p.add_argument("--json", action="store_true", help="stable JSON instead of text")
+    p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_summary)
 
     p = sub.add_parser("check", help="exit 1 when the partitioning exceeds limits (a CI gate)")
@@ -99,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cpu-ops", type=int, help="most CPU compute kernel calls allowed")
     p.add_argument("--max-cpu-islands", type=int, help="most CPU islands allowed")
     p.add_argument("--method", help="check only this method (default: all)")
+    p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_check)
     return parser
 
