@@ -25,6 +25,7 @@ from pte_adapter.analysis.partitions import is_glue, partition_method
 from pte_adapter.analysis.source import program_source
 from pte_adapter.analysis.why import why_not_delegated
 from pte_adapter.program import InstructionKind
+from pte_adapter.render.source_facts import layer_namespace
 from tests.conftest import EXAMPLES
 
 ETRECORDS = sorted(EXAMPLES.glob("*.etrecord"))
@@ -89,13 +90,23 @@ def test_mapping_matches_parse_etrecord(etrecord: Path) -> None:
             # The innermost module of each node, in graph order, as torch's deserialiser reads it
             # (nodes that only carry torch.export's internal wrapper are not layers).
             expected: list[tuple[str, str]] = []
+            stacks: list[list[tuple[str, str]]] = []
             for n in nodes:
-                stack = list((n.meta.get("nn_module_stack") or {}).values())
+                stack = [tuple(v) for v in (n.meta.get("nn_module_stack") or {}).values()]
                 if not stack or (len(stack) == 1 and "<locals>" in stack[0][1]):
                     continue
-                if tuple(stack[-1]) not in expected:
-                    expected.append(tuple(stack[-1]))
+                if stack[-1] not in expected:
+                    expected.append(stack[-1])
+                    stacks.append(stack)
             assert [(m.path, m.cls) for m in mine.modules] == expected, ins.index
+            # The nested layer the renderer groups it in: the module stack its nodes share.
+            shared = stacks[0] if stacks else []
+            for stack in stacks[1:]:
+                k = 0
+                while k < min(len(shared), len(stack)) and shared[k] == stack[k]:
+                    k += 1
+                shared = shared[:k]
+            assert layer_namespace(mine) == [p for p, _ in shared if p], ins.index
             checked += 1
         delegate_ids = {
             int(k): v["name"] for k, v in (record._delegate_map or {}).get(method.name, {}).items()
@@ -166,3 +177,14 @@ def test_reasons_match_the_partitioner(rejections: Path) -> None:
                 assert "ExecuTorch 1.5.1 rules" in reasons[i].text
                 compared += 1
     assert compared > 0
+
+
+def test_partition_rules_are_regenerated_from_the_pinned_executorch() -> None:
+    """`_partition_rules.py` is what scripts/gen_partition_rules.py extracts from the installed
+    ExecuTorch's Arm operator_support and XNNPACK partitioner configs, byte for byte."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "gen_partition_rules.py"
+    proc = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
