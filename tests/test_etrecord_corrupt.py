@@ -189,3 +189,12 @@ def test_check_failure_names_layer_and_reason(capsys: pytest.CaptureFixture[str]
     assert "why aten::avg_pool3d.out in features.4 (LocalResponseNorm)" in err
     assert "not supported by the Arm backend for TOSA-1.0+INT+int16+int4+cf" in err
     assert "ExecuTorch 1.5.1 rules" in err
+
+
+def test_check_partition_failure_names_the_splitting_ops(capsys: pytest.CaptureFixture[str]) -> None:
+    pte = str(EXAMPLES / "mv2_lrn2_ethosu85.pte")
+    assert cli_main(["check", pte, "--backend", "EthosUBackend", "--max-partitions", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "FAIL forward: 3 EthosUBackend partitions > 1" in err
+    assert "in features.4 (LocalResponseNorm)" in err
+    assert "in features.12 (LocalResponseNorm)" in err

@@ -61,6 +61,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             label = "delegate partitions"
         if args.max_partitions is not None and count > args.max_partitions:
             print(f"FAIL {m['name']}: {count} {label} > {args.max_partitions}", file=sys.stderr)
+            _print_why(m)  # the CPU ops that split the delegate's graph
             return EXIT_CHECK_FAILED
         if args.min_partitions is not None and count < args.min_partitions:
             print(f"FAIL {m['name']}: {count} {label} < {args.min_partitions}", file=sys.stderr)
@@ -74,6 +75,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if args.max_cpu_islands is not None and m["cpu_islands"] > args.max_cpu_islands:
             print(f"FAIL {m['name']}: {m['cpu_islands']} CPU islands > {args.max_cpu_islands}",
                   file=sys.stderr)
+            _print_why(m)
             return EXIT_CHECK_FAILED
     print("OK")
     return EXIT_OK
