@@ -347,19 +347,25 @@ def arm_lower(
 
 @contextlib.contextmanager
 def captured_partition_rejections():
-    """Record every (node, reason) a partitioner gives ``WhyNoPartitionReporter``.
+    """Record every (node, reason) a partitioner gives ``WhyNoPartitionReporter`` (Arm) or
+    ``WhyNoPartition`` (XNNPACK's configs).
 
-    The Arm partitioner only logs its rejection table; it is not stored anywhere. Tests compare
-    the reasons the adapter infers from the ``.pte`` with these, so they are captured here, the
-    same way the reporter keeps them: the first reason per node and reporter.
+    The partitioners only log their reasons; they are not stored anywhere. Tests compare the
+    reasons the adapter infers from the ``.pte`` with these, so they are captured here, the same
+    way the reporter keeps them: the first reason per node and reporter.
     """
-    from executorch.exir.backend.utils import WhyNoPartitionReporter
+    from executorch.exir.backend.utils import WhyNoPartition, WhyNoPartitionReporter
 
     orig = WhyNoPartitionReporter.report_reject
+    orig_why = WhyNoPartition.__call__
     records: list[dict] = []
     seen: set[tuple[int, str]] = set()
 
-    def report_reject(self, node, reason):
+    def why(self, node, reason):
+        report_reject(self, node, reason, forward=False)
+        return orig_why(self, node, reason)
+
+    def report_reject(self, node, reason, forward=True):
         key = (id(self), node.name)
         if node.op == "call_function" and key not in seen:
             seen.add(key)
@@ -372,13 +378,15 @@ def captured_partition_rejections():
                 "module": last[0] if last else None,
                 "reason": reason,
             })
-        return orig(self, node, reason)
+        return orig(self, node, reason) if forward else None
 
     WhyNoPartitionReporter.report_reject = report_reject
+    WhyNoPartition.__call__ = why
     try:
         yield records
     finally:
         WhyNoPartitionReporter.report_reject = orig
+        WhyNoPartition.__call__ = orig_why
 
 
 def _stabilize_etrecord(etrecord) -> None:
@@ -459,7 +467,8 @@ def save_etrecord(prog, name: str, rejections: list[dict] | None = None) -> None
     if rejections is not None:
         from importlib.metadata import version
 
-        doc = {"generator": "examples/build_examples.py (WhyNoPartitionReporter.report_reject)",
+        doc = {"generator": "examples/build_examples.py (captured_partition_rejections: "
+                            "WhyNoPartitionReporter.report_reject, WhyNoPartition.__call__)",
                "executorch": version("executorch"), "rejections": rejections}
         with open(f"{name}.rejections.json", "w") as f:
             json.dump(doc, f, indent=1)
@@ -490,6 +499,7 @@ def xnnpack_lower(
     extract_delegate_segments: bool,
     external_tag: str | None = None,
     calib_n: int = 4,
+    etrecord: str | None = None,
 ):
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
         XnnpackPartitioner,
@@ -517,13 +527,18 @@ def xnnpack_lower(
         gm = ep.module(check_guards=False)
         delegate_external_constants_pass_unlifted(gm, lambda node: external_tag)
         ep = torch.export.export(gm, example_inputs)
-    edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
-    return edge.to_executorch(
+    with captured_partition_rejections() as rejections:
+        edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
+                                           generate_etrecord=etrecord is not None)
+    prog = edge.to_executorch(
         ExecutorchBackendConfig(
             extract_delegate_segments=extract_delegate_segments,
             external_constants=(lambda n: external_tag) if external_tag else False,
         )
     )
+    if etrecord is not None:
+        save_etrecord(prog, etrecord, rejections)
+    return prog
 
 
 def portable_lower(programs, config_kwargs=None, edge_passes=None, etrecord=None):
@@ -829,6 +844,32 @@ def build_xnnpack_ptd():
     return {"files": files, "sidecars": [],
             "settings": {"model": "SmallNet", "input": [1, 3, 32, 32], "dtype": "fp32",
                          "external_tag": tag}}
+
+
+class SmallLrnNet(SmallNet):
+    """SmallNet with a LocalResponseNorm after features[1]: XNNPACK has no kernel for parts of
+    its decomposition, so the graph splits around them."""
+
+    def __init__(self):
+        super().__init__()
+        self.features.insert(2, nn.LocalResponseNorm(size=3, alpha=1e-4, beta=0.75, k=2.0))
+
+
+@example(
+    "xnnpack_lrn",
+    "xnnpack",
+    "Small nested CNN fp32 on XNNPACK with a LocalResponseNorm (features.2): the LRN's "
+    "decomposition splits the XNNPACK graph; ETRecord in xnnpack_lrn.etrecord and the "
+    "XNNPACK partitioner's own reasons (WhyNoPartition) in xnnpack_lrn.rejections.json.",
+)
+def build_xnnpack_lrn():
+    name = "xnnpack_lrn"
+    _reset_outputs(f"{name}.pte", f"{name}.etrecord", f"{name}.rejections.json")
+    prog = xnnpack_lower(_seeded(SmallLrnNet), (torch.randn(1, 3, 32, 32),), quantize=False,
+                         extract_delegate_segments=True, etrecord=name)
+    return {"files": [_write_pte(prog, name), f"{name}.etrecord", f"{name}.rejections.json"],
+            "sidecars": [],
+            "settings": {"model": "SmallLrnNet", "input": [1, 3, 32, 32], "dtype": "fp32"}}
 
 
 # --------------------------------------------------------------------------------------
@@ -1466,12 +1507,16 @@ README_NOTES = """\
   JumpFalseCall and MoveCall but no FreeCall.
 - **`mutable_buffer.pte`** contains the in-place `aten::copy_` operator with an empty overload
   name (not an `.out` variant) and a `mutable_data_segments` entry.
-- **ETRecords** (`<stem>.etrecord`: `mv2_lrn_ethosu85`, `mv2_lrn2_ethosu85`, `undelegated`) are
+- **ETRecords** (`<stem>.etrecord`: `mv2_lrn_ethosu85`, `mv2_lrn2_ethosu85`, `xnnpack_lrn`,
+  `undelegated`) are
   written with `generate_etrecord=True` and `get_etrecord().save()`, then compacted
   (`compact_etrecord`: the optional ATen `exported_program` dropped, parts deflated, zip dates
   fixed) and made portable (stack-trace paths rewritten, `id()`-based graph ids renumbered).
   `<stem>.rejections.json` holds what the Arm partitioner told its `WhyNoPartitionReporter`
-  during the build (node, target, debug handle, module, reason): the partitioner only logs it.
+  (or XNNPACK's configs their `WhyNoPartition`) during the build (node, target, debug handle,
+  module, reason): the partitioners only log it. XNNPACK gives no reason for an operator it has
+  no config for (`aten.avg_pool3d` in `xnnpack_lrn`), only for configs whose constraints fail
+  (`aten.pow.Tensor_Scalar`: "only support int powers, got 0.75").
 - **`xnnpack_ptd`** mixes storage: weights XNNPACK creates itself (BatchNorm folding) ignore the
   external tag and stay in the `.pte`; unused `num_batches_tracked` buffers are EXTERNAL
   tensors in the plan.
