@@ -130,17 +130,22 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def model_explorer_server(
-    *models: Path, timeout: float = 150, extension: bool = True
+    *models: Path, timeout: float = 150, extension: bool = True, exe: Path | None = None,
+    extension_name: str = "pte_adapter",
 ) -> Iterator[str]:
-    """Start Model Explorer (with the pte_adapter extension unless `extension` is False); yield
-    the URL it prints."""
+    """Start Model Explorer (with the `extension_name` extension unless `extension` is False);
+    yield the URL it prints. `exe` is another installation's `model-explorer` (benchmarks)."""
     port = free_port()
-    ext = ["--extensions=pte_adapter"] if extension else []
+    ext = [f"--extensions={extension_name}"] if extension else []
     proc = subprocess.Popen(
-        [_model_explorer_exe(), *ext, "--no_open_in_browser",
+        [str(exe) if exe else _model_explorer_exe(), *ext, "--no_open_in_browser",
          "--host", "127.0.0.1", "--port", str(port), *(str(m.resolve()) for m in models)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         start_new_session=True, cwd=ROOT,
+        # The URL (with the model list the app opens) is printed once the server answers; Python
+        # block-buffers a child's stdout on a pipe, so without this the line would only arrive
+        # when the caller's own environment happened to set PYTHONUNBUFFERED.
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     out = _Output(proc.stdout)
     try:
