@@ -9,6 +9,8 @@ from __future__ import annotations
 from pte_adapter.analysis.source import InstructionSource, PartitionSource
 from pte_adapter.analysis.why import Reason
 
+MAX_MODULES = 8
+
 
 def instruction_source_facts(src: InstructionSource | None) -> dict[str, str]:
     """`module` (`features.4 (LocalResponseNorm)`), `module_class`, `source_line`, `torch_fn`."""
@@ -16,12 +18,16 @@ def instruction_source_facts(src: InstructionSource | None) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     if src.modules:
-        out["module"] = ", ".join(m.text for m in src.modules)
-        out["module_class"] = ", ".join(dict.fromkeys(m.cls for m in src.modules))
+        # A delegate call absorbs whole stages: name the first few (its group names them all).
+        shown = src.modules[:MAX_MODULES]
+        more = len(src.modules) - len(shown)
+        out["module"] = ", ".join(m.text for m in shown) + (f" … (+{more})" if more else "")
+        out["module_class"] = ", ".join(dict.fromkeys(m.cls for m in shown))
     if src.source_line:
         out["source_line"] = src.source_line
-    if src.torch_fn:
-        out["torch_fn"] = src.torch_fn.split(";", 1)[-1]
+    fn = src.torch_fn.split(";", 1)[-1]
+    if fn and not fn.startswith("OpOverload."):  # an operator, not a user-level torch function
+        out["torch_fn"] = fn
     out["debug_handles"] = ", ".join(str(h) for h in src.handles[:32]) + (
         f" … ({len(src.handles)})" if len(src.handles) > 32 else ""
     )
