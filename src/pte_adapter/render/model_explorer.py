@@ -1,28 +1,34 @@
-"""Model Explorer graphs from the typed program: one graph per method, one per delegate view.
+"""Model Explorer graphs from the typed program: one graph per method, drawn as its partitions.
 
 Conventions:
-- node ids: "inputs", "outputs", "i<instruction index>" in a method graph; delegate views are
-  separate graphs whose ids are unique across the response
-  ("forward / NPU partition 1 (EthosUBackend) / NPU operations").
+- node ids: "inputs", "outputs", "i<instruction index>" in a method graph; the operations a
+  delegate payload decodes to are drawn inside that delegate's partition group with ids
+  "i<instruction>.<position>" (nested views: "i<instruction>.<view>.<position>").
 - every instruction sits in the namespace of its partition ("NPU partition 2 (EthosUBackend)",
   "CPU island 1"), coloured per backend; q/dq/copy glue and control instructions get muted colours.
+  A decoded DelegateCall heads its group (pinned, no edges); the tensors flow through the decoded
+  operations, so the edges into and out of a partition are real dataflow to its neighbours.
+- a method graph holds every delegate view, so it is always the graph with the most nodes: Model
+  Explorer opens that one first. Only control-flow blocks referenced by a decoded operation are
+  separate graphs ("forward / TOSA partition 1 (TOSABackend) / cond_then").
 - labels are short (full operator name with overload, or the delegate id); everything else is in
   attributes and input/output metadata. Graph-level numbers sit in `groupNodeAttributes[""]`, shown
-  when nothing is selected.
+  when nothing is selected; each partition's numbers and boundary tensors in its group's attributes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import asdict
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from model_explorer import graph_builder as gb
 
-from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, Dataflow
+from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, Dataflow, TensorEdge
 from pte_adapter.analysis.partitions import (
     CPU,
+    Crossing,
     MethodPartitions,
     Partition,
     is_glue,
@@ -52,8 +58,13 @@ CPU_COMPUTE_COLOUR = ("#ffcdd2", "#b71c1c")
 CPU_GLUE_COLOUR = ("#f5f5f5", "#9e9e9e")
 CPU_CONTROL_COLOUR = ("#fff9c4", "#827717")
 CPU_GROUP_COLOUR = ("#fff3f3", "#b71c1c")
+BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition boundary
+# A boundary tensor read more than this many partitions after it was written is drawn beside its
+# reader rather than connected across the graph.
+NEAR_PARTITIONS = 3
 
 INPUTS_ID = "inputs"
+METHOD_INPUT, METHOD_OUTPUT = "method input", "method output"  # sides of a boundary
 OUTPUTS_ID = "outputs"
 
 
@@ -141,7 +152,6 @@ def _instruction_node(
     ins: Instruction,
     part: Partition,
     flow: Dataflow,
-    delegate_graph_ids: dict[int, list[str]],
 ) -> gb.GraphNode:
     io = flow.io[ins.index]
     node = gb.GraphNode(
@@ -175,7 +185,6 @@ def _instruction_node(
         d = ins.delegate_index
         if d is not None and 0 <= d < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[d]))
-            node.subgraphIds = list(delegate_graph_ids.get(d, []))
     if ins.kind is InstructionKind.MOVE:
         attrs["move"] = f"%{ins.move_from} → %{ins.move_to}"
     if ins.kind is InstructionKind.FREE:
@@ -190,54 +199,14 @@ def _instruction_node(
             value=gb.NodeIdsNodeAttributeValue(nodeIds=[_jump_target_id(method, ins)]),
         ))
 
-    # Inputs: every tensor read, with its producer (constants have metadata but no edge).
+    # Inputs: every tensor read (edges are added by the method graph, which knows where each
+    # tensor really comes from; constants have metadata but no edge).
     for edge in flow.edges[ins.index]:
         node.inputsMetadata.append(gb.MetadataItem(
             id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value)))
-        if edge.producer >= 0:
-            node.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=node_id(edge.producer),
-                sourceNodeOutputId=str(edge.producer_output),
-                targetNodeInputId=str(edge.consumer_input)))
-        elif edge.producer == FROM_METHOD_INPUT:
-            node.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=INPUTS_ID,
-                sourceNodeOutputId=str(edge.producer_output),
-                targetNodeInputId=str(edge.consumer_input)))
     for pos, v in enumerate(io.output_tensors):
         node.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v)))
     return node
-
-
-INNER_OP_WORDS = {"EthosUBackend": "NPU ops", "XnnpackBackend": "XNNPACK nodes",
-                  "TOSABackend": "TOSA ops"}
-
-
-def partition_info_node(method: Method, part: Partition) -> gb.GraphNode:
-    """A node pinned to the top of its partition's group, carrying the partition's numbers.
-
-    Model Explorer dissolves a group whose only child is one node (the default setting), and every
-    delegate partition is a single DelegateCall: without this node, NPU partitions would not show as
-    groups at all. Its id is "p<k>"; it has no edges.
-    """
-    if part.is_cpu:
-        compute, glue = sum(part.compute_ops.values()), sum(part.glue_ops.values())
-        label = f"{compute} compute, {glue} glue"
-        if part.control:
-            label += f", {sum(part.control.values())} control"
-        colours = CPU_GROUP_COLOUR
-    else:
-        word = INNER_OP_WORDS.get(part.backend, "inner ops")
-        label = f"{part.inner_ops} {word}" if part.inner_ops is not None else "not decoded"
-        colours = backend_colour(part.backend)
-    return gb.GraphNode(
-        id=f"p{part.index}",
-        label=label,
-        namespace=part.name,
-        attrs=_kv({"group": part.name, **facts.partition_facts(method, part)}),
-        style=_style(colours),
-        config=gb.GraphNodeConfig(pinToGroupTop=True),
-    )
 
 
 def _jump_target_id(method: Method, ins: Instruction) -> str:
@@ -256,35 +225,171 @@ def _jump_target_text(method: Method, ins: Instruction) -> str:
     return f"{ins.destination} ({instruction_label(method, method.instructions[index])})"
 
 
+@dataclass
+class _Contents:
+    """How one delegate partition's decoded views are drawn inside its group.
+
+    `inline` is drawn in the partition's own layer with real edges to and from the neighbouring
+    partitions (its inputs/outputs correspond one to one to the DelegateCall's tensors); `nested`
+    views are collapsed sub-layers with their own edges only (e.g. the matched TOSA source of an
+    Ethos-U partition); `separate` views are graphs of their own, opened from the nodes that
+    reference them (control-flow blocks).
+    """
+
+    inline: DelegateGraph | None = None
+    nested: list[DelegateGraph] = field(default_factory=list)
+    separate: list[DelegateGraph] = field(default_factory=list)
+
+
+def _contents(delegate: Delegate, n_inputs: int, n_outputs: int) -> _Contents:
+    views = delegate.decoded.graphs
+    referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
+    top = [v for v in views if v.name not in referenced]
+    out = _Contents(separate=[v for v in views if v.name in referenced])
+    if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(
+        top[0].outputs
+    ) == n_outputs:
+        out.inline = top[0]
+        out.nested = top[1:]
+    else:
+        out.nested = top
+    return out
+
+
+Source = tuple[str, str]  # (node id, output id) an edge comes from
+
+
+def _view_nodes(
+    view: DelegateGraph,
+    id_prefix: str,
+    namespace: str,
+    colours: tuple[str, str],
+    outer_inputs: list[list[Source]],
+    separate_ids: dict[str, str],
+) -> tuple[list[gb.GraphNode], dict[str, list[Source]]]:
+    """A delegate view's operations as method-graph nodes in `namespace`.
+
+    `outer_inputs[k]` are the sources of the view's input k outside the view (empty for a nested
+    view). Returns the nodes and, per tensor id, every node output that writes it.
+    """
+    writers: dict[str, list[Source]] = {}
+    for tid, sources in zip(view.inputs, outer_inputs, strict=False):  # nested: no outer
+        writers.setdefault(tid, []).extend(sources)
+    nodes: list[gb.GraphNode] = []
+    for pos, op in enumerate(view.nodes):
+        nid = f"{id_prefix}.{pos}"
+        node = gb.GraphNode(
+            id=nid,
+            label=op.label or op.kind,
+            namespace=f"{namespace}/{op.namespace}" if op.namespace else namespace,
+            attrs=_kv({"kind": op.kind, "view": view.name, **op.attrs}),
+            style=_style(colours),
+        )
+        node.subgraphIds = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
+        for in_pos, tid in enumerate(op.inputs):
+            t = view.tensors.get(tid, TensorInfo(tid))
+            node.inputsMetadata.append(gb.MetadataItem(id=str(in_pos), attrs=_tensor_attrs(t)))
+            for src, out in writers.get(tid, []):
+                node.incomingEdges.append(
+                    gb.IncomingEdge(sourceNodeId=src, sourceNodeOutputId=out,
+                                    targetNodeInputId=str(in_pos))
+                )
+        for out_pos, tid in enumerate(op.outputs):
+            writers.setdefault(tid, []).append((nid, str(out_pos)))
+            t = view.tensors.get(tid, TensorInfo(tid))
+            node.outputsMetadata.append(gb.MetadataItem(id=str(out_pos), attrs=_tensor_attrs(t)))
+        nodes.append(node)
+    return nodes, writers
+
+
+def _boundary_text(method: Method, c: Crossing, other: str) -> str:
+    t = method.tensor(c.value)
+    what = (f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}" if t is not None else "?")
+    return f"%{c.value} {what}, {facts.human_bytes(c.nbytes)} {other}"
+
+
+def _boundary_facts(method: Method, parts: MethodPartitions, part: Partition) -> dict[str, str]:
+    """The tensors crossing this partition's boundary, for its group attributes."""
+    ins = [_boundary_text(method, c, f"from {c.source}") for c in parts.crossings
+           if c.target == part.name]
+    outs = [_boundary_text(method, c, f"to {c.target}") for c in parts.crossings
+            if c.source == part.name]
+    return {"incoming_tensors": "\n".join(ins) or "none",
+            "outgoing_tensors": "\n".join(outs) or "none"}
+
+
 def method_graph(
     program: Program,
     method: Method,
     parts: MethodPartitions,
-    delegate_graph_ids: dict[int, list[str]],
     graph_id: str,
-) -> gb.Graph:
+) -> tuple[gb.Graph, list[gb.Graph]]:
+    """The method graph, plus the separate graphs its nodes link to (control-flow blocks)."""
     flow = parts.dataflow
     graph = gb.Graph(id=graph_id)
+    separate: list[gb.Graph] = []
     inputs = gb.GraphNode(id=INPUTS_ID, label="Graph Inputs")
     for pos, v in enumerate(method.inputs):
         inputs.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v)))
     graph.nodes.append(inputs)
-    graph.nodes.extend(partition_info_node(method, part) for part in parts.partitions)
+
+    # Outputs of inlined DelegateCalls come from the operations inside: (ins, output) -> writers.
+    redirect: dict[tuple[int, int], list[Source]] = {}
+    # Which tensor (value index) each node output is, for labelling boundary tensors.
+    source_value: dict[Source, int] = {
+        (INPUTS_ID, str(pos)): v for pos, v in enumerate(method.inputs)}
+
+    def sources(edge: TensorEdge) -> list[Source]:
+        if edge.producer >= 0:
+            return redirect.get((edge.producer, edge.producer_output),
+                                [(node_id(edge.producer), str(edge.producer_output))])
+        if edge.producer == FROM_METHOD_INPUT:
+            return [(INPUTS_ID, str(edge.producer_output))]
+        return []
 
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
-        graph.nodes.append(_instruction_node(method, ins, part, flow, delegate_graph_ids))
+        node = _instruction_node(method, ins, part, flow)
+        graph.nodes.append(node)
+        for j, v in enumerate(flow.io[ins.index].output_tensors):
+            source_value[(node.id, str(j))] = v
+        d = ins.delegate_index
+        if ins.kind is not InstructionKind.DELEGATE or d is None or not 0 <= d < len(
+            method.delegates
+        ):
+            _connect(node, flow.edges[ins.index], sources)
+            continue
+        io = flow.io[ins.index]
+        contents = _contents(method.delegates[d], len(flow.edges[ins.index]),
+                             len(io.output_tensors))
+        colours = backend_colour(part.backend)
+        separate_ids = {v.name: delegate_graph_id(graph_id, part.name, v.name)
+                        for v in contents.separate}
+        separate.extend(delegate_graph(v, separate_ids[v.name], separate_ids, colours)
+                        for v in contents.separate)
+        if contents.inline is None:
+            _connect(node, flow.edges[ins.index], sources)
+        else:
+            # The call itself heads its group; the data flows through the operations inside.
+            node.config = gb.GraphNodeConfig(pinToGroupTop=True)
+            outer = [sources(e) for e in flow.edges[ins.index]]
+            inner, writers = _view_nodes(contents.inline, node.id, part.name, colours, outer,
+                                         separate_ids)
+            graph.nodes.extend(inner)
+            for j, tid in enumerate(contents.inline.outputs):
+                redirect[(ins.index, j)] = writers.get(tid, [])
+                for writer in redirect[(ins.index, j)]:
+                    source_value[writer] = io.output_tensors[j]
+        for view in contents.nested:
+            inner, _ = _view_nodes(view, f"{node.id}.{_slug(view.name)}",
+                                   f"{part.name}/{view.name}", colours, [], separate_ids)
+            graph.nodes.extend(inner)
 
     outputs = gb.GraphNode(id=OUTPUTS_ID, label="Graph Outputs")
     for edge in flow.output_edges:
         outputs.inputsMetadata.append(gb.MetadataItem(
             id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value)))
-        source = (node_id(edge.producer) if edge.producer >= 0
-                  else INPUTS_ID if edge.producer == FROM_METHOD_INPUT else None)
-        if source is not None:
-            outputs.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=source, sourceNodeOutputId=str(edge.producer_output),
-                targetNodeInputId=str(edge.consumer_input)))
+    _connect(outputs, flow.output_edges, sources)
     # Control flow: a visible edge from each JumpFalseCall to where it may jump.
     by_id = {n.id: n for n in graph.nodes}
     by_id[OUTPUTS_ID] = outputs
@@ -298,13 +403,120 @@ def method_graph(
     graph.groupNodeAttributes = {"": facts.method_facts(program, method, parts)}
     configs: list[gb.GroupNodeConfig] = []
     for part in parts.partitions:
-        graph.groupNodeAttributes[part.name] = facts.partition_facts(method, part)
+        attrs = facts.partition_facts(method, part)
+        if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
+            attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
+        attrs.update(_boundary_facts(method, parts, part))
+        graph.groupNodeAttributes[part.name] = attrs
         bg, border = backend_colour(part.backend)
         configs.append(gb.GroupNodeConfig(
             namespaceRegex=f"^{_regex_escape(part.name)}$", backgroundColor=bg,
             borderColor=border, textColor=border))
     graph.groupNodeConfigs = configs
-    return graph
+    node_partition = {n.id: n.namespace.split("/")[0] for n in graph.nodes}
+    node_partition[INPUTS_ID], node_partition[OUTPUTS_ID] = METHOD_INPUT, METHOD_OUTPUT
+    part_order = {p.name: p.index for p in parts.partitions}
+    part_order[METHOD_INPUT], part_order[METHOD_OUTPUT] = -1, len(parts.partitions)
+    cpu_sides = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
+    graph.nodes.extend(_boundary_nodes(method, graph, source_value, node_partition, part_order,
+                                       cpu_sides))
+    # A one-call partition stays a group (Model Explorer versions that read this setting).
+    graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
+    return graph, separate
+
+
+def _connect(node: gb.GraphNode, edges: list[TensorEdge],
+             sources: Callable[[TensorEdge], list[Source]]) -> None:
+    for edge in edges:
+        for src, out in sources(edge):
+            node.incomingEdges.append(gb.IncomingEdge(
+                sourceNodeId=src, sourceNodeOutputId=out,
+                targetNodeInputId=str(edge.consumer_input)))
+
+
+def tensor_label(method: Method, value: int) -> str:
+    """"[1, 3, 224, 224] int8, 147.0 KiB": what a boundary edge carries (printable ASCII only:
+    Model Explorer's canvas font has nothing else)."""
+    t = method.tensor(value)
+    if t is None:
+        return f"%{value}"
+    size = facts.human_bytes(t.nbytes).split(" (")[0]
+    return f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}, {size}"
+
+
+def _boundary_nodes(method: Method, graph: gb.Graph, source_value: dict[Source, int],
+                    node_partition: dict[str, str], part_order: dict[str, int],
+                    cpu_sides: set[str]) -> list[gb.GraphNode]:
+    """A node on each partition-to-partition edge saying which tensors cross there.
+
+    It sits outside every group, so it stays visible when the partitions are collapsed, and its
+    label says what crosses: "[1, 3, 224, 224] int8, 147.0 KiB", or "[1, 128, 768] float32 +1 more,
+    768.0 KiB" when several tensors take the same way (all of them are in its attributes, input k
+    and output k being tensor k). Model Explorer's own edge labels are a user setting, off by
+    default, and its edge overlays are only drawn between visible op nodes: neither shows on a
+    collapsed partition. One node per pair of partitions, not per tensor, because every edge costs
+    drawing time (most of the time to the first screen of a large program goes into edges).
+    """
+    boundaries: dict[tuple[str, str], gb.GraphNode] = {}
+    values: dict[tuple[str, str], list[int | Source]] = {}
+    for node in graph.nodes:
+        target_part = node_partition.get(node.id)
+        for e in node.incomingEdges:
+            source_part = node_partition.get(e.sourceNodeId)
+            if source_part is None or target_part is None or source_part == target_part:
+                continue
+            if source_part in cpu_sides and target_part in cpu_sides:
+                continue  # CPU to CPU (method inputs and outputs count as CPU): no boundary
+            src = (e.sourceNodeId, e.sourceNodeOutputId)
+            v = source_value.get(src)
+            key = (source_part, target_part)
+            b = boundaries.get(key)
+            if b is None:
+                b = boundaries[key] = gb.GraphNode(
+                    id=f"b.{_slug(source_part)}.{_slug(target_part)}",
+                    label="", style=_style(BOUNDARY_TENSOR_COLOUR))
+                values[key] = []
+            tensor: int | Source = v if v is not None else src
+            if tensor not in values[key]:
+                values[key].append(tensor)
+                pos = str(len(values[key]) - 1)
+                meta = tensor_metadata(method, v) if v is not None else []
+                b.inputsMetadata.append(gb.MetadataItem(id=pos, attrs=meta))
+                b.outputsMetadata.append(gb.MetadataItem(id=pos, attrs=meta))
+            pos = str(values[key].index(tensor))
+            # A tensor read far downstream (an attention mask every layer reads) is shown beside
+            # each distant reader without an edge across the whole graph: long edges make the
+            # layout slow and the picture unreadable.
+            far = part_order[target_part] - part_order[source_part] > NEAR_PARTITIONS
+            if not far and not any(x.sourceNodeId == src[0] and x.sourceNodeOutputId == src[1]
+                                   for x in b.incomingEdges):
+                b.incomingEdges.append(gb.IncomingEdge(
+                    sourceNodeId=src[0], sourceNodeOutputId=src[1], targetNodeInputId=pos))
+            e.sourceNodeId, e.sourceNodeOutputId = b.id, pos
+        # Several writers of one tensor now reach this node through one boundary node: one edge.
+        unique = {(e.sourceNodeId, e.sourceNodeOutputId, e.targetNodeInputId): e
+                  for e in node.incomingEdges}
+        node.incomingEdges = list(unique.values())
+    for (source_part, target_part), b in boundaries.items():
+        tensors = [v for v in values[(source_part, target_part)] if isinstance(v, int)]
+        total = sum(t.nbytes for v in tensors if (t := method.tensor(v)) is not None)
+        first = tensor_label(method, tensors[0]).rsplit(",", 1)[0] if tensors else "tensor"
+        more = f" +{len(values[(source_part, target_part)]) - 1} more" if len(
+            values[(source_part, target_part)]) > 1 else ""
+        b.label = f"{first}{more}, {facts.human_bytes(total).split(' (')[0]}"
+        attrs = {"boundary": f"{source_part} to {target_part}",
+                 "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),
+                 "bytes": str(total)}
+        if not b.incomingEdges:
+            gap = part_order[target_part] - part_order[source_part]
+            attrs["drawn_as"] = f"beside its reader, without the edge from {source_part} ({gap} " \
+                "partitions earlier)"
+        b.attrs = _kv(attrs)
+    return list(boundaries.values())
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name.lower())
 
 
 def _regex_escape(s: str) -> str:
@@ -374,35 +586,18 @@ def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str)
     return f"{method_graph_id} / {partition_name} / {view_name}"
 
 
-def _delegate_graphs(
-    method_graph_id: str, part: Partition, delegate: Delegate
-) -> list[gb.Graph]:
-    views = delegate.decoded.graphs
-    ids = {v.name: delegate_graph_id(method_graph_id, part.name, v.name) for v in views}
-    colours = backend_colour(part.backend)
-    return [delegate_graph(v, ids[v.name], ids, colours) for v in views]
-
-
-# -- whole program ------------------------------------------------------------------------------
-
-
 def program_graphs(program: Program) -> list[gb.Graph]:
+    """One graph per method (first, so Model Explorer lists them first), then the control-flow
+    blocks its delegate nodes link to. Every delegate view is drawn inside its method graph, so a
+    method graph always has more nodes than any other graph: Model Explorer opens the graph with the
+    most nodes, and that is the method's partitions."""
     graphs: list[gb.Graph] = []
+    extra: list[gb.Graph] = []
     for method in program.methods:
-        parts = partition_method(method)
-        gid = method.name
-        delegate_graph_ids: dict[int, list[str]] = {}
-        sub: list[gb.Graph] = []
-        for part in parts.delegate_partitions:
-            d = part.delegate_index
-            if d is None or not 0 <= d < len(method.delegates) or d in delegate_graph_ids:
-                continue
-            built = _delegate_graphs(gid, part, method.delegates[d])
-            delegate_graph_ids[d] = [g.id for g in built]
-            sub.extend(built)
-        graphs.append(method_graph(program, method, parts, delegate_graph_ids, gid))
-        graphs.extend(sub)
-    return graphs
+        graph, separate = method_graph(program, method, partition_method(method), method.name)
+        graphs.append(graph)
+        extra.extend(separate)
+    return graphs + extra
 
 
 def graphs_to_json(graphs: Iterable[gb.Graph], label: str = "program") -> dict[str, Any]:

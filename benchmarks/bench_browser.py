@@ -1,0 +1,176 @@
+"""Time to the first screen and to the fully expanded view in Model Explorer, this adapter beside a
+peer adapter, on the same program, one run after the other.
+
+    python benchmarks/bench_browser.py                       # the large XNNPACK program
+    python benchmarks/bench_browser.py --pte examples/mv2_lrn_ethosu85.pte --repeat 3
+
+Both adapters run in the real `model-explorer` web app in Debian's headless Chromium (as in
+tests/test_browser.py). The peer is Arm's `pte-adapter-model-explorer` 0.2.0, installed into a venv
+of its own under bench_out/ (never imported here: it runs as its own server).
+
+What is timed, per adapter and run, from the moment the page is asked to load:
+- convert: the app's conversion request to the server returns (the adapter's work + transfer);
+- layout: Model Explorer's worker answers with the processed, laid-out graph;
+- first screen: the first frame after that in which the renderer has nodes to draw and after which
+  the page's main thread is idle (no animation frame longer than 50 ms for 0.5 s): the picture is
+  complete;
+- expanded: the same after a click on the toolbar's "expand all layers" button.
+The timings include what a user waits for: conversion, transfer, layout and drawing (here in
+software WebGL: the headless browser has no GPU, so drawing is what dominates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.browser_support import chromium, model_explorer_server, new_page  # noqa: E402
+
+DEFAULT_OUT = ROOT / "bench_out"
+PEER = "pte-adapter-model-explorer==0.2.0"
+PEER_EXTENSION = "pte_adapter_model_explorer"
+
+# Records the app's conversion request, its worker messages and every animation frame.
+_PROBE = """
+window.__bench = {fetches: [], worker: [], frames: []};
+const NativeWorker = window.Worker;
+window.Worker = function (url, opts) {
+  const w = new NativeWorker(url, opts);
+  const post = w.postMessage.bind(w);
+  w.postMessage = (m, ...rest) => {
+    window.__bench.worker.push(['send', m && m.eventType, performance.now()]);
+    return post(m, ...rest);
+  };
+  w.addEventListener('message', e =>
+    window.__bench.worker.push(['recv', e.data && e.data.eventType, performance.now()]));
+  return w;
+};
+window.Worker.prototype = NativeWorker.prototype;
+const nativeFetch = window.fetch;
+window.fetch = async (...args) => {
+  const t = performance.now();
+  const r = await nativeFetch(...args);
+  window.__bench.fetches.push([String(args[0]), t, performance.now()]);
+  return r;
+};
+const frame = t => { window.__bench.frames.push(t); requestAnimationFrame(frame); };
+requestAnimationFrame(frame);
+"""
+
+# The first screen is complete when the renderer has nodes and frames run freely again.
+_SETTLED = """([since, quiet]) => {
+  const b = window.__bench;
+  const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
+  if (!r || !r.nodesToRender || r.nodesToRender.length === 0) return null;
+  const f = b.frames.filter(t => t >= since);
+  if (f.length < 2) return null;
+  const last = f[f.length - 1];
+  if (performance.now() - last > 100) return null;
+  // The last long gap between frames marks the end of the drawing work.
+  let end = f[0];
+  for (let i = 1; i < f.length; i++) if (f[i] - f[i - 1] > 50) end = f[i];
+  return performance.now() - end >= quiet ? end : null;
+}"""
+
+
+def _ensure_peer_venv(out: Path) -> Path:
+    venv = out / "peer_venv"
+    exe = venv / "bin" / "model-explorer"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", PEER], check=True)
+    return exe
+
+
+def _wait_settled(page: Any, since: float, timeout: float) -> float:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        end = page.evaluate(_SETTLED, [since, 500])
+        if end is not None:
+            return float(end)
+        page.wait_for_timeout(100)
+    raise TimeoutError("the graph was not drawn in time")
+
+
+def measure(url: str, browser: Any, timeout: float) -> dict[str, float]:
+    page = new_page(browser)
+    page.add_init_script(_PROBE)
+    page.goto(url)
+    page.wait_for_function("() => window.__bench.worker.some(m => m[0] === 'recv' && m[1] === 1)",
+                           timeout=timeout * 1000)
+    first = _wait_settled(page, 0, timeout)
+    b = page.evaluate("window.__bench")
+    convert = next((end for u, _s, end in b["fetches"] if "send_command" in u), float("nan"))
+    layout = next(t for kind, ev, t in b["worker"] if kind == "recv" and ev == 1)
+    nodes = page.evaluate("window.me_test.renderers[0].nodesToRender.length")
+    # Expand all layers, as a user does from the toolbar.
+    click = page.evaluate("performance.now()")
+    page.locator("renderer-wrapper .toolbar mat-icon",
+                 has_text="unfold_more_double").first.click()
+    page.wait_for_function(
+        "(t) => window.__bench.worker.some(m => m[0] === 'recv' && m[1] === 3 && m[2] > t)",
+        arg=click, timeout=timeout * 1000)
+    expanded = _wait_settled(page, click, timeout)
+    expanded_nodes = page.evaluate("window.me_test.renderers[0].nodesToRender.length")
+    page.context.close()
+    return {"convert_s": convert / 1000, "layout_s": layout / 1000, "first_screen_s": first / 1000,
+            "first_screen_nodes": nodes, "expand_s": (expanded - click) / 1000,
+            "expanded_nodes": expanded_nodes,
+            "to_expanded_view_s": (first + expanded - click) / 1000}
+
+
+def run(name: str, exe: Path | None, extension: str, pte: Path, repeat: int,
+        timeout: float) -> list[dict[str, float]]:
+    runs = []
+    with model_explorer_server(pte, exe=exe, extension_name=extension) as url, \
+            chromium() as browser:
+        for _ in range(repeat):
+            runs.append(measure(url, browser, timeout))
+            print(f"  {name}: {json.dumps(runs[-1])}", flush=True)
+    return runs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pte", type=Path, help="the program (default: build the large one)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--only", choices=("ours", "peer"))
+    args = ap.parse_args()
+    if args.pte is None:
+        from benchmarks.bench_large import build
+
+        args.pte = build(args.out)
+    results: dict[str, list[dict[str, float]]] = {}
+    if args.only != "peer":
+        results["pte_adapter (this)"] = run("ours", None, "pte_adapter", args.pte, args.repeat,
+                                            args.timeout)
+    if args.only != "ours":
+        results[PEER] = run("peer", _ensure_peer_venv(args.out), PEER_EXTENSION, args.pte,
+                            args.repeat, args.timeout)
+    print(f"\n{args.pte.name}: median of {args.repeat} runs (seconds from page load)")
+    print(f"{'adapter':34} {'convert':>8} {'layout':>8} {'first screen':>13} {'expand':>8} "
+          f"{'to expanded':>12} {'nodes first/expanded':>21}")
+    for name, runs in results.items():
+        def med(key: str, runs: list[dict[str, float]] = runs) -> float:
+            return statistics.median(r[key] for r in runs)
+        print(f"{name:34} {med('convert_s'):8.2f} {med('layout_s'):8.2f} "
+              f"{med('first_screen_s'):13.2f} {med('expand_s'):8.2f} "
+              f"{med('to_expanded_view_s'):12.2f} "
+              f"{int(med('first_screen_nodes')):>10}/{int(med('expanded_nodes'))}")
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        main()
