@@ -8,6 +8,9 @@ Expected values come from how build_examples.py builds the model: MobileNetV2 wi
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pte_adapter
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.analysis.source import partition_sources, program_source
@@ -71,3 +74,39 @@ def test_no_etrecord_no_source_facts() -> None:
     assert program_source(program) is None
     assert instruction_source_facts(None) == {}
     assert layer_namespace(None) == []
+
+
+def _method_graph(name: str) -> dict[str, Any]:
+    from pte_adapter.convert import convert_path
+    from pte_adapter.render.model_explorer import graphs_to_json
+
+    data = json.loads(json.dumps(graphs_to_json(convert_path(example(name)))))
+    return next(g for g in data["graphs"] if g["id"] == "forward")
+
+
+def test_model_explorer_nodes_and_groups_carry_source_and_why() -> None:
+    g = _method_graph("mv2_lrn_ethosu85")
+    nodes = {n["label"]: n for n in g["nodes"]}
+    pool = nodes["aten::avg_pool3d.out"]
+    attrs = {a["key"]: a["value"] for a in pool["attrs"]}
+    assert attrs["module"] == "features.4 (LocalResponseNorm)"
+    assert "not supported by the Arm backend" in attrs["why_not_delegated"]
+    # Nested in its layer inside the island; the island stays the first namespace component.
+    assert pool["namespace"] == "CPU island 2/features/features.4"
+    island = g["groupNodeAttributes"]["CPU island 2"]
+    assert island["cause"] == "features.4 LocalResponseNorm → aten::avg_pool3d.out"
+    assert g["groupNodeAttributes"]["NPU partition 1 (EthosUBackend)"]["modules_covered"]
+
+
+def test_undelegated_island_opens_layer_by_layer() -> None:
+    """SmallNet without a delegate is one CPU island; with its ETRecord every kernel sits in the
+    layers of the model (features.0 is a ConvBNReLU: Conv2d, BatchNorm2d, ReLU6)."""
+    g = _method_graph("undelegated")
+    by_label: dict[str, list[str]] = {}
+    for n in g["nodes"]:
+        by_label.setdefault(n["label"], []).append(n["namespace"])
+    assert by_label["aten::convolution.out"][0] == "CPU island 1/features/features.0/features.0.0"
+    assert by_label["aten::hardtanh.out"][0] == "CPU island 1/features/features.0/features.0.2"
+    assert "CPU island 1/out" in by_label["aten::addmm.out"]
+    # Root-level functional calls (the final softmax) stay directly in the island.
+    assert by_label["aten::_softmax.out"] == ["CPU island 1"]

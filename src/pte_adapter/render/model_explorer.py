@@ -34,6 +34,8 @@ from pte_adapter.analysis.partitions import (
     is_glue,
     partition_method,
 )
+from pte_adapter.analysis.source import partition_sources, program_source
+from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.delegates.graph import DelegateGraph, TensorInfo
 from pte_adapter.program import (
     Delegate,
@@ -45,6 +47,12 @@ from pte_adapter.program import (
     ValueKind,
 )
 from pte_adapter.render import facts
+from pte_adapter.render.source_facts import (
+    instruction_source_facts,
+    layer_namespace,
+    partition_source_facts,
+    why_facts,
+)
 
 # (background, border) per backend; CPU compute is the colour that should catch the eye.
 BACKEND_COLOURS: dict[str, tuple[str, str]] = {
@@ -422,7 +430,45 @@ def method_graph(
                                        cpu_sides))
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
+    _source_annotations(program, method, parts, graph)
     return graph, separate
+
+
+def _source_annotations(
+    program: Program, method: Method, parts: MethodPartitions, graph: gb.Graph
+) -> None:
+    """The ETRecord's layers and the partitioner rules' reasons (issue 13) on the method graph.
+
+    Node attributes: module, class, source line, why not delegated. Group attributes: modules
+    covered, the cause of each CPU island, why. Kernel calls in a CPU island are nested in their
+    layers ("CPU island 2/features/features.4"), so a large island opens one layer at a time;
+    the first namespace component stays the partition, which everything else keys on.
+    """
+    source = program_source(program)
+    msrc = source.methods.get(method.name) if source else None
+    reasons = why_not_delegated(method, parts)
+    if msrc is None and not reasons:
+        return
+    by_ins: dict[int, list[Reason]] = {}
+    for r in reasons:
+        by_ins.setdefault(r.instruction, []).append(r)
+    nodes = {n.id: n for n in graph.nodes}
+    for ins in method.instructions:
+        node = nodes.get(node_id(ins.index))
+        if node is None:
+            continue
+        src = msrc.instructions.get(ins.index) if msrc else None
+        node.attrs.extend(_kv({**instruction_source_facts(src),
+                               **why_facts(by_ins.get(ins.index, []))}))
+        part = parts.partitions[parts.partition_of[ins.index]]
+        layers = layer_namespace(src)
+        if part.is_cpu and layers and ins.kind is InstructionKind.KERNEL:
+            node.namespace = "/".join([part.name, *layers])
+    psrc = partition_sources(method, msrc, parts)
+    for part in parts.partitions:
+        mine = [r for r in reasons if parts.partition_of[r.instruction] == part.index]
+        graph.groupNodeAttributes.setdefault(part.name, {}).update(
+            partition_source_facts(psrc[part.index], mine))
 
 
 def _connect(node: gb.GraphNode, edges: list[TensorEdge],
