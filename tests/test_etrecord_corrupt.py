@@ -191,7 +191,9 @@ def test_check_failure_names_layer_and_reason(capsys: pytest.CaptureFixture[str]
     assert "ExecuTorch 1.5.1 rules" in err
 
 
-def test_check_partition_failure_names_the_splitting_ops(capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_partition_failure_names_the_splitting_ops(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     pte = str(EXAMPLES / "mv2_lrn2_ethosu85.pte")
     assert cli_main(["check", pte, "--backend", "EthosUBackend", "--max-partitions", "1"]) == 1
     err = capsys.readouterr().err
