@@ -1072,6 +1072,101 @@ def build_mutable_buffer():
 
 
 # --------------------------------------------------------------------------------------
+# Examples: Ethos-U with Arm's Cortex-M CPU fallback
+# --------------------------------------------------------------------------------------
+
+
+class ConvHead(nn.Module):
+    """Two convolutions (for the NPU) and a Linear head (kept on the Cortex-M CPU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.head = nn.Linear(16 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        return self.head(torch.flatten(x, 1))
+
+
+def _not_linear_check():
+    """An `additional_checks` entry for the Arm partitioner that keeps every Linear off the NPU."""
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    class NotLinear(OperatorSupportBase):
+        def is_node_supported(self, submodules, node) -> bool:
+            name = str(getattr(node.target, "__name__", node.target))
+            return not any(k in name for k in ("linear", "addmm"))
+
+    return NotLinear()
+
+
+@example(
+    "convnet_cortex_m_ethosu85",
+    "ethos-u",
+    "Small conv net, INT8 with weights quantized per tensor, on Ethos-U85-256; its Linear "
+    "head kept off the NPU (partitioner additional_checks) and lowered for Arm's Cortex-M "
+    "CPU fallback (CortexMPassManager, Cortex-M55): "
+    "cortex_m::quantized_linear and cortex_m:: quantize/dequantize kernels on the CPU; "
+    "TOSA in convnet_cortex_m_ethosu85_artifacts/.",
+)
+def build_convnet_cortex_m_ethosu85():
+    from executorch.backends.arm.ethosu import EthosUPartitioner
+    from executorch.backends.arm.quantizer import (
+        EthosUQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from executorch.backends.cortex_m.passes import CortexMPassManager
+    from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
+    from executorch.exir import (
+        EdgeCompileConfig,
+        ExecutorchBackendConfig,
+        to_edge_transform_and_lower,
+    )
+
+    name, art = "convnet_cortex_m_ethosu85", "convnet_cortex_m_ethosu85_artifacts"
+    _reset_outputs(f"{name}.pte", art)
+    spec = ethosu_spec("ethos-u85-256", art)
+    quantizer = EthosUQuantizer(spec)
+    # Per tensor: the Cortex-M linear rewrite rejects per-channel weights.
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=False))
+    example_inputs = (torch.randn(1, 3, 16, 16),)
+    qep = quantize_pt2e(_seeded(ConvHead), example_inputs, quantizer, _inputs((1, 3, 16, 16), 4))
+    partitioner = EthosUPartitioner(spec, additional_checks=[_not_linear_check()])
+    edge = to_edge_transform_and_lower(
+        qep, partitioner=[partitioner], compile_config=EdgeCompileConfig(_check_ir_validity=False)
+    )
+    # The pass manager first folds the CPU-side dq -> linear -> q into qparams on the linear, then
+    # replaces the remaining quantize/dequantize with cortex_m:: kernels (its own
+    # ReplaceQuantNodesPass) and the linear with cortex_m::quantized_linear. Running
+    # ReplaceQuantNodesPass on its own first (edge.transform) would turn those q/dq into
+    # cortex_m:: kernels before the fold, and the linear would stay aten::linear.
+    target = CortexMTargetConfig(cpu=CortexM.M55)
+    edge._edge_programs["forward"] = CortexMPassManager(
+        edge.exported_program(), target_config=target
+    ).transform()
+    prog = edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=False))
+    files = [_write_pte(prog, name)]
+    _reset_outputs(os.path.join(art, "out.tosa"), os.path.join(art, "output"))
+    return {
+        "files": files,
+        "sidecars": [art],
+        "settings": {
+            "model": "ConvHead",
+            "input": [1, 3, 16, 16],
+            "target": "ethos-u85-256",
+            "compile_flags": spec.compiler_flags,
+            "tosa_spec": str(spec.tosa_spec),
+            "quantization": "INT8 per-tensor symmetric (EthosUQuantizer)",
+            "cpu_fallback": "cortex_m (CortexMPassManager, Cortex-M55)",
+            "kept_off_npu": "aten.linear (partitioner additional_checks)",
+            "extract_delegate_segments": False,
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------
 # Large benchmark programs (not committed)
 # --------------------------------------------------------------------------------------
 

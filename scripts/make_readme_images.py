@@ -5,9 +5,9 @@
 Uses the same machinery as tests/test_browser.py (the system Chromium, headless, driven by
 Playwright; `model-explorer --extensions=pte_adapter` on a free port):
 
-- method_graph.png: the fragmented Ethos-U example's method graph, every partition as a layer
-  (Advanced settings → "Keep layers with a single op node child"), all layers expanded;
-- npu_operations.png: an Ethos-U delegate's decoded NPU operations, opened from its node;
+- method_graph.png: the fragmented Ethos-U example as Model Explorer first shows it (default
+  settings): its partitions and CPU islands with the tensors that cross between them;
+- npu_operations.png: the same with NPU partition 1 opened: its decoded NPU operations;
 - summary.png: `pte-adapter summary` on the same example.
 """
 
@@ -23,15 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.browser_support import (  # noqa: E402
-    KEEP_SINGLE_CHILD_LAYERS,
     MEPage,
     chromium,
     model_explorer_server,
     new_page,
     text_to_png,
 )
-
-from pte_adapter.render.model_explorer import delegate_graph_id  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "mv2_lrn_ethosu85.pte"
 OUT = ROOT / "docs" / "images"
@@ -64,15 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         # A smaller window at 2x: Model Explorer zooms the graph to fit, so labels come out
         # larger and sharp when the README scales the picture down.
         me = MEPage(new_page(browser, scale=2, viewport={"width": 1500, "height": 1000}))
-        me.open(url, {KEEP_SINGLE_CHILD_LAYERS: True})
-        me.select_graph(method.name)
-        me.expand_all()
+        me.open(url)  # what a user sees first, default settings
         me.zoom_out()  # clear of the search toolbar that floats over the top of the graph
         me.screenshot(out / "method_graph.png")
 
-        me.open_subgraph(f"i{npu.instructions[0]}",
-                         delegate_graph_id(method.name, npu.name, "NPU operations"))
-        me.zoom_out(clicks=2)  # the breadcrumb pushes the toolbar further down
+        me.expand_layer(npu.name)
+        me.zoom_out()
         me.screenshot(out / "npu_operations.png")
         me.page.context.close()
 

@@ -50,6 +50,9 @@ VIEWPORT = {"width": 1600, "height": 1000}
 # child is one op node (off by default: such layers are dissolved into their parent).
 ME_SETTINGS_KEY = "model_explorer_settings"
 KEEP_SINGLE_CHILD_LAYERS = "keep_layers_with_a_single_child"
+# Draws the edges between an op node inside an open layer and nodes outside it (by default Model
+# Explorer draws them only for the selected node, and ends the others at the layer's border).
+SHOW_OUT_OF_LAYER_EDGES = "show_op_node_out_of_layer_edges_without_selecting"
 
 
 def find_chromium() -> str:
@@ -153,6 +156,16 @@ def model_explorer_server(
         yield url
     finally:
         _stop_group(proc)
+
+
+def model_url(server_url: str, model: Path) -> str:
+    """The URL that opens `model` on a running Model Explorer server (what its command line prints
+    for a model given there)."""
+    from urllib.parse import quote, urlsplit
+
+    base = urlsplit(server_url)
+    data = quote(json.dumps({"models": [{"url": str(model.resolve())}]}))
+    return f"{base.scheme}://{base.netloc}/?data={data}"
 
 
 @contextlib.contextmanager
@@ -278,6 +291,18 @@ _INDICATOR_JS = """(nodeId) => {
   });
 }"""
 
+# Screen position of a layer's expand/collapse icon, which Model Explorer draws at the left of the
+# layer's label in its top-left corner.
+_LAYER_ICON_JS = """(groupId) => {
+  const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
+  const n = r && r.curModelGraph.nodesById[groupId];
+  if (!n || !r.nodesToRender.some(x => x.node.id === groupId)) return null;
+  const box = r.container.nativeElement.getBoundingClientRect();
+  const p = r.webglRendererThreejsService.convertScenePosToScreen(
+      (n.globalX || 0) + (n.x || 0) + 12, (n.globalY || 0) + (n.y || 0) + 7);
+  return {x: box.left + p.x, y: box.top + p.y};
+}"""
+
 _HOVERED_INDICATOR_JS = """() => {
   const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
   return r ? r.hoveredSubgraphIndicatorId : null;
@@ -396,19 +421,19 @@ class MEPage:
             title.wait_for(timeout=5000)
         except PlaywrightTimeoutError:
             return []  # Model Explorer shows no result list when nothing matches
-        # Let the result list settle: the same rows twice in a row.
-        last: list[dict[str, Any]] | None = None
-        for _ in range(40):
-            rows: list[dict[str, Any]] = self.page.evaluate(_SEARCH_HITS_JS)
-            if rows == last:
-                break
-            last = rows
-            self.page.wait_for_timeout(150)
-        hits = [SearchHit(str(r["id"]), str(r["label"]),
-                          tuple(_MATCH_ICONS.get(i, i) for i in r["icons"])) for r in last or []]
+        # The title is drawn before the rows: wait until as many rows as it announces are there.
         m = re.search(r"(\d+)\s+results?", title.inner_text())
-        if m and int(m.group(1)) != len(hits):
-            raise AssertionError(f"search says {m.group(0)} but lists {len(hits)} rows")
+        announced = int(m.group(1)) if m else None
+        if announced is not None:
+            self.page.wait_for_function(
+                "([sel, n]) => document.querySelectorAll(sel).length === n",
+                arg=["search-bar .search-results-container mat-tree-node[data-id]", announced],
+                timeout=15_000)
+        rows: list[dict[str, Any]] = self.page.evaluate(_SEARCH_HITS_JS)
+        hits = [SearchHit(str(r["id"]), str(r["label"]),
+                          tuple(_MATCH_ICONS.get(i, i) for i in r["icons"])) for r in rows]
+        if announced is not None and announced != len(hits):
+            raise AssertionError(f"search says {announced} results but lists {len(hits)} rows")
         return hits
 
     def clear_search(self) -> None:
@@ -464,6 +489,36 @@ class MEPage:
 
     def expand_all(self) -> None:
         self.toolbar("unfold_more_double")
+
+    def visible_nodes(self) -> dict[str, str]:
+        """Node id -> label of every op and layer node the renderer draws now."""
+        nodes: dict[str, str] = self.page.evaluate(
+            "() => Object.fromEntries(window.me_test.renderers[0].nodesToRender"
+            ".map(x => [x.node.id, x.node.label]))")
+        return nodes
+
+    def visible_edges(self) -> set[tuple[str, str]]:
+        """(from node id, to node id) of every edge the renderer draws now."""
+        edges: list[list[str]] = self.page.evaluate(
+            "() => window.me_test.renderers[0].edgesToRender"
+            ".map(x => [x.edge.fromNodeId, x.edge.toNodeId])")
+        return {(a, b) for a, b in edges}
+
+    def expand_layer(self, name: str) -> None:
+        """Click the expand icon of the top-level layer `name`, as a user opens one partition, and
+        wait until its children are drawn."""
+        group = f"{name}___group___"
+        point = self.page.evaluate(_LAYER_ICON_JS, group)
+        if point is None:
+            raise AssertionError(f"layer {name!r} is not drawn")
+        self.page.mouse.click(point["x"], point["y"])
+        self.page.wait_for_function(
+            """(g) => { const r = window.me_test.renderers[0];
+                        const n = r.curModelGraph.nodesById[g];
+                        return n && n.expanded && r.nodesToRender.some(
+                          x => (n.nsChildrenIds || []).includes(x.node.id)); }""",
+            arg=group, timeout=60_000)
+        self.wait_drawn()
 
     # subgraphs
 

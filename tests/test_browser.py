@@ -1,15 +1,16 @@
 """The product as a user sees it: the real Model Explorer web app in headless Chromium.
 
-An adapter can return valid JSON that still renders badly (no groups, a subgraph that does not
-open, a blank canvas). These tests start `model-explorer --extensions=pte_adapter` on the fragmented
-Ethos-U example, drive the UI through Debian's Chromium and check what a user would check. The
-expectations come from the program model and the partition analysis, not from the renderer, so a
-renderer that drops namespaces or subgraphs fails here.
+An adapter can return valid JSON that still renders badly (the wrong graph first, no groups, a
+blank canvas). These tests start `model-explorer --extensions=pte_adapter`, drive the UI through
+Debian's Chromium and check what a user would check: every example opens on a method graph; on the
+fragmented Ethos-U example the first screen is its partitions with the tensors that cross between
+them, and opening an NPU partition shows its NPU operations wired to the CPU islands around it. The
+expectations come from the program model and the partition analysis, not from the renderer.
 
-Model Explorer dissolves a layer whose only child is one op node unless the user turns on Advanced
-settings → "Keep layers with a single op node child". With default settings, only partitions with
-two or more instructions show as layers; every instruction still carries its partition (found by
-searching the partition name). With the setting on, every partition is a layer.
+Model Explorer 0.1.34 dissolves a layer whose only child is one op node unless the user turns on
+Advanced settings → "Keep layers with a single op node child" (it ignores the graph's own
+`layoutConfigs.keepLayersWithASingleChild`). A partition with a decoded delegate always has several
+nodes; a CPU island of one kernel shows as that kernel (its attributes name the island).
 """
 
 from __future__ import annotations
@@ -25,17 +26,19 @@ import pte_adapter
 from pte_adapter.analysis.partitions import CPU, MethodPartitions, Partition, partition_method
 from pte_adapter.delegates.graph import DelegateGraph
 from pte_adapter.program import Method
-from pte_adapter.render.model_explorer import delegate_graph_id
+from pte_adapter.render.model_explorer import tensor_label
 from tests.browser_support import (
     KEEP_SINGLE_CHILD_LAYERS,
+    SHOW_OUT_OF_LAYER_EDGES,
     MEPage,
     SearchHit,
     chromium,
     find_chromium,
     model_explorer_server,
+    model_url,
     new_page,
 )
-from tests.conftest import example
+from tests.conftest import EXAMPLE_PTES, example
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +57,6 @@ def _require_chromium() -> None:
 _require_chromium()
 
 EXAMPLE = "mv2_lrn_ethosu85"  # two Ethos-U partitions with CPU work between them
-NPU_VIEW = "NPU operations"
 MIN_INK = 0.01  # share of the graph area that must differ from the background
 # Colours from the renderer's palette that must actually be drawn.
 NPU_NODE_BG = "#ffe0b2"
@@ -75,12 +77,9 @@ class Expected:
 
     def npu_view(self, part: Partition) -> DelegateGraph:
         assert part.delegate_index is not None
-        views = {v.name: v for v in self.method.delegates[part.delegate_index].decoded.graphs}
-        assert NPU_VIEW in views, f"{part.name}: the decoder produced {sorted(views)}"
-        return views[NPU_VIEW]
-
-    def view_id(self, part: Partition, view: str = NPU_VIEW) -> str:
-        return delegate_graph_id(self.method.name, part.name, view)
+        view = self.method.delegates[part.delegate_index].decoded.graphs[0]
+        assert view.name == "NPU operations", f"{part.name}: the decoder produced {view.name}"
+        return view
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +101,12 @@ def app(expected: Expected) -> Iterator[tuple[str, object]]:
         yield url, browser
 
 
-def _page(app: tuple[str, object], settings: dict[str, bool] | None) -> Iterator[MEPage]:
-    url, browser = app
+def _page(app: tuple[str, object], settings: dict[str, bool] | None,
+          url: str | None = None) -> Iterator[MEPage]:
+    server_url, browser = app
     me = MEPage(new_page(browser))  # type: ignore[arg-type]
     try:
-        me.open(url, settings)
+        me.open(url or server_url, settings)
         yield me
     finally:
         me.page.context.close()
@@ -114,7 +114,7 @@ def _page(app: tuple[str, object], settings: dict[str, bool] | None) -> Iterator
 
 @pytest.fixture(scope="module")
 def default_ui(app: tuple[str, object]) -> Iterator[MEPage]:
-    """A first-time user: Model Explorer's default settings."""
+    """A first-time user: Model Explorer's default settings, the page as it first opens."""
     yield from _page(app, None)
 
 
@@ -148,52 +148,86 @@ def _layer(name: str) -> str:
     return f"{name}___group___"
 
 
-def test_every_graph_is_listed(default_ui: MEPage, expected: Expected) -> None:
-    choices = default_ui.graph_choices()
-    # Graph Inputs/Outputs, one node per instruction, one pinned info node per partition.
-    method_nodes = len(expected.method.instructions) + 2 + len(expected.parts.partitions)
-    assert choices.get(expected.method.name) == method_nodes, choices
-    for part in expected.npu_partitions:
-        view = expected.npu_view(part)
-        assert choices.get(expected.view_id(part)) == len(view.nodes) + 2, choices
+@pytest.mark.parametrize("pte", EXAMPLE_PTES, ids=[p.stem for p in EXAMPLE_PTES])
+def test_every_example_opens_on_a_method_graph(app: tuple[str, object], pte: Path) -> None:
+    """The README's plain command, for every example: the first graph drawn is a method."""
+    methods = {m.name for m in pte_adapter.load(pte).methods}
+    for me in _page(app, None, model_url(app[0], pte)):
+        assert me.graph_title() in methods, f"{pte.name} opened on {me.graph_title()!r}"
+        assert me.visible_nodes(), f"{pte.name}: nothing drawn"
 
 
-def test_method_graph_is_drawn(default_ui: MEPage, expected: Expected) -> None:
+def test_first_screen_is_the_partitions_and_what_crosses(
+    default_ui: MEPage, expected: Expected
+) -> None:
     me = default_ui
-    me.select_graph(expected.method.name)
     assert me.graph_title() == expected.method.name
-    assert me.node_count() == (len(expected.method.instructions) + 2
-                               + len(expected.parts.partitions))
+    drawn = me.visible_nodes()
+    # Every delegate partition and every CPU island of several instructions is a collapsed layer.
+    for part in expected.parts.partitions:
+        if part.backend != CPU or len(part.instructions) > 1:
+            assert _layer(part.name) in drawn, f"{part.name} is not drawn as a layer: {drawn}"
+            assert drawn[_layer(part.name)] == part.name
+        else:
+            assert f"i{part.instructions[0]}" in drawn  # Model Explorer dissolves it by default
+    # Every tensor that crosses a boundary is readable on the first screen, on its edge.
+    labels = set(drawn.values())
+    for c in expected.parts.crossings:
+        text = tensor_label(expected.method, c.value).rsplit(",", 1)[0]
+        assert any(label.startswith(text) for label in labels), f"{text} not drawn: {labels}"
     ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG))
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"
-    assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"no Ethos-U node colour drawn: {ink}"
+    assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"no Ethos-U colour drawn: {ink}"
     assert ink.colours[CPU_GROUP_BG] > MIN_COLOUR_PIXELS, f"no CPU island colour drawn: {ink}"
     assert not [e for e in me.console_errors if "pte" in e.lower() or "graph" in e.lower()]
 
 
-def test_every_partition_is_a_layer_with_default_settings(
-    default_ui: MEPage, expected: Expected
+def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
+    app: tuple[str, object], expected: Expected
 ) -> None:
-    """Model Explorer dissolves single-child layers by default; the pinned partition info node
-    keeps even a one-DelegateCall NPU partition a visible group."""
-    me = default_ui
-    me.select_graph(expected.method.name)
-    for part in expected.parts.partitions:
-        hits = me.search(_attr("partition", part.name))
-        members = {f"i{i}" for i in part.instructions}
-        assert _ids(hits) - {_layer(part.name)} == members, f"{part.name}: search found {hits}"
-        hits = me.search(_exact(part.name))
-        layer = [h for h in hits if h.node_id == _layer(part.name)]
-        assert layer and layer[0].is_layer and "label" in layer[0].match_types, \
-            f"{part.name} is not drawn as a layer: {hits}"
-    me.clear_search()
+    for part in expected.npu_partitions:
+        group = _layer(part.name)
+        # Default settings: the open partition's edges meet its border, from boundary nodes.
+        for me in _page(app, None):  # each partition opened from the first screen
+            me.expand_layer(part.name)
+            edges = me.visible_edges()
+            assert {a for a, b in edges if b == group} and all(
+                a.startswith("b.") for a, b in edges if b == group), edges
+            assert {b for a, b in edges if a == group}, f"{part.name}: nothing leaves it"
+        # With out-of-layer edges drawn, they reach the NPU operations themselves.
+        for me in _page(app, {SHOW_OUT_OF_LAYER_EDGES: True}):
+            me.expand_layer(part.name)
+            drawn = me.visible_nodes()
+            edges = me.visible_edges()
+            view = expected.npu_view(part)
+            ins = part.instructions[0]
+            ops = {f"i{ins}.{k}": op for k, op in enumerate(view.nodes)}
+            assert set(ops) <= set(drawn), f"{part.name}: NPU operations not drawn"
+            assert {drawn[k] for k in ops} == {op.label for op in view.nodes}
+            # Edges come in from outside the partition and leave it, through boundary nodes that
+            # are drawn between the NPU operations and the CPU islands on either side.
+            incoming = {(a, b) for a, b in edges if b in ops and a not in ops}
+            outgoing = {(a, b) for a, b in edges if a in ops and b not in ops}
+            assert incoming and outgoing, f"{part.name}: not connected to its neighbours"
+            sides = {x for e in incoming | outgoing for x in e if x not in ops}
+            assert sides and all(s.startswith("b.") for s in sides), sides
+            beyond = {b for a, b in edges if a in sides} | {a for a, b in edges if b in sides}
+            others = {p.name for p in expected.parts.partitions if p is not part}
+            assert beyond - set(ops), f"{part.name}: boundary nodes lead nowhere"
+            neighbours = {expected.parts.partitions[expected.parts.partition_of[int(n[1:])]].name
+                          for n in beyond if n[0] == "i" and n[1:].isdigit()}
+            neighbours |= {n.removesuffix("___group___") for n in beyond if n.endswith("___group___")}
+            assert neighbours & others, f"{part.name}: no neighbouring partition reached"
+            # The matched TOSA source is a collapsed sub-layer of the partition.
+            assert _layer(f"{part.name}/TOSA source") in drawn, f"{part.name}: no TOSA source layer"
+            ink = me.ink(colours=(NPU_NODE_BG,))
+            assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"NPU ops not in NPU colour: {ink}"
 
 
 def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
     layers_ui: MEPage, expected: Expected
 ) -> None:
     me = layers_ui
-    me.select_graph(expected.method.name)
     for part in expected.parts.partitions:
         hits = me.search(_exact(part.name))
         layer = [h for h in hits if h.node_id == _layer(part.name)]
@@ -202,63 +236,43 @@ def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
         hits = me.search(_attr("partition", part.name))
         assert _ids(hits) - {_layer(part.name)} == {f"i{i}" for i in part.instructions}, hits
     me.clear_search()
-    me.expand_all()
-    ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG, CPU_COMPUTE_BG))
+    ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG))
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"
-    for colour in (NPU_NODE_BG, CPU_GROUP_BG, CPU_COMPUTE_BG):
+    for colour in (NPU_NODE_BG, CPU_GROUP_BG):
         assert ink.colours[colour] > MIN_COLOUR_PIXELS, f"{colour} is not drawn: {ink}"
-
-
-def test_delegate_subgraph_opens_from_the_node(default_ui: MEPage, expected: Expected) -> None:
-    me = default_ui
-    for part in expected.npu_partitions:
-        view = expected.npu_view(part)
-        assert view.nodes, f"{part.name}: the decoder found no NPU operations"
-        me.select_graph(expected.method.name)
-        me.expand_all()  # partitions are groups, drawn collapsed at first
-        me.open_subgraph(f"i{part.instructions[0]}", expected.view_id(part))
-        assert me.graph_title() == expected.view_id(part)
-        assert me.node_count() == len(view.nodes) + 2
-        ink = me.ink(colours=(NPU_NODE_BG,))
-        assert ink.fraction > MIN_INK, f"the subgraph canvas is (nearly) blank: {ink}"
-        assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"NPU ops not in NPU colour: {ink}"
-        # The decoded operations are really in the drawn graph, under their labels.
-        label = view.nodes[0].label or view.nodes[0].kind
-        hits = me.search(_exact(label))
-        assert any(h.label == label for h in hits), f"{label!r} not found: {hits}"
-        me.clear_search()
+    # The CPU work that splits the NPU graph is drawn in the compute colour.
+    island = next(p for p in expected.parts.partitions if p.compute_ops)
+    me.expand_layer(island.name)
+    ink = me.ink(colours=(CPU_COMPUTE_BG,))
+    assert ink.colours[CPU_COMPUTE_BG] > MIN_COLOUR_PIXELS, f"no CPU compute colour: {ink}"
 
 
 def test_layer_and_node_labels_are_drawable(layers_ui: MEPage, expected: Expected) -> None:
     me = layers_ui
     drawable = me.drawable_chars()
     assert {chr(c) for c in range(32, 127)} <= drawable  # sanity: the atlas was read
-    me.select_graph(expected.method.name)
     bad = {label: sorted(set(label) - drawable) for label in me.drawn_labels()
            if set(label) - drawable}
-    part = expected.npu_partitions[0]
-    me.select_graph(expected.view_id(part))
-    bad.update({label: sorted(set(label) - drawable) for label in me.drawn_labels()
-                if set(label) - drawable})
     assert not bad, f"labels drawn with '?' in place of characters: {bad}"
 
 
 def test_exported_json_opens_without_the_extension(
-    app: tuple[str, object], expected: Expected, tmp_path: Path
+    app: tuple[str, object], default_ui: MEPage, expected: Expected, tmp_path: Path
 ) -> None:
     """`pte-adapter export` writes JSON that Model Explorer's own loader opens, no extension."""
+    import json
+
     from pte_adapter.cli import main
 
     out = tmp_path / "graph.json"
     assert main(["export", str(expected.path), "-o", str(out)]) == 0
+    assert expected.method.name in {g["id"] for g in json.loads(out.read_text())["graphs"]}
+    method_nodes = default_ui.node_count()  # as the extension shows it (hidden CONSTs excluded)
     _, browser = app  # one Playwright session per module: reuse its browser
     with model_explorer_server(out, extension=False) as url:
         me = MEPage(new_page(browser))  # type: ignore[arg-type]
         me.open(url)
-        choices = me.graph_choices()
-        method_nodes = len(expected.method.instructions) + 2 + len(expected.parts.partitions)
-        assert choices.get(expected.method.name) == method_nodes, choices
-        me.select_graph(expected.method.name)
+        assert me.graph_title() == expected.method.name
         assert me.node_count() == method_nodes
         ink = me.ink(colours=(NPU_NODE_BG,))
         assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"no Ethos-U colour drawn: {ink}"

@@ -55,12 +55,14 @@ def test_truncated_copies(tmp_path: Path, path: Path) -> None:
         try:
             program = pte_adapter.load(p)
         except PteFormatError as e:
-            assert str(e).strip()
+            assert e.offset is not None and f"at byte {e.offset}" in str(e), str(e)
             continue
-        # Loaded: whatever could not be read is reported on the delegates, not raised.
+        # Loaded: whatever could not be read is reported on the delegates, not raised; each
+        # problem is a sentence, not an empty string or a repr.
         for m in program.methods:
             for d in m.delegates:
-                assert isinstance(d.problems, list)
+                for problem in d.problems + d.decoded.problems:
+                    assert isinstance(problem, str) and problem.strip()
 
 
 def test_truncated_segment_data_names_the_offset(tmp_path: Path) -> None:

@@ -102,8 +102,11 @@ def test_bad_cop_magic_keeps_io(payload: bytes) -> None:
     assert e.value.part == "EthosUBackend payload, block 'cmd_data'" and e.value.offset == 0
     result = decode(memoryview(broken), _ctx())
     assert any("COP1" in p and "cmd_data" in p for p in result.problems)
-    assert result.num_inputs is not None and result.num_inputs >= 1
-    assert result.graphs[0].inputs
+    # The I/O description survives the broken command stream unchanged.
+    intact = decode(memoryview(payload), _ctx())
+    assert intact.num_inputs is not None
+    assert (result.num_inputs, result.num_outputs) == (intact.num_inputs, intact.num_outputs)
+    assert result.graphs[0].inputs == intact.graphs[0].inputs
 
 
 def test_stream_length_past_end(payload: bytes) -> None:

@@ -152,7 +152,13 @@ def test_every_delegate_call_splits_all_its_args(example_pte: Path) -> None:
                     assert edge.producer != -3, f"input %{edge.value} of {ins.index} undefined"
 
 
+# Operators of the committed examples that torch cannot give a schema for, even with ExecuTorch's
+# operator libraries loaded. Listed, not skipped silently: a new unknown operator fails the test.
+NO_TORCH_SCHEMA: set[str] = set()
+
+
 def _schema(name: str, overload: str) -> Any:
+    import executorch.backends.cortex_m.passes  # registers the cortex_m:: operators
     import executorch.exir.passes
     import executorch.kernels.quantized  # noqa: F401 - quantized_decomposed .out variants
     import torch
@@ -172,10 +178,10 @@ def test_kernel_outputs_match_torch_schemas(example_pte: Path) -> None:
             if ins.kind is not InstructionKind.KERNEL or ins.op_index is None:
                 continue
             op = method.operators[ins.op_index]
-            try:
-                schema = _schema(op.name, op.overload)
-            except (AttributeError, RuntimeError):
-                continue  # an operator torch does not know here (custom kernels)
+            if op.full_name in NO_TORCH_SCHEMA:
+                checked += 1
+                continue
+            schema = _schema(op.name, op.overload)
             n_args = len(schema.arguments)
             written = {
                 ins.args[i]
@@ -187,8 +193,8 @@ def test_kernel_outputs_match_torch_schemas(example_pte: Path) -> None:
             assert set(flow.io[ins.index].outputs) == expected_outputs, (
                 f"{op.name}.{op.overload} args {ins.args}")
             checked += 1
-    assert checked or not any(
-        i.kind is InstructionKind.KERNEL for m in program.methods for i in m.instructions)
+    kernels = sum(i.kind is InstructionKind.KERNEL for m in program.methods for i in m.instructions)
+    assert checked == kernels
 
 
 def test_cond_program_shows_control_flow() -> None:

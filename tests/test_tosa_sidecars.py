@@ -97,8 +97,8 @@ def ethosu_payloads(pte: Path) -> list[bytes]:
 def copy_example(name: str, tmp_path: Path) -> tuple[Path, Path]:
     pte = EXAMPLES / f"{name}.pte"
     art = EXAMPLES / f"{name}_artifacts"
-    if not pte.exists() or not any(art.glob("output_tag*_*.tosa")):
-        pytest.skip(f"{name}.pte with {art.name}/ has not been built (examples/build_examples.py)")
+    assert pte.exists() and any(art.glob("output_tag*_*.tosa")), (
+        f"{name}.pte with {art.name}/ is missing: run examples/build_examples.py")
     shutil.copy(pte, tmp_path / pte.name)
     shutil.copytree(art, tmp_path / art.name)
     return tmp_path / pte.name, tmp_path / art.name

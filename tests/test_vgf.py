@@ -25,7 +25,10 @@ from pte_adapter.errors import PteFormatError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "vgf_small.pte"
 
-pytestmark = pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/vgf_small.pte missing")
+
+def test_the_example_ships() -> None:
+    # A shipped example that is missing is a failure, not a skip.
+    assert EXAMPLE.exists(), "examples/vgf_small.pte is missing (examples/build_vgf_example.py)"
 
 
 def _executorch_payloads() -> list[tuple[bytes, int]]:

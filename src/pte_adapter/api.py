@@ -38,6 +38,7 @@ def load(
         decode_all(program)
         if sidecars:
             attach_tosa_sidecars(program)
+    note_side_file_problems(program)
     if etrecord is not None or sidecars:
         attach_etrecord(program, Path(etrecord) if etrecord is not None
                         else path.with_suffix(".etrecord"), explicit=etrecord is not None)
@@ -66,7 +67,19 @@ def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:
     """Like `load`, for bytes already in memory (no sidecar files are searched)."""
     program = read_program(PteFile(data, name), None)
     decode_all(program)
+    note_side_file_problems(program)
     return program
+
+
+def note_side_file_problems(program: Program) -> None:
+    """Side files that were looked at but could not be read (a corrupt `.ptd` beside the `.pte`)
+    become problems of the program: they never stop it opening, and are never silently dropped."""
+    if program.sources is None:
+        return
+    for problem in program.sources.ptd_problems:
+        text = f"external data file {problem} (ignored)"
+        if text not in program.problems:
+            program.problems.append(text)
 
 
 def delegate_payload(program: Program, delegate: Delegate) -> memoryview | None:

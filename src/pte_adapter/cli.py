@@ -1,6 +1,7 @@
 """`pte-adapter` commands. Thin: parse arguments, call the API, print.
 
-Exit codes: 0 ok; 1 a `check` limit was exceeded; 2 bad command line; 3 the file is missing,
+Exit codes: 0 ok; 1 a `check` limit was exceeded; 2 bad command line (including `check` with no
+limit or an unknown `--method`, and an `export -o` that cannot be written); 3 the file is missing,
 unreadable or not a valid `.pte` (one line on stderr says what and where); 4 internal error.
 """
 
@@ -10,7 +11,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from pte_adapter.errors import PteFormatError
 
@@ -24,14 +24,42 @@ ETRECORD_HELP = ("the program's ETRecord (default: <stem>.etrecord beside the .p
                  "its layers are shown only if it belongs to the program")
 
 
+class UsageError(Exception):
+    """A mistake on the command line found after parsing (exit 2)."""
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from pte_adapter.convert import convert_path
     from pte_adapter.render.model_explorer import graphs_to_json
 
-    data = graphs_to_json(convert_path(args.model), Path(args.model).name)
     out = Path(args.output)
-    out.write_text(json.dumps(data, ensure_ascii=False))
-    print(f"wrote {out} ({len(data['graphs'])} graphs)")
+    if out.is_dir():
+        raise UsageError(f"-o {out}: is a directory; give a file name, e.g. {out / 'graph.json'}")
+    if not out.parent.is_dir():
+        raise UsageError(f"-o {out}: the folder {out.parent} does not exist")
+    if getattr(args, "vela", False):
+        from pte_adapter.analysis.vela_oracle import compare_with_vela
+        from pte_adapter.api import load
+        from pte_adapter.render.model_explorer import program_graphs
+
+        program = load(args.model)
+        compare_with_vela(program, args.timeout)
+        graphs = program_graphs(program)
+    else:
+        graphs = convert_path(args.model)
+    data = graphs_to_json(graphs, Path(args.model).name)
+    try:
+        out.write_text(json.dumps(data, ensure_ascii=False))
+    except OSError as e:
+        raise UsageError(f"-o {out}: cannot write: {e.strerror or e}") from e
+    n = len(data["graphs"])
+    print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
+    if getattr(args, "npu_overlay", None):
+        from pte_adapter.render.npu_overlay import npu_overlay
+
+        overlay = npu_overlay(data)
+        Path(args.npu_overlay).write_text(overlay.to_json_string(indent=1))
+        print(f"wrote {args.npu_overlay} ({len(overlay.graphsData)} graphs with NPU estimates)")
     return EXIT_OK
 
 
@@ -46,51 +74,44 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.check import NO_LIMIT, CheckUsageError, Limits, run_check
     from pte_adapter.analysis.summary import summarize
     from pte_adapter.api import load
 
-    summary = summarize(load(args.model, etrecord=args.etrecord))
-    for m in summary["methods"]:
-        if args.method and m["name"] != args.method:
-            continue
-        if args.backend:
-            count = m["delegate_calls"].get(args.backend, 0)
-            label = f"{args.backend} partitions"
-        else:
-            count = m["delegate_partitions"]
-            label = "delegate partitions"
-        if args.max_partitions is not None and count > args.max_partitions:
-            print(f"FAIL {m['name']}: {count} {label} > {args.max_partitions}", file=sys.stderr)
-            _print_why(m)  # the CPU ops that split the delegate's graph
-            return EXIT_CHECK_FAILED
-        if args.min_partitions is not None and count < args.min_partitions:
-            print(f"FAIL {m['name']}: {count} {label} < {args.min_partitions}", file=sys.stderr)
-            return EXIT_CHECK_FAILED
-        if args.max_cpu_ops is not None and m["cpu_compute_calls"] > args.max_cpu_ops:
-            ops = ", ".join(f"{k} ×{n}" for k, n in m["cpu_compute_ops"].items())
-            print(f"FAIL {m['name']}: {m['cpu_compute_calls']} CPU compute ops > "
-                  f"{args.max_cpu_ops} ({ops})", file=sys.stderr)
-            _print_why(m)
-            return EXIT_CHECK_FAILED
-        if args.max_cpu_islands is not None and m["cpu_islands"] > args.max_cpu_islands:
-            print(f"FAIL {m['name']}: {m['cpu_islands']} CPU islands > {args.max_cpu_islands}",
-                  file=sys.stderr)
-            _print_why(m)
-            return EXIT_CHECK_FAILED
+    limits = Limits(args.max_partitions, args.min_partitions, args.max_cpu_ops,
+                    args.max_cpu_islands, args.backend, args.method)
+    if not limits.any_limit():  # before reading the file: the command line alone is wrong
+        raise UsageError(NO_LIMIT)
+    try:
+        result = run_check(summarize(load(args.model, etrecord=args.etrecord)), limits)
+    except CheckUsageError as e:
+        raise UsageError(str(e)) from e
+    for line in result.notes:
+        print(f"note: {line}", file=sys.stderr)
+    for line in result.failures:
+        print(line, file=sys.stderr)
+    if not result.ok:
+        return EXIT_CHECK_FAILED
+    for line in result.report:
+        print(line)
     print("OK")
     return EXIT_OK
 
 
-def _print_why(m: dict[str, Any]) -> None:
-    """After a CPU-op failure: where each op came from (ETRecord) and why it was not delegated."""
-    modules = {s["instruction"]: s["modules"] for s in m.get("sources", [])}
-    seen: set[str] = set()
-    for r in m.get("why", []):
-        where = ", ".join(modules.get(r["instruction"], []))
-        line = f"  why {r['operator']}" + (f" in {where}" if where else "") + f": {r['reason']}"
-        if line not in seen:
-            seen.add(line)
-            print(line, file=sys.stderr)
+def _cmd_vela(args: argparse.Namespace) -> int:
+    from pte_adapter.analysis.vela_oracle import compare_with_vela
+    from pte_adapter.api import load
+    from pte_adapter.render.report import vela_text
+
+    rows = compare_with_vela(load(args.model), args.timeout)
+    print(json.dumps(rows, indent=2) if args.json else vela_text(rows))
+    return EXIT_OK
+
+
+def _version() -> str:
+    from pte_adapter import __version__
+
+    return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,11 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pte-adapter",
         description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
     )
+    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="output .json path")
+    p.add_argument("--vela", action="store_true",
+                   help="run Vela on matched sidecar .tosa files; its per-layer estimate goes on "
+                        "the TOSA source graphs")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
+    p.add_argument("--npu-overlay", metavar="JSON",
+                   help="also write a node-data file colouring NPU operations by estimated cycles")
     p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("summary", help="per-method partition table")
@@ -121,6 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", help="check only this method (default: all)")
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("vela", help="Vela's own estimate per Ethos-U partition next to ours "
+                                    "(runs Vela on the matched sidecar .tosa)")
+    p.add_argument("model")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
+    p.add_argument("--json", action="store_true", help="JSON instead of text")
+    p.set_defaults(func=_cmd_vela)
+
+    from pte_adapter.cli_profile import add_parser as add_profile_parser
+
+    add_profile_parser(sub)
     return parser
 
 
@@ -129,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
+    except UsageError as e:
+        print(f"pte-adapter {args.command}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except PteFormatError as e:
         print(f"pte-adapter: {e}", file=sys.stderr)
         return EXIT_BAD_FILE

@@ -16,4 +16,12 @@ def convert_path(path: str | Path) -> list[gb.Graph]:
         from pte_adapter.render.tosa_file import tosa_file_graphs
 
         return tosa_file_graphs(p)
-    return program_graphs(load(p))
+    program = load(p)
+    graphs = program_graphs(program)
+    etdump = p.with_suffix(".etdp")
+    if etdump.is_file():
+        # Measured time from the ETDump beside the program (render/profile_attrs.py).
+        from pte_adapter.render.profile_attrs import annotate_graphs
+
+        annotate_graphs(graphs, program, etdump)
+    return graphs

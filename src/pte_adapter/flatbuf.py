@@ -95,10 +95,6 @@ class FlatBuffer:
 
     # -- raw reads ----------------------------------------------------------------------------------
 
-    def u8(self, pos: int) -> int:
-        self._need(pos, 1, "u8")
-        return self.data[pos]
-
     def u16(self, pos: int) -> int:
         self._need(pos, 2, "u16")
         return int(_U16.unpack_from(self.data, pos)[0])
@@ -316,15 +312,6 @@ class Table:
             self.fb.charge(sn, spos, f"{label}[{i}]")
             out.append(bytes(self.fb.data[s0 : s0 + sn]).decode("utf-8", errors="replace"))
         return out
-
-    def structs(self, slot: _int, struct_size: _int, what: str = "vector") -> list[_int]:
-        """Positions of the structs in a vector of structs (read their fields with `fb.scalar`)."""
-        pos = self._ref(slot, what)
-        if pos == 0:
-            return []
-        start, n = self.fb.vector_at(pos, struct_size, f"{self.what}.{what}")
-        self.fb.charge(n * struct_size, pos, f"{self.what}.{what}")
-        return [start + struct_size * i for i in range(n)]
 
     def union(self, type_slot: _int, what: str = "union") -> tuple[_int, Table | None]:
         """(type tag, value table) of a union whose type field is at `type_slot`."""

@@ -8,6 +8,9 @@ from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
 
 from pte_adapter.convert import convert_path
 
+# Defining the node data provider class registers it with Model Explorer next to the adapter.
+from pte_adapter.profile_provider import PteProfileNodeData  # noqa: F401
+
 
 class PteAdapter(Adapter):  # type: ignore[misc]
     """Shows every method of an ExecuTorch program, grouped and coloured by backend."""
@@ -17,8 +20,9 @@ class PteAdapter(Adapter):  # type: ignore[misc]
         name="ExecuTorch .pte adapter",
         description="ExecuTorch programs: methods, instructions, tensors and decoded delegate "
         "payloads (Ethos-U, TOSA, XNNPACK), with NPU/CPU partitions made visible.",
-        source_repo="https://github.com/pte-adapter/pte_adapter",
         fileExts=["pte", "tosa"],
+        # No source_repo: the project has no public repository yet, and a made-up URL would
+        # send users to the wrong place.
     )
 
     def __init__(self) -> None:

@@ -14,8 +14,10 @@ Rules (from how ExecuTorch's emitter writes instructions, `exir/emit/_emitter.py
 - MoveCall: reads move_from, writes move_to. JumpFalseCall reads its condition. FreeCall reads
   (releases) its value.
 
-Producers are tracked in execution order, so a value written twice (control flow, moves) is read
-from its latest writer.
+Producers are tracked in instruction order, so a value written twice (control flow, moves) is read
+from its latest writer. A backward JumpFalseCall makes a loop: a read inside the loop body also sees
+what the body writes after it, one iteration earlier. Those reads are kept apart
+(`Dataflow.loop_edges`) so a graph stays acyclic while the analysis still counts them.
 """
 
 from __future__ import annotations
@@ -57,7 +59,14 @@ class Dataflow:
     edges: list[list[TensorEdge]]
     # The method's outputs, as edges into a virtual consumer len(instructions).
     output_edges: list[TensorEdge]
-    producer_of: dict[int, int]  # value -> last instruction that wrote it (end of method)
+    # Reads inside a loop body of values the body writes later: the previous iteration's writer.
+    loop_edges: list[TensorEdge] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+# Loop-carried reads are looked up per loop body; a hostile file with many long, overlapping loops
+# would cost (instructions x loops), so the work is capped and the cap reported.
+LOOP_WORK_BASE = 1_000_000
 
 
 def tensor_values(method: Method, value_indices: list[int]) -> list[int]:
@@ -183,4 +192,44 @@ def analyse_dataflow(method: Method) -> Dataflow:
     for pos, v in enumerate(method.outputs):
         p, out_pos = source(v)
         output_edges.append(TensorEdge(v, p, out_pos, end, pos))
-    return Dataflow(io_list, edges, output_edges, {v: p for v, (p, _) in producer.items()})
+    flow = Dataflow(io_list, edges, output_edges)
+    _add_loop_edges(method, flow)
+    return flow
+
+
+def backward_jumps(method: Method) -> list[tuple[int, int]]:
+    """(first, last) method-level instruction indices of each loop body a backward jump closes."""
+    loops = []
+    for ins in method.instructions:
+        if ins.kind is not InstructionKind.JUMP_FALSE or ins.destination is None:
+            continue
+        if not 0 <= ins.chain < len(method.chains) or ins.destination > ins.chain_position:
+            continue
+        first = method.chains[ins.chain].first_instruction + max(ins.destination, 0)
+        loops.append((first, ins.index))
+    return loops
+
+
+def _add_loop_edges(method: Method, flow: Dataflow) -> None:
+    budget = LOOP_WORK_BASE + 4 * len(method.instructions)
+    seen: set[tuple[int, int, int]] = set()
+    for first, last in backward_jumps(method):
+        writers: dict[int, list[tuple[int, int]]] = {}
+        for j in range(first, last + 1):
+            for pos, v in enumerate(flow.io[j].output_tensors):
+                writers.setdefault(v, []).append((j, pos))
+        budget -= last - first + 1
+        for i in range(first, last + 1):
+            for e in flow.edges[i]:
+                found = writers.get(e.value, [])
+                budget -= len(found) + 1
+                if budget < 0:
+                    flow.problems.append(
+                        "loop-carried values were not traced through every loop (too much loop "
+                        "work for this file); boundary crossings may be undercounted"
+                    )
+                    return
+                for j, pos in found:
+                    if j >= i and (e.value, j, i) not in seen:
+                        seen.add((e.value, j, i))
+                        flow.loop_edges.append(TensorEdge(e.value, j, pos, i, e.consumer_input))

@@ -1,12 +1,22 @@
 """Split each method into backend partitions and CPU islands, and count what fragmentation costs.
 
 A *partition* is one DelegateCall (one compiled blob on one backend). A *CPU island* is a maximal run
-of non-delegate instructions between them. Both are numbered in execution order: delegate
-partitions per backend ("NPU partition 2 (EthosUBackend)"), CPU islands on their own ("CPU island 1").
-Names are printable ASCII: Model Explorer draws group labels with an ASCII-only WebGL font.
+of non-delegate instructions between them. Both are numbered in instruction order (the order the
+method's chains run them): delegate partitions per backend ("NPU partition 2 (EthosUBackend)"), CPU
+islands on their own ("CPU island 1"). Names are printable ASCII: Model Explorer draws group labels
+with an ASCII-only WebGL font. Names, prefixes and the glue list come from `pte_adapter.backends`.
 
-Numbers are derived only from the program: instruction kinds, operator names, the dataflow edges
-(`dataflow.py`) and tensor shapes/dtypes for bytes. Decoded payloads add inner-operation counts.
+A *crossing* (the one definition; the README repeats it):
+- Only data reads count: the tensor inputs of KernelCalls and DelegateCalls, and the method's
+  outputs (read by the caller, on the CPU side). FreeCall and JumpFalseCall reads are control, not
+  data. A MoveCall is looked through: whoever reads the moved value reads what the move's source
+  was written by.
+- A read crosses when the writer's side differs from the reader's: a delegate partition and the CPU
+  (CPU islands and method inputs/outputs), or two different delegate partitions (a *handoff*).
+- Each tensor is counted once per direction per receiving partition (the method's caller is one
+  receiver), and its bytes (shape x dtype size) follow the same rule.
+- Inside a loop (a backward JumpFalseCall) a read also sees what the loop body writes after it, one
+  iteration earlier (`Dataflow.loop_edges`).
 """
 
 from __future__ import annotations
@@ -15,43 +25,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.dataflow import (
-    FROM_CONSTANT,
     FROM_METHOD_INPUT,
-    FROM_NOWHERE,
     Dataflow,
+    TensorEdge,
     analyse_dataflow,
 )
-from pte_adapter.program import InstructionKind, Method, Program
+from pte_adapter.backends import CPU, group_prefix, is_glue
+from pte_adapter.program import InstructionKind, Method
 
-CPU = "CPU"
+__all__ = ["CPU", "Crossing", "MethodPartitions", "Partition", "is_glue", "partition_method"]
 
-# Short, self-explaining prefixes for group names by backend id.
-BACKEND_PREFIX = {
-    "EthosUBackend": "NPU partition",
-    "VgfBackend": "VGF partition",
-    "TOSABackend": "TOSA partition",
-    "XnnpackBackend": "XNNPACK partition",
-}
-
-# CPU kernels that only move, reshape or (de)quantize data: the price of crossing a boundary,
-# not work the model asked for.
-_GLUE_NAMES = {
-    "aten::view_copy", "aten::_to_copy", "dim_order_ops::_to_dim_order_copy",
-    "dim_order_ops::_clone_dim_order", "aten::clone", "aten::alias_copy", "aten::squeeze_copy",
-    "aten::unsqueeze_copy", "aten::expand_copy", "aten::permute_copy", "aten::reshape",
-    "aten::_reshape_alias_copy", "executorch_prim::et_view", "aten::contiguous",
-    "aten::copy_", "aten::copy",
-}
-
-
-def is_glue(op_name: str) -> bool:
-    """quantize/dequantize/requantize, copy and view-like operators."""
-    base = op_name.split(".")[0] if "::" in op_name else op_name
-    return "quantize" in base or base in _GLUE_NAMES
-
-
-def backend_prefix(backend: str) -> str:
-    return BACKEND_PREFIX.get(backend, "Delegate partition")
+METHOD_INPUT = "method input"
+METHOD_OUTPUT = "method output"
 
 
 @dataclass
@@ -76,7 +61,7 @@ class Partition:
     def name(self) -> str:
         if self.is_cpu:
             return f"CPU island {self.number}"
-        return f"{backend_prefix(self.backend)} {self.number} ({self.backend})"
+        return f"{group_prefix(self.backend)} {self.number} ({self.backend})"
 
 
 @dataclass
@@ -172,7 +157,9 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
         if ins.kind is InstructionKind.DELEGATE:
             d = ins.delegate_index
             delegate = method.delegates[d] if d is not None and 0 <= d < len(method.delegates) else None
-            backend = delegate.id if delegate else "unknown delegate"
+            backend = (delegate.id or "unnamed delegate") if delegate else "unknown delegate"
+            if backend == CPU:  # a delegate may not pass itself off as a CPU island
+                backend = "CPU (a delegate id)"
             per_backend[backend] += 1
             part = Partition(len(partitions), backend, per_backend[backend], delegate_index=d)
             part.inner_ops = delegate.decoded.inner_op_count if delegate else None
@@ -199,44 +186,64 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
 def _crossings(
     method: Method, flow: Dataflow, partitions: list[Partition], partition_of: list[int]
 ) -> list[Crossing]:
-    """Edges with a delegate on exactly one side (method inputs and outputs count as CPU), and
-    handoffs between two different delegate partitions."""
-    seen: set[tuple[int, str, str]] = set()  # a tensor read twice by one partition crosses once
+    """Crossings and handoffs by the definition in this module's docstring."""
+    n = len(method.instructions)
+    into: dict[int, list[TensorEdge]] = {}  # instruction -> every edge into it, loops included
+    for e in [e for edges in flow.edges for e in edges] + flow.loop_edges:
+        into.setdefault(e.consumer, []).append(e)
+    origins_memo: dict[int, list[int]] = {}
+
+    def origins(producer: int) -> list[int]:
+        """The writers behind a value: a MoveCall is looked through to what it moved."""
+        if producer < 0 or producer >= n:
+            return [producer]
+        if method.instructions[producer].kind is not InstructionKind.MOVE:
+            return [producer]
+        if producer in origins_memo:
+            return origins_memo[producer]
+        origins_memo[producer] = []  # a cycle of moves resolves to nothing
+        found: list[int] = []
+        for e in into.get(producer, []):
+            found.extend(o for o in origins(e.producer) if o not in found)
+        origins_memo[producer] = found
+        return found
+
+    data_reads = [
+        e for e in [e for edges in flow.edges for e in edges] + flow.loop_edges
+        if method.instructions[e.consumer].kind in (InstructionKind.KERNEL, InstructionKind.DELEGATE)
+    ] + flow.output_edges
+
+    seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)
     out: list[Crossing] = []
-
-    def side(producer: int) -> tuple[str, str]:
-        if producer == FROM_METHOD_INPUT:
-            return CPU, "method input"
-        p = partitions[partition_of[producer]]
-        return p.backend, p.name
-
-    all_edges = [e for edges in flow.edges for e in edges] + flow.output_edges
-    for e in all_edges:
-        if e.producer in (FROM_CONSTANT, FROM_NOWHERE):
-            continue
-        src_backend, src_name = side(e.producer)
-        if e.consumer >= len(method.instructions):
-            dst_backend, dst_name = CPU, "method output"
+    for e in data_reads:
+        if e.consumer >= n:
+            dst: Partition | None = None
+            dst_backend, dst_name = CPU, METHOD_OUTPUT
         else:
             dst = partitions[partition_of[e.consumer]]
             dst_backend, dst_name = dst.backend, dst.name
-        handoff = src_backend != CPU and dst_backend != CPU and src_name != dst_name
-        if (src_backend == CPU) == (dst_backend == CPU) and not handoff:
-            continue
-        key = (e.value, src_name, dst_name)
-        if key in seen:
-            continue
-        seen.add(key)
-        tensor = method.tensor(e.value)
-        nbytes = tensor.nbytes if tensor else 0
-        direction = f"{src_backend}→{dst_backend}"
-        out.append(Crossing(e.value, src_name, dst_name, direction, nbytes, handoff))
-        if e.producer >= 0:
-            partitions[partition_of[e.producer]].bytes_out += nbytes
-        if e.consumer < len(method.instructions):
-            partitions[partition_of[e.consumer]].bytes_in += nbytes
+        for origin in origins(e.producer):
+            src: Partition | None = None
+            if origin == FROM_METHOD_INPUT:
+                src_backend, src_name = CPU, METHOD_INPUT
+            elif origin < 0:
+                continue  # constants and never-written buffers do not cross
+            else:
+                src = partitions[partition_of[origin]]
+                src_backend, src_name = src.backend, src.name
+            if src_name == dst_name or (src_backend == CPU and dst_backend == CPU):
+                continue
+            handoff = src_backend != CPU and dst_backend != CPU
+            direction = f"{src_backend}→{dst_backend}"
+            key = (e.value, direction, dst_name)
+            if key in seen:
+                continue
+            seen.add(key)
+            tensor = method.tensor(e.value)
+            nbytes = tensor.nbytes if tensor else 0
+            out.append(Crossing(e.value, src_name, dst_name, direction, nbytes, handoff))
+            if src is not None:
+                src.bytes_out += nbytes
+            if dst is not None:
+                dst.bytes_in += nbytes
     return out
-
-
-def partition_program(program: Program) -> list[MethodPartitions]:
-    return [partition_method(m) for m in program.methods]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pte_adapter.analysis.npu_performance import method_npu_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, Partition, partition_method
 from pte_adapter.analysis.source import (
     MethodSource,
@@ -60,6 +61,9 @@ class MethodSummary:
     delegated_share_by_inner_ops: float | None
     partitions: list[PartitionSummary]
     problems: list[str]
+    # Ethos-U performance estimate and fragmentation cost (analysis/npu_performance.py);
+    # None when no partition has one.
+    npu_estimate: dict[str, Any] | None = None
     # Per CPU compute kernel and backend: {instruction, operator, backend, kind, reason}.
     why: list[dict[str, Any]] = field(default_factory=list)
     # Per instruction with a recorded source: {instruction, modules, source_line} (ETRecord).
@@ -130,7 +134,8 @@ def method_summary(
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
         partitions=[partition_summary(method, p, sources[p.index], why_by_part[p.index])
                     for p in parts.partitions],
-        problems=list(method.problems),
+        problems=list(method.problems) + list(parts.dataflow.problems),
+        npu_estimate=method_npu_estimate(method, parts),
         why=[{"instruction": r.instruction, "operator": r.operator, "backend": r.backend,
               "kind": r.kind, "reason": r.text} for r in reasons],
         sources=[{"instruction": i, "modules": [m.text for m in s.modules],

@@ -76,6 +76,19 @@ class BinaryFile:
         return self.data[span.offset : span.end]
 
 
+# Identifiers of files people pass by mistake where a .pte is expected.
+_OTHER_FILES = {
+    b"FT01": "an ExecuTorch external data file (.ptd); open the .pte that uses it",
+    b"TOSA": "a TOSA flatbuffer (.tosa); Model Explorer and `pte-adapter export` open it as a "
+             "graph, `summary` and `check` need a .pte",
+}
+
+
+def _what_it_is(ident: bytes) -> str:
+    found = _OTHER_FILES.get(ident)
+    return f": this is {found}" if found else ""
+
+
 class PteFile(BinaryFile):
     """A `.pte`: its extended header, its program FlatBuffer and its segment table."""
 
@@ -89,7 +102,7 @@ class PteFile(BinaryFile):
         if ident != PTE_IDENTIFIER:
             raise PteFormatError(
                 f"not an ExecuTorch program: expected identifier {PTE_IDENTIFIER!r} at bytes 4-7, "
-                f"found {ident!r}",
+                f"found {ident!r}{_what_it_is(ident)}",
                 part=name,
                 offset=4,
             )
@@ -147,12 +160,3 @@ class PteFile(BinaryFile):
         for seg in self.root.iter_tables(4, "segments"):
             spans.append(Span(base + seg.int(0, "Q"), seg.int(1, "Q")))
         return spans
-
-    def segment(self, index: int, what: str = "segment") -> memoryview:
-        if not 0 <= index < len(self.segments):
-            raise PteFormatError(
-                f"{what}: segment index {index} out of range (the program has "
-                f"{len(self.segments)} segments)",
-                part=self.name,
-            )
-        return self.view(self.segments[index], f"{what} (segment {index})")

@@ -1,8 +1,10 @@
 """Pick a decoder for a delegate payload and make sure its failure stays inside that delegate.
 
-Adding a backend = one module with `decode(payload, ctx) -> DecodedDelegate` and one line in
-`DECODERS`. A payload whose id is unknown is still sniffed by its magic bytes; anything else gets
-the opaque view (id, compile specs, size, a hex/ASCII preview) so the file always opens.
+Which decoder reads which backend, and which magic bytes identify a payload, is in each backend's
+record (`pte_adapter.backends`). A payload whose id is unknown is still sniffed by its magic bytes;
+anything else gets the opaque view (id, compile specs, size, a hex/ASCII preview) so the file
+always opens. A decoder that is missing from the install and a decoder that fails (a bug) are
+reported differently: only the first is "not available".
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pte_adapter.backends import BACKENDS
+from pte_adapter.backends import sniff as sniff_backend
 from pte_adapter.container.sources import DataSources
 from pte_adapter.delegates.graph import DecodedDelegate
 from pte_adapter.errors import PteFormatError
@@ -34,28 +38,9 @@ class DecodeContext:
 
 Decoder = Callable[[memoryview, DecodeContext], DecodedDelegate]
 
-# Backend id -> "module:function". Imported lazily so a broken decoder cannot stop the file opening.
-DECODERS: dict[str, str] = {
-    "EthosUBackend": "pte_adapter.delegates.ethosu:decode",
-    "TOSABackend": "pte_adapter.delegates.tosa:decode",
-    "XnnpackBackend": "pte_adapter.delegates.xnnpack:decode",
-    "VgfBackend": "pte_adapter.delegates.vgf:decode",
-}
-
-# Magic bytes -> backend id, for payloads whose id we do not recognise (renamed/custom backends).
-MAGICS: list[tuple[int, bytes, str]] = [
-    (0, b"vela_bin_stream\x00", "EthosUBackend"),
-    (4, b"TOSA", "TOSABackend"),
-    (4, b"XH00", "XnnpackBackend"),
-    (0, b"VGF1", "VgfBackend"),
-]
-
 
 def sniff(payload: memoryview) -> str | None:
-    for offset, magic, backend in MAGICS:
-        if bytes(payload[offset : offset + len(magic)]) == magic:
-            return backend
-    return None
+    return sniff_backend(payload)
 
 
 def hex_preview(payload: memoryview, n: int = 64) -> str:
@@ -66,35 +51,45 @@ def hex_preview(payload: memoryview, n: int = 64) -> str:
     return f"{hexpart}{more} |{text}|"
 
 
-def _load(target: str) -> Decoder | None:
+class DecoderUnavailable(Exception):
+    """The decoder's module is not part of this install (not a bug in it)."""
+
+
+def _load(target: str) -> Decoder:
+    """Import a "module:function" decoder. Only a missing module is `DecoderUnavailable`; an
+    error raised while importing a module that exists is a bug and propagates as it is."""
     module, _, func = target.partition(":")
     try:
         mod = importlib.import_module(module)
-    except ImportError:
-        return None
+    except ModuleNotFoundError as e:
+        if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
+            raise DecoderUnavailable(str(e)) from e
+        raise
     decoder: Decoder | None = getattr(mod, func, None)
+    if decoder is None:
+        raise AttributeError(f"{module} has no decoder function {func!r}")
     return decoder
 
 
 def decode_payload(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     """Decode one payload; never raises. Problems end up in `DecodedDelegate.problems`."""
-    backend = ctx.delegate_id if ctx.delegate_id in DECODERS else sniff(payload)
+    info = BACKENDS.get(ctx.delegate_id)
+    backend = ctx.delegate_id if info is not None and info.decoder else sniff(payload)
     result: DecodedDelegate | None = None
     problems: list[str] = []
-    if backend is not None:
-        decoder = _load(DECODERS[backend])
-        if decoder is None:
-            problems.append(f"no decoder for {backend} payloads is available in this install")
-        else:
-            try:
-                result = decoder(payload, ctx)
-            except PteFormatError as e:
-                problems.append(f"{backend} payload: {e}")
-            except Exception as e:  # a decoder bug must not lose the whole file
-                problems.append(
-                    f"{backend} payload could not be decoded ({type(e).__name__}: {e}); "
-                    "this is a bug in pte_adapter, please report it with the file"
-                )
+    target = BACKENDS[backend].decoder if backend is not None else None
+    if backend is not None and target is not None:
+        try:
+            result = _load(target)(payload, ctx)
+        except DecoderUnavailable as e:
+            problems.append(f"no decoder for {backend} payloads is available in this install ({e})")
+        except PteFormatError as e:
+            problems.append(f"{backend} payload: {e}")
+        except Exception as e:  # a decoder bug must not lose the whole file
+            problems.append(
+                f"{backend} payload could not be decoded ({type(e).__name__}: {e}); "
+                "this is a bug in pte_adapter, please report it with the file"
+            )
     if result is None:
         result = DecodedDelegate()
     result.problems[:0] = problems

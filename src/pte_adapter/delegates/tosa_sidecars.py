@@ -12,7 +12,8 @@ Shapes are compared with leading 1s dropped (Vela pads its I/O records to 6 dime
 comes from one partition, so an assignment is accepted only when the delegate has exactly one
 fitting file and that file fits no other delegate; everything else is reported on the delegate,
 never guessed. TOSABackend delegates need no matching (their payload is the file); the identical
-file, when present, is named in their summary.
+file, when present, is named in their summary. Which rule applies to which delegate id is in the
+backend's record (`Backend.sidecars` in `pte_adapter.backends`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pte_adapter.backends import SIDECARS_TOSA_BY_IO, SIDECARS_TOSA_IDENTICAL, backend_info
 from pte_adapter.delegates.graph import DelegateGraph
 from pte_adapter.delegates.tosa import find_debug_json, read_tosa, summarize, to_delegate_graphs
 from pte_adapter.delegates.tosa.artifacts import candidate_folders
@@ -33,8 +35,6 @@ SIDECAR_GLOB = "output_tag*_*.tosa"
 _SIDECAR_NAME = re.compile(r"^output_(tag\d+)_(.+)\.tosa$")
 NPU_GRAPH = "NPU operations"
 SOURCE_GRAPH = "TOSA source"
-ETHOSU = "EthosUBackend"
-TOSA = "TOSABackend"
 # Sidecars larger than this are not read (a .tosa beside a small .pte is never this big).
 MAX_SIDECAR_BYTES = 2**31
 
@@ -150,9 +150,10 @@ def attach_tosa_sidecars(program: Program) -> None:
     for method in program.methods:
         for delegate in method.delegates:
             folders = candidate_folders(program.path, delegate.spec("debug_artifact_path"))
-            if delegate.id == TOSA:
+            rule = backend_info(delegate.id).sidecars
+            if rule == SIDECARS_TOSA_IDENTICAL:
                 _note_tosa_sidecar(program, delegate, folders, cache, tosa_payloads)
-            elif delegate.id == ETHOSU:
+            elif rule == SIDECARS_TOSA_BY_IO:
                 candidates.append(_Candidate(delegate, folders, _sidecar_folder(folders)))
     if not candidates:
         return

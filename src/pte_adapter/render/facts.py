@@ -6,8 +6,11 @@ same thing the same way. Every number here is traceable to bytes in the file: of
 
 from __future__ import annotations
 
+from typing import Any
+
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
 from pte_adapter.analysis.summary import method_summary
+from pte_adapter.backends import legend
 from pte_adapter.program import Delegate, Method, Program, Tensor
 
 
@@ -132,10 +135,32 @@ def method_facts(program: Program, method: Method, parts: MethodPartitions) -> d
         "memory_arenas": ", ".join(
             f"{i}: {human_bytes(n)}" for i, n in enumerate(method.non_const_buffer_sizes) if i
         ) or "none",
-        "legend": "orange = Ethos-U NPU, blue = XNNPACK, purple = TOSA, green = VGF, "
-                  "red = CPU compute, grey = CPU quantize/dequantize/copy glue, "
-                  "yellow = Move/Jump/Free",
+        "legend": legend(list(s.delegate_calls)),
     }
-    if method.problems:
-        out["problems"] = "\n".join(method.problems)
+    if s.npu_estimate:
+        out.update(npu_estimate_facts(s.npu_estimate))
+    problems = method.problems + parts.dataflow.problems
+    if problems:
+        out["problems"] = "\n".join(problems)
+    if program.problems:
+        out["file_problems"] = "\n".join(program.problems)
+    return out
+
+
+def npu_estimate_facts(est: dict[str, Any]) -> dict[str, str]:
+    """The method's Ethos-U estimate (analysis/npu_performance.py) as graph attributes."""
+    out = {
+        "npu_estimate": f"{est['time_us']} us ({est['cycles']} cycles) over {est['partitions']} "
+        f"partition(s), busiest {est['busiest']}; {est['target']}",
+    }
+    frag = est.get("fragmentation")
+    if frag:
+        share = frag["share_of_npu_time"]
+        out["npu_boundary_cost"] = (
+            f"{frag['time_us']} us"
+            + (f" ({share:.1%} of NPU time)" if share is not None else "")
+            + f": {human_bytes(frag['boundary_bytes'])} through {frag['boundary_memory']}, "
+            f"{frag['invocations']} invocation(s)"
+        )
+        out["npu_boundary_cost_assumptions"] = "; ".join(frag["assumptions"])
     return out

@@ -27,7 +27,6 @@ from model_explorer import graph_builder as gb
 
 from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, Dataflow, TensorEdge
 from pte_adapter.analysis.partitions import (
-    CPU,
     Crossing,
     MethodPartitions,
     Partition,
@@ -36,6 +35,12 @@ from pte_adapter.analysis.partitions import (
 )
 from pte_adapter.analysis.source import partition_sources, program_source
 from pte_adapter.analysis.why import Reason, why_not_delegated
+from pte_adapter.backends import (
+    CPU_COMPUTE_COLOUR,
+    CPU_CONTROL_COLOUR,
+    CPU_GLUE_COLOUR,
+    backend_colour,
+)
 from pte_adapter.delegates.graph import DelegateGraph, TensorInfo
 from pte_adapter.program import (
     Delegate,
@@ -54,18 +59,7 @@ from pte_adapter.render.source_facts import (
     why_facts,
 )
 
-# (background, border) per backend; CPU compute is the colour that should catch the eye.
-BACKEND_COLOURS: dict[str, tuple[str, str]] = {
-    "EthosUBackend": ("#ffe0b2", "#e65100"),
-    "XnnpackBackend": ("#bbdefb", "#0d47a1"),
-    "TOSABackend": ("#e1bee7", "#4a148c"),
-    "VgfBackend": ("#c8e6c9", "#1b5e20"),
-}
-OTHER_DELEGATE_COLOUR = ("#b2ebf2", "#006064")
-CPU_COMPUTE_COLOUR = ("#ffcdd2", "#b71c1c")
-CPU_GLUE_COLOUR = ("#f5f5f5", "#9e9e9e")
-CPU_CONTROL_COLOUR = ("#fff9c4", "#827717")
-CPU_GROUP_COLOUR = ("#fff3f3", "#b71c1c")
+# Colours come from the backend records (pte_adapter/backends.py): one place per backend.
 BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition boundary
 # A boundary tensor read more than this many partitions after it was written is drawn beside its
 # reader rather than connected across the graph.
@@ -74,12 +68,6 @@ NEAR_PARTITIONS = 3
 INPUTS_ID = "inputs"
 METHOD_INPUT, METHOD_OUTPUT = "method input", "method output"  # sides of a boundary
 OUTPUTS_ID = "outputs"
-
-
-def backend_colour(backend: str) -> tuple[str, str]:
-    if backend == CPU:
-        return CPU_GROUP_COLOUR
-    return BACKEND_COLOURS.get(backend, OTHER_DELEGATE_COLOUR)
 
 
 def _kv(attrs: dict[str, str]) -> list[gb.KeyValue]:
@@ -625,6 +613,25 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
     graph.nodes.append(outputs)
     graph.groupNodeAttributes = {"": dict(view.attrs)}
     return graph
+
+
+def view_op_node_ids(method: Method, parts: MethodPartitions, instruction: int,
+                     view_name: str) -> list[str] | None:
+    """Ids of a delegate view's operations in the method graph, in the view's node order (as
+    `method_graph` numbers them); None when the view is drawn as a separate graph or not at all."""
+    d = method.instructions[instruction].delegate_index
+    if d is None or not 0 <= d < len(method.delegates):
+        return None
+    flow = parts.dataflow
+    contents = _contents(method.delegates[d], len(flow.edges[instruction]),
+                         len(flow.io[instruction].output_tensors))
+    prefix = node_id(instruction)
+    if contents.inline is not None and contents.inline.name == view_name:
+        return [f"{prefix}.{pos}" for pos in range(len(contents.inline.nodes))]
+    for view in contents.nested:
+        if view.name == view_name:
+            return [f"{prefix}.{_slug(view.name)}.{pos}" for pos in range(len(view.nodes))]
+    return None
 
 
 def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str) -> str:

@@ -8,6 +8,10 @@ from typing import Any
 from pte_adapter.render.facts import counts_text, human_bytes
 
 
+def _tensors(n: int) -> str:
+    return f"{n} tensor" if n == 1 else f"{n} tensors"
+
+
 def _stat_text(stats: dict[str, Any]) -> str:
     keys = ("npu_ops", "cmd_bytes", "weight_bytes", "scratch_bytes", "nodes", "constant_bytes")
     parts = []
@@ -15,6 +19,8 @@ def _stat_text(stats: dict[str, Any]) -> str:
         if k in stats:
             v = stats[k]
             parts.append(f"{k}={human_bytes(int(v)) if k.endswith('bytes') else v}")
+    if "npu_est_us" in stats:
+        parts.append(f"est {stats['npu_est_us']} us, busiest {stats.get('npu_est_busiest')}")
     return ", ".join(parts)
 
 
@@ -34,14 +40,31 @@ def _source_lines(p: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _npu_estimate_lines(est: dict[str, Any]) -> list[str]:
+    lines = [
+        f"  NPU estimate         {est['time_us']} us ({est['cycles']} cycles, {est['macs']} MACs) "
+        f"over {est['partitions']} partition(s), busiest {est['busiest']}; {est['target']}"
+    ]
+    frag = est.get("fragmentation")
+    if frag:
+        share = frag["share_of_npu_time"]
+        lines.append(
+            f"  boundary cost (est.) {frag['time_us']} us"
+            + (f" ({share:.1%} of NPU time)" if share is not None else "")
+            + f": {human_bytes(frag['boundary_bytes'])} across boundaries via "
+            f"{frag['boundary_memory']}, {frag['invocations']} invocation(s); CPU islands not timed"
+        )
+    if est.get("not_covered_ops"):
+        lines.append(f"  not estimated        {est['not_covered_ops']} NPU operation(s)")
+    return lines
+
+
 def text_report(summary: dict[str, Any]) -> str:
     lines: list[str] = []
     lines.append(f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
                  f"{len(summary['methods'])} method(s)")
     if summary.get("etrecord"):
         lines.append(f"source layers from {summary['etrecord']}")
-    for problem in summary.get("problems", []):
-        lines.append(f"problem: {problem}")
     for m in summary["methods"]:
         lines.append("")
         calls = counts_text(m["delegate_calls"]) or "none"
@@ -53,12 +76,12 @@ def text_report(summary: dict[str, Any]) -> str:
         if m["cpu_compute_ops"]:
             lines.append(f"  CPU compute ops      {counts_text(m['cpu_compute_ops'])}")
         crossings = ", ".join(
-            f"{d} {n} tensors / {human_bytes(m['crossing_bytes'].get(d, 0))}"
+            f"{d} {_tensors(n)} / {human_bytes(m['crossing_bytes'].get(d, 0))}"
             for d, n in m["crossings"].items()
         )
         lines.append(f"  boundary crossings   {crossings or 'none'}")
         handoffs = ", ".join(
-            f"{d} {n} tensors / {human_bytes(m['handoff_bytes'].get(d, 0))}"
+            f"{d} {_tensors(n)} / {human_bytes(m['handoff_bytes'].get(d, 0))}"
             for d, n in m["handoffs"].items()
         )
         if handoffs:
@@ -68,6 +91,8 @@ def text_report(summary: dict[str, Any]) -> str:
             f"  inside delegates     {m['delegated_share_by_instructions']:.1%} of calls"
             + (f", {share:.1%} of operations" if share is not None else "")
         )
+        if m.get("npu_estimate"):
+            lines += _npu_estimate_lines(m["npu_estimate"])
         lines.append("  partitions:")
         for p in m["partitions"]:
             first, last = (p["instructions"] + [None, None])[:2]
@@ -88,8 +113,26 @@ def text_report(summary: dict[str, Any]) -> str:
                 lines.append(f"         problem: {problem}")
         for problem in m["problems"]:
             lines.append(f"  problem: {problem}")
+    for problem in summary.get("problems", []):
+        lines.append(f"problem: {problem}")
     return "\n".join(lines)
 
 
 def json_report(summary: dict[str, Any]) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def vela_text(rows: list[dict[str, Any]]) -> str:
+    """`pte-adapter vela`: one line per Ethos-U partition, our estimate next to Vela's."""
+    lines = [f"{'method':<10} {'delegate':>8} {'ours cycles':>12} {'Vela cycles':>12} "
+             f"{'deviation':>9}  sidecar"]
+    for r in rows:
+        dev = r.get("deviation")
+        lines.append(
+            f"{r['method']:<10} {r['delegate']:>8} {r.get('ours_cycles') or '-':>12} "
+            f"{r.get('vela_cycles') or '-':>12} {f'{dev:+.1%}' if dev is not None else '-':>9}  "
+            f"{r.get('sidecar', '')}"
+            + ("" if r.get("identical_stream") in (True, None) else " (Vela's stream differs)")
+            + (f"  {r['error']}" if r.get("error") else "")
+        )
+    return "\n".join(lines)

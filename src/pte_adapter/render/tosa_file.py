@@ -6,8 +6,9 @@ from pathlib import Path
 
 from model_explorer import graph_builder as gb
 
+from pte_adapter.backends import backend_colour
 from pte_adapter.errors import PteFormatError
-from pte_adapter.render.model_explorer import BACKEND_COLOURS, delegate_graph
+from pte_adapter.render.model_explorer import delegate_graph
 
 
 def tosa_file_graphs(path: Path) -> list[gb.Graph]:
@@ -18,4 +19,4 @@ def tosa_file_graphs(path: Path) -> list[gb.Graph]:
     except OSError as e:  # missing, a folder, unreadable: the same error a .pte gives
         raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
     ids = {v.name: v.name for v in views}
-    return [delegate_graph(v, v.name, ids, BACKEND_COLOURS["TOSABackend"]) for v in views]
+    return [delegate_graph(v, v.name, ids, backend_colour("TOSABackend")) for v in views]

@@ -22,7 +22,8 @@ from pte_adapter.delegates.ethosu.binstream import (
 )
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
-from pte_adapter.delegates.ethosu.dataflow import Producer, trace
+from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
+from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
 from pte_adapter.delegates.graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
@@ -65,7 +66,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     result.num_inputs = len(stream.inputs) if stream.block("inputs") is not None else None
     result.num_outputs = len(stream.outputs) if stream.block("outputs") is not None else None
     ops = commands.operations if commands is not None else []
-    graph = _graph(ops, stream)
+    graph = _graph(ops, stream, result.problems)
     result.graphs = [graph]
     compute = [op for op in ops if op.is_compute]
     result.inner_op_count = len(compute) if commands is not None else None
@@ -116,8 +117,111 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
         stats["cmd_words"] = config.stream_words
     stats["npu_weight_stream_bytes"] = sum(op.weight_bytes for op in compute)
     stats["npu_scale_stream_bytes"] = sum(op.scale_bytes for op in compute)
+    if config is not None and commands is not None:
+        _estimate(ctx, config, ops, graph, summary, stats)
     graph.attrs.update(summary)
     return result
+
+
+def _estimate(
+    ctx: DecodeContext,
+    config: NpuConfig,
+    ops: list[NpuOperation],
+    graph: DelegateGraph,
+    summary: dict[str, str],
+    stats: dict[str, int | float | str],
+) -> None:
+    """Performance estimate per NPU operation (node attributes) and for the partition (stats).
+
+    Never fails the payload: an unknown system config or an operation the model does not
+    cover is said in the attributes."""
+    flags = _flags(ctx)
+    try:
+        target = target_for(
+            config.accelerator_config,
+            _flag(flags, "--system-config"),
+            _flag(flags, "--memory-mode"),
+        )
+    except ValueError as e:
+        summary["npu_estimate"] = f"not estimated: {e}"
+        return
+    estimates = estimate_operations(ops, target)
+    by_node = {f"npu_op_{e.index}": e for e in estimates}
+    for node in graph.nodes:
+        est = by_node.get(node.id)
+        if est is not None:
+            node.attrs.update(_estimate_attrs(est, target))
+    stats.update(partition_estimate(estimates, target))
+    summary["npu_estimate"] = (
+        f"{stats['npu_est_cycles']} cycles = {stats['npu_est_us']} us at "
+        f"{target.clock_hz / 1e6:g} MHz, busiest {stats['npu_est_busiest']} "
+        f"({target.system_config} / {target.memory_mode})"
+    )
+    if target.assumed:
+        summary["npu_estimate_assumed"] = "; ".join(target.assumed)
+
+
+def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str, int | float | str]:
+    """Sums over a partition's operations: cycles, time, MACs and the busy cycles per resource."""
+    covered = [e for e in estimates if e.covered]
+    cycles = sum(e.cycles for e in covered)
+    busy: dict[str, float] = {"MAC": sum(e.compute_cycles for e in covered)}
+    for e in covered:
+        for mem, c in e.memory_cycles.items():
+            busy[mem] = busy.get(mem, 0.0) + c
+    busiest = max(busy.items(), key=lambda kv: kv[1])[0]
+    out: dict[str, int | float | str] = {
+        "npu_est_cycles": round(cycles),
+        "npu_est_us": round(cycles / target.clock_hz * 1e6, 1),
+        "npu_est_macs": sum(e.macs for e in covered),
+        "npu_est_busiest": busiest,
+        "npu_est_clock_mhz": round(target.clock_hz / 1e6, 3),
+        "npu_est_target": f"{target.accelerator} {target.system_config} {target.memory_mode}",
+        "npu_est_not_covered": len(estimates) - len(covered),
+    }
+    for name, c in sorted(busy.items()):
+        out[f"npu_est_busy_{name}"] = round(c)
+    moved: dict[str, int] = {}
+    for e in covered:
+        for mem, n in e.bytes_by_memory().items():
+            moved[mem] = moved.get(mem, 0) + n
+    for name, n in sorted(moved.items()):
+        out[f"npu_est_bytes_{name}"] = n
+    return out
+
+
+def _bytes_by_kind(est: OpEstimate) -> dict[str, dict[str, int]]:
+    """memory -> what (ifm, ofm, weights, scales, dma read ...) -> payload bytes."""
+    out: dict[str, dict[str, int]] = {}
+    for t in est.transfers:
+        kinds = out.setdefault(t.memory, {})
+        kinds[t.what] = kinds.get(t.what, 0) + t.bytes
+    return out
+
+
+def _estimate_attrs(est: OpEstimate, target: Target) -> dict[str, str]:
+    if not est.covered:
+        return {"est_cycles": "not covered", "est_note": est.note}
+    by_mem = est.bytes_by_memory()
+    out = {
+        "est_cycles": str(round(est.cycles)),
+        "est_time_us": f"{est.cycles / target.clock_hz * 1e6:.2f}",
+        "est_bound": est.bound,
+        "est_compute_cycles": str(round(est.compute_cycles)),
+        "est_memory_cycles": ", ".join(
+            f"{m} {round(c)}" for m, c in sorted(est.memory_cycles.items())
+        ),
+        "est_bytes": ", ".join(f"{m} {n}" for m, n in sorted(by_mem.items())),
+        "est_bytes_detail": "; ".join(
+            f"{m}: " + ", ".join(f"{what} {n}" for what, n in kinds.items())
+            for m, kinds in sorted(_bytes_by_kind(est).items())
+        ),
+    }
+    if est.macs:
+        out["est_macs"] = str(est.macs)
+        if est.cycles:
+            out["est_mac_utilisation"] = f"{est.macs / (est.cycles * target.macs):.1%}"
+    return out
 
 
 def _kind_with_mode(op: NpuOperation) -> str:
@@ -145,14 +249,18 @@ def _flag(flags: list[str], name: str) -> str | None:
     return None
 
 
+def _flags(ctx: DecodeContext) -> list[str]:
+    raw_flags = ctx.spec_text("compile_flags")
+    try:
+        return shlex.split(raw_flags) if raw_flags else []
+    except ValueError:
+        return raw_flags.split() if raw_flags else []
+
+
 def _cross_check(
     ctx: DecodeContext, config: NpuConfig | None, summary: dict[str, str], problems: list[str]
 ) -> None:
-    raw_flags = ctx.spec_text("compile_flags")
-    try:
-        flags = shlex.split(raw_flags) if raw_flags else []
-    except ValueError:
-        flags = raw_flags.split() if raw_flags else []
+    flags = _flags(ctx)
     target = ctx.spec_text("target")
     accel = _flag(flags, "--accelerator-config")
     for key, value in (
@@ -176,7 +284,7 @@ def _cross_check(
             problems.append(msg)
 
 
-def _graph(ops: list[NpuOperation], stream: VelaBinStream) -> DelegateGraph:
+def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) -> DelegateGraph:
     graph = DelegateGraph(name=GRAPH_NAME)
     for io_list, role in ((stream.inputs, "input"), (stream.outputs, "output")):
         for io in io_list:
@@ -195,6 +303,12 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream) -> DelegateGraph:
             )
             (graph.inputs if role == "input" else graph.outputs).append(tid)
     flow = trace(ops, stream.inputs, stream.outputs)
+    if flow.forgotten_writes:
+        problems.append(
+            f"NPU dataflow is incomplete: more than {MAX_LIVE_WRITES} feature-map writes were live "
+            f"at once, so the oldest {flow.forgotten_writes} were forgotten and some operations "
+            "show no producer"
+        )
 
     def tensor_of(p: Producer) -> str:
         return f"input{p[1]}" if isinstance(p, tuple) else f"op{p}"

@@ -24,6 +24,8 @@ COMPUTE_OPS = frozenset(
 )
 _PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
 _FORMATS = {0: "NHWC", 1: "NHCWB16"}
+# Bytes per element of the dtypes `ShadowRegisters.dtype` names (the estimate asks often).
+_ELEM_SIZES = {f"{s}int{b}": b // 8 for s in ("", "u") for b in (8, 16, 32, 64)}
 _STORAGE_CHAINED = 2  # U85 activation_storage.CHAINED
 # Operations decoded from one stream at most. Vela emits a few hundred for MobileNet-sized
 # networks; a garbage stream of bare NPU_OP words could otherwise yield one per 4 bytes, each
@@ -71,8 +73,11 @@ class FeatureMap:
 
     @property
     def elem_size(self) -> int:
-        bits = int("".join(c for c in self.dtype if c.isdigit()) or "8")
-        return max(bits // 8, 1)
+        size = _ELEM_SIZES.get(self.dtype)
+        if size is None:
+            bits = int("".join(c for c in self.dtype if c.isdigit()) or "8")
+            size = max(bits // 8, 1)
+        return size
 
     @property
     def address_range(self) -> tuple[int, int]:
@@ -131,6 +136,12 @@ class NpuOperation:
     block: tuple[int, int, int] | None = None  # OFM block (height, width, depth)
     weights: list[WeightStream] = field(default_factory=list)
     dma: DmaTransfer | None = None
+    # How the hardware walks the work, for the performance estimate (perf.py).
+    traversal: str = ""  # weight_order: DEPTH_FIRST / PART_KERNEL_FIRST (convolutions)
+    microblock: str = ""  # U85 ACC_FORMAT microblock (U2X2 ...); U55/U65 have a fixed one
+    acc_format: str = ""  # accumulator: I32 / I40 (U55) / I48 (U85)
+    ifm2_scalar: bool = False  # elementwise second operand is a register constant
+    ofm_transpose: str = ""  # U85 OFM activation_transpose (HWC = none)
 
     @property
     def kind(self) -> str:
@@ -406,12 +417,26 @@ def _snapshot(
         regs.signed16("NPU_SET_ACTIVATION_MIN", "clip_boundary"),
         regs.signed16("NPU_SET_ACTIVATION_MAX", "clip_boundary"),
     )
+    op.acc_format = regs.enum("acc_format", regs.get("NPU_SET_ACC_FORMAT", "acc_format"))
+    if "microblock" in {f[0] for f in regs.fields.get("NPU_SET_ACC_FORMAT", ())}:
+        op.microblock = regs.enum("microblock", regs.get("NPU_SET_ACC_FORMAT", "microblock"))
+    if "activation_transpose" in {f[0] for f in regs.fields.get("NPU_SET_OFM_PRECISION", ())}:
+        op.ofm_transpose = regs.enum(
+            "activation_transpose", regs.get("NPU_SET_OFM_PRECISION", "activation_transpose")
+        )
     if name == "NPU_OP_ELEMENTWISE":
+        fields = {f[0] for f in regs.fields.get("NPU_SET_IFM2_BROADCAST", ())}
+        if "broadcast_constant" in fields:  # U55/U65
+            op.ifm2_scalar = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_constant") == 1
+        elif "broadcast_mode" in fields:  # U85
+            mode = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_mode")
+            op.ifm2_scalar = regs.enum("broadcast_mode", mode) == "SCALAR"
         return op
     stride_reg = "NPU_SET_KERNEL_STRIDE"
     dil_x = regs.get(stride_reg, "dilation_x") + 1
     dil_y = regs.get(stride_reg, "dilation_y") + 1
     op.dilation = (dil_x, dil_y)
+    op.traversal = regs.enum("weight_order", regs.get(stride_reg, "weight_order"))
     # KERNEL_*_M1 holds the dilated extent minus one: dilation * (k - 1).
     op.kernel = (
         regs.get("NPU_SET_KERNEL_WIDTH_M1", "width_m1") // dil_x + 1,

@@ -33,6 +33,7 @@ class Dataflow:
     reads: dict[int, dict[str, list[Producer]]] = field(default_factory=dict)
     # output index -> producers
     outputs: dict[int, list[Producer]] = field(default_factory=dict)
+    forgotten_writes: int = 0  # writes dropped by the MAX_LIVE_WRITES bound
 
 
 MAX_LIVE_WRITES = 1024
@@ -41,6 +42,7 @@ MAX_LIVE_WRITES = 1024
 class _Memory:
     def __init__(self) -> None:
         self.writes: list[_Write] = []
+        self.forgotten = 0
 
     def write(self, region: int, lo: int, hi: int, producer: Producer) -> None:
         # The new write owns [lo, hi) from now on: earlier writes keep only what lies outside it
@@ -58,6 +60,7 @@ class _Memory:
         # Real streams reuse a few scratch areas, so few writes stay live; a garbage stream of
         # disjoint writes would make every later write and read scan all of them. Forget the
         # oldest beyond a bound (their readers then show no producer).
+        self.forgotten += max(0, len(kept) - MAX_LIVE_WRITES)
         self.writes = kept[-MAX_LIVE_WRITES:]
 
     def read(self, region: int, lo: int, hi: int) -> list[Producer]:
@@ -104,4 +107,5 @@ def trace(ops: list[NpuOperation], inputs: list[VelaIO], outputs: list[VelaIO]) 
                 memory.write(d.dst_region, d.dst, d.dst + d.length, op.index)
     for io in outputs:
         flow.outputs[io.index] = memory.read(io.region, *_io_range(io))
+    flow.forgotten_writes = memory.forgotten
     return flow

@@ -41,11 +41,15 @@ MAX_TOSA_FILE_BYTES = 2**31
 
 
 def find_debug_json(pte_path: Path | None, artifact_path: str | None) -> DebugJson | None:
+    """The first usable `debug.json` in the searched folders; else the first unusable one (its
+    `problem` says why), so that a broken file is reported rather than ignored."""
+    broken: DebugJson | None = None
     for folder in existing_folders(pte_path, artifact_path):
         found = load_debug_json(folder / "debug.json")
-        if found is not None:
+        if found is not None and not found.problem:
             return found
-    return None
+        broken = broken or found
+    return broken
 
 
 def _needs_debug_json(model: TosaModel) -> bool:

@@ -132,18 +132,27 @@ class DebugJson:
     path: Path
     # (first output tensor name) -> (operator number or None, event)
     by_output: dict[str, tuple[int | None, Mapping[str, Any]]]
+    problem: str = ""  # why the file could not be used (then `by_output` is empty)
 
 
 def load_debug_json(path: Path) -> DebugJson | None:
-    """Read a `DebugMode.JSON` file; None when it is absent, too big or not the expected shape."""
+    """Read a `DebugMode.JSON` file. None when there is no such file; a file that exists but
+    cannot be used (too big, unreadable, not JSON, not a list of debug objects) comes back with
+    `problem` set, so the caller can say so instead of silently showing no source mapping."""
     try:
-        if not path.is_file() or path.stat().st_size > MAX_DEBUG_JSON_BYTES:
+        if not path.is_file():
             return None
+        size = path.stat().st_size
+        if size > MAX_DEBUG_JSON_BYTES:
+            return DebugJson(path, {}, f"{path.name}: {size} bytes is more than this reader loads")
         events = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
-        return None
+    except OSError as e:
+        return DebugJson(path, {}, f"{path.name} could not be read: {e.strerror or e}")
+    except ValueError as e:
+        return DebugJson(path, {}, f"{path.name} is not valid JSON: {e}")
     if not isinstance(events, list):
-        return None
+        return DebugJson(path, {}, f"{path.name} holds a JSON {type(events).__name__}, "
+                                   "expected a list of debug objects")
     by_output: dict[str, tuple[int | None, Mapping[str, Any]]] = {}
     for event in events:
         if not isinstance(event, Mapping):
@@ -153,4 +162,7 @@ def load_debug_json(path: Path) -> DebugJson | None:
             continue
         op_id = tosa.get("operator_id")
         by_output[tosa["node_name"]] = (op_id if isinstance(op_id, int) else None, event)
-    return DebugJson(path, by_output) if by_output else None
+    if not by_output:
+        return DebugJson(path, {}, f"{path.name} has no debug objects with a tosa_info "
+                                   f"({len(events)} entries)")
+    return DebugJson(path, by_output)

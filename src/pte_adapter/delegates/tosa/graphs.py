@@ -55,6 +55,8 @@ def to_delegate_graphs(
     for block, name in zip(model.blocks, names, strict=True):
         by_ref[block.name] = name
     result = TosaGraphs([], list(model.problems))
+    if debug_json is not None and debug_json.problem:
+        result.problems.append(f"no source mapping: {debug_json.problem}")
     for block, name in zip(model.blocks, names, strict=True):
         result.graphs.append(_block_graph(block, name, model, by_ref, debug_json, result))
     if debug_json is not None and result.debug_ops:

@@ -1,0 +1,288 @@
+"""One record per backend: everything the adapter knows about a delegate id, in one place.
+
+A `Backend` says how a backend's partitions are named ("NPU partition 2 (EthosUBackend)") and
+coloured, which decoder reads its payloads (imported lazily, so a broken decoder cannot stop a file
+opening), which magic bytes identify its payloads when the id is unfamiliar, which sidecar files
+belong to it, and which CPU kernels its export flow places at partition boundaries that only
+convert data (glue, not compute).
+
+Adding a backend is one decoder module (`decode(payload, ctx) -> DecodedDelegate`) and one
+`register(Backend(...))` line below. A backend without a decoder is still named and coloured; its
+payload is shown as opaque bytes.
+
+This module is plain data and imports nothing else from the package, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CPU = "CPU"
+
+# How a backend's sidecar files are found (see delegates/tosa_sidecars.py).
+SIDECARS_NONE = ""
+# The Arm backends' intermediate `output_tag*_*.tosa`, matched to a delegate by its I/O.
+SIDECARS_TOSA_BY_IO = "tosa matched by I/O"
+# The payload itself is a `.tosa` file; an identical file in the artifact folder is named.
+SIDECARS_TOSA_IDENTICAL = "tosa identical to the payload"
+
+Colour = tuple[str, str]  # (background, border)
+
+# CPU nodes: compute is the colour that should catch the eye; glue and control are muted.
+CPU_GROUP_COLOUR: Colour = ("#fff3f3", "#b71c1c")
+CPU_COMPUTE_COLOUR: Colour = ("#ffcdd2", "#b71c1c")
+CPU_GLUE_COLOUR: Colour = ("#f5f5f5", "#9e9e9e")
+CPU_CONTROL_COLOUR: Colour = ("#fff9c4", "#827717")
+OTHER_DELEGATE_COLOUR: Colour = ("#b2ebf2", "#006064")
+
+
+@dataclass(frozen=True)
+class Backend:
+    id: str  # the delegate id stored in the .pte, e.g. "EthosUBackend"
+    display: str  # what it is, for people: "Arm Ethos-U NPU"
+    group_prefix: str  # partition group names: "<prefix> <n> (<id>)"
+    colour: Colour
+    colour_name: str  # for the legend: "orange"
+    decoder: str | None = None  # "module:function", imported when a payload is decoded
+    magics: tuple[tuple[int, bytes], ...] = ()  # (offset, bytes) that identify a payload
+    sidecars: str = SIDECARS_NONE
+    # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
+    # partition boundaries and that only convert or move data: counted as glue, not compute.
+    cpu_glue_ops: frozenset[str] = frozenset()
+
+
+BACKENDS: dict[str, Backend] = {}
+
+
+def register(backend: Backend) -> Backend:
+    if backend.id in BACKENDS or backend.id == CPU:
+        raise ValueError(f"backend {backend.id!r} is registered twice")
+    BACKENDS[backend.id] = backend
+    return backend
+
+
+def backend_info(backend_id: str) -> Backend:
+    """The record for a delegate id; an unknown id gets a generic, still readable record."""
+    found = BACKENDS.get(backend_id)
+    if found is not None:
+        return found
+    return Backend(
+        backend_id,
+        f"{backend_id or 'unnamed'} (unknown backend)",
+        "Delegate partition",
+        OTHER_DELEGATE_COLOUR,
+        "cyan",
+    )
+
+
+def backend_colour(backend_id: str) -> Colour:
+    """(background, border) of a partition group or delegate node; CPU islands get the CPU colour."""
+    if backend_id == CPU:
+        return CPU_GROUP_COLOUR
+    return backend_info(backend_id).colour
+
+
+def group_prefix(backend_id: str) -> str:
+    return backend_info(backend_id).group_prefix
+
+
+def legend(backend_ids: list[str]) -> str:
+    """What the colours mean, for the given delegate ids (all decodable backends when none)."""
+    ids = list(dict.fromkeys(backend_ids)) or [b.id for b in BACKENDS.values() if b.decoder]
+    parts = [f"{backend_info(i).colour_name} = {backend_info(i).display}" for i in ids]
+    parts += [
+        "red = CPU compute",
+        "grey = CPU quantize/dequantize/copy glue",
+        "yellow = Move/Jump/Free",
+    ]
+    return ", ".join(parts)
+
+
+def sniff(payload: memoryview | bytes) -> str | None:
+    """The backend whose magic bytes the payload carries, if any."""
+    for b in BACKENDS.values():
+        for offset, magic in b.magics:
+            if bytes(payload[offset : offset + len(magic)]) == magic:
+                return b.id
+    return None
+
+
+# -- glue: an explicit list; every other operator, in any namespace, is compute --------------------
+
+# ExecuTorch's own CPU operators that (de)quantize, copy, view or change the dim order. The
+# quantized_decomposed names are those of torchao's quantization primitives (kernels exist in
+# ExecuTorch's kernels/quantized for most of them).
+CPU_GLUE_OPS: frozenset[str] = frozenset(
+    {
+        # quantization glue: convert between float and integer representations
+        "quantized_decomposed::quantize_per_tensor",
+        "quantized_decomposed::quantize_per_channel",
+        "quantized_decomposed::quantize_per_token",
+        "quantized_decomposed::quantize_per_channel_group",
+        "quantized_decomposed::dequantize_per_tensor",
+        "quantized_decomposed::dequantize_per_channel",
+        "quantized_decomposed::dequantize_per_token",
+        "quantized_decomposed::dequantize_per_channel_group",
+        "quantized_decomposed::choose_qparams",
+        "quantized_decomposed::choose_qparams_symmetric",
+        "quantized_decomposed::choose_qparams_per_token",
+        "quantized_decomposed::choose_qparams_per_token_asymmetric",
+        # copies and views
+        "aten::view_copy",
+        "aten::_reshape_alias_copy",
+        "aten::reshape",
+        "aten::alias_copy",
+        "aten::squeeze_copy",
+        "aten::unsqueeze_copy",
+        "aten::expand_copy",
+        "aten::permute_copy",
+        "aten::clone",
+        "aten::contiguous",
+        "aten::copy",
+        "aten::copy_",
+        "aten::_to_copy",
+        "executorch_prim::et_view",
+        # dim-order (memory layout) conversions
+        "dim_order_ops::_to_dim_order_copy",
+        "dim_order_ops::_clone_dim_order",
+    }
+)
+
+# Arm's CPU fallback for Ethos-U systems runs `cortex_m::` kernels (backends/cortex_m/ops/
+# operators.yaml in ExecuTorch 1.5.1). These only convert data: (de)quantization and the layout
+# transposes its explicit-layout lowering inserts. quantized_conv2d, quantized_linear,
+# quantized_add, pad, softmax ... are compute. (It has no requantize kernel.)
+CORTEX_M_GLUE_OPS: frozenset[str] = frozenset(
+    {
+        "cortex_m::quantize_per_tensor",
+        "cortex_m::dequantize_per_tensor",
+        "cortex_m::transpose",
+    }
+)
+
+
+def operator_base(op_name: str) -> str:
+    """'aten::add.out' -> 'aten::add' (the overload dropped); names without '::' stay as they are."""
+    ns, sep, rest = op_name.partition("::")
+    if not sep:
+        return op_name
+    return f"{ns}::{rest.split('.', 1)[0]}"
+
+
+def glue_operators() -> frozenset[str]:
+    """Every glue operator: ExecuTorch's own, plus each registered backend's."""
+    out = set(CPU_GLUE_OPS)
+    for b in BACKENDS.values():
+        out |= b.cpu_glue_ops
+    return frozenset(out)
+
+
+def is_glue(op_name: str) -> bool:
+    """True only for an operator on the explicit glue list; unknown operators are compute."""
+    return operator_base(op_name) in _glue_now()
+
+
+# The union is recomputed only when the set of records changes (a registration or a replacement).
+_glue_cache: tuple[tuple[int, ...], frozenset[str]] = ((), frozenset())
+
+
+def _glue_now() -> frozenset[str]:
+    global _glue_cache
+    key = tuple(id(b) for b in BACKENDS.values())
+    if key != _glue_cache[0]:
+        _glue_cache = (key, glue_operators())
+    return _glue_cache[1]
+
+
+# -- the registry -----------------------------------------------------------------------------------
+
+_ARM_CPU_GLUE = CORTEX_M_GLUE_OPS
+
+register(
+    Backend(
+        "EthosUBackend",
+        "Arm Ethos-U NPU",
+        "NPU partition",
+        ("#ffe0b2", "#e65100"),
+        "orange",
+        decoder="pte_adapter.delegates.ethosu:decode",
+        magics=((0, b"vela_bin_stream\x00"),),
+        sidecars=SIDECARS_TOSA_BY_IO,
+        cpu_glue_ops=_ARM_CPU_GLUE,
+    )
+)
+register(
+    Backend(
+        "TOSABackend",
+        "TOSA graph (Arm)",
+        "TOSA partition",
+        ("#e1bee7", "#4a148c"),
+        "purple",
+        decoder="pte_adapter.delegates.tosa:decode",
+        magics=((4, b"TOSA"),),
+        sidecars=SIDECARS_TOSA_IDENTICAL,
+        cpu_glue_ops=_ARM_CPU_GLUE,
+    )
+)
+register(
+    Backend(
+        "VgfBackend",
+        "Arm VGF (Vulkan ML)",
+        "VGF partition",
+        ("#c8e6c9", "#1b5e20"),
+        "green",
+        decoder="pte_adapter.delegates.vgf:decode",
+        magics=((0, b"VGF1"),),
+        cpu_glue_ops=_ARM_CPU_GLUE,
+    )
+)
+register(
+    Backend(
+        "XnnpackBackend",
+        "XNNPACK (CPU)",
+        "XNNPACK partition",
+        ("#bbdefb", "#0d47a1"),
+        "blue",
+        decoder="pte_adapter.delegates.xnnpack:decode",
+        magics=((4, b"XH00"),),
+    )
+)
+# ExecuTorch's other backends (the ids of ExecuTorch 1.5.1's BackendDetails classes; MPSBackend
+# from earlier releases): named and coloured, their payloads shown as opaque bytes.
+_OPAQUE: tuple[tuple[str, str, str, Colour, str], ...] = (
+    ("QnnBackend", "Qualcomm QNN (Hexagon)", "QNN partition", ("#f8bbd0", "#880e4f"), "pink"),
+    ("CoreMLBackend", "Apple Core ML", "Core ML partition", ("#b2dfdb", "#004d40"), "teal"),
+    ("MPSBackend", "Apple MPS", "MPS partition", ("#c5cae9", "#1a237e"), "indigo"),
+    ("VulkanBackend", "Vulkan GPU", "Vulkan partition", ("#dcedc8", "#33691e"), "light green"),
+    (
+        "NeuropilotBackend",
+        "MediaTek NeuroPilot",
+        "NeuroPilot partition",
+        ("#ffecb3", "#ff6f00"),
+        "amber",
+    ),
+    ("EnnBackend", "Samsung Exynos (ENN)", "ENN partition", ("#d7ccc8", "#3e2723"), "brown"),
+    (
+        "NeutronBackend",
+        "NXP eIQ Neutron NPU",
+        "Neutron partition",
+        ("#cfd8dc", "#263238"),
+        "blue grey",
+    ),
+    (
+        "OpenvinoBackend",
+        "Intel OpenVINO",
+        "OpenVINO partition",
+        ("#b3e5fc", "#01579b"),
+        "light blue",
+    ),
+    (
+        "CudaBackend",
+        "NVIDIA CUDA (AOTInductor)",
+        "CUDA partition",
+        ("#d1c4e9", "#311b92"),
+        "deep purple",
+    ),
+)
+for _id, _display, _prefix, _colour, _colour_name in _OPAQUE:
+    register(Backend(_id, _display, _prefix, _colour, _colour_name))

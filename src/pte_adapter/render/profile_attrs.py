@@ -1,0 +1,139 @@
+"""Measured time as attributes on the Model Explorer graphs of a `.pte` with an ETDump beside it.
+
+The renderer draws the program; this adds what the ETDump measured, on the same node ids:
+- every profiled instruction node: median, min/max and share of the run;
+- every partition (its group's attributes): median with p10/p90 and share of the run, and for a
+  delegate what it logged about its own operators;
+- the method (graph attributes, shown when nothing is selected): latency over the runs and the
+  measured split between delegates, CPU compute, glue, control flow and runtime overhead;
+- the decoded delegate operations drawn inside a partition, where the delegate's events could be
+  placed on them (XNNPACK: `profile/xnnpack_ops.py`), and those fused into another's operator.
+
+A missing ETDump adds nothing; a corrupt or foreign one adds one `measured profile problem`
+attribute to each method graph and never stops the `.pte` from opening.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+from model_explorer import graph_builder as gb
+
+from pte_adapter.errors import PteFormatError
+from pte_adapter.profile.join import MethodProfile, ProgramProfile
+from pte_adapter.profile.stats import Stats
+from pte_adapter.profile.summary import instruction_times, method_summary
+from pte_adapter.program import Program
+from pte_adapter.render.model_explorer import node_id
+from pte_adapter.render.node_data import inner_op_times
+from pte_adapter.render.profile_report import SPLIT_LABELS
+
+PROBLEM_KEY: Final = "measured profile problem"
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f} ms"
+
+
+def _add(node: gb.GraphNode, attrs: dict[str, str]) -> None:
+    node.attrs.extend(gb.KeyValue(key=k, value=v) for k, v in attrs.items())
+
+
+def _partition_text(p: dict[str, Any]) -> str:
+    return (
+        f"median {_ms(p['median'])} (p10 {_ms(p['p10'])}, p90 {_ms(p['p90'])}), "
+        f"{p['share']:.1%} of the run"
+    )
+
+
+def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) -> None:
+    mp = profile.method(method_name)
+    if mp is None or not mp.runs:
+        return
+    summary = method_summary(mp)
+    nodes = {n.id: n for n in graph.nodes}
+    for index, t in instruction_times(mp).items():
+        node = nodes.get(node_id(index))
+        if node is None:
+            continue
+        _add(
+            node,
+            {
+                "measured median": _ms(t.stats.median),
+                "measured min / max": f"{t.stats.min:.3f} / {t.stats.max:.3f} ms",
+                "measured share of run": f"{t.share:.1%}",
+                "measured runs": f"{t.runs} runs, {t.calls} calls",
+            },
+        )
+    groups = graph.groupNodeAttributes if graph.groupNodeAttributes is not None else {}
+    for p in summary["partitions"]:
+        attrs = {"measured time": _partition_text(p)}
+        if p.get("delegate_operators"):
+            attrs["measured inside the delegate"] = (
+                f"{p['delegate_operators']} operators logged: compute "
+                f"{_ms(p['inside_compute']['median'])}, convert/transpose/copy "
+                f"{_ms(p['inside_glue']['median'])}, outside them "
+                f"{_ms(p['outside_logged_ops']['median'])} (medians)"
+            )
+        groups.setdefault(p["name"], {}).update(attrs)
+    lat = summary["latency"]
+    split = summary["split"]
+    groups.setdefault("", {}).update(
+        {
+            "measured profile": f"{profile.etdump.name}, {summary['runs']} runs",
+            "measured latency": (
+                f"median {_ms(lat['median'])} (p10 {_ms(lat['p10'])}, p90 {_ms(lat['p90'])}, "
+                f"min {_ms(lat['min'])}, max {_ms(lat['max'])})"
+            ),
+            "measured split": ", ".join(
+                f"{label} {split[k]['share']:.1%}"
+                for k, label in SPLIT_LABELS.items()
+                if k in split
+            ),
+        }
+    )
+    graph.groupNodeAttributes = groups
+
+
+def annotate_inner_ops(graph: gb.Graph, mp: MethodProfile) -> None:
+    """Times on the decoded delegate operations drawn inside their partition's group."""
+    nodes = {n.id: n for n in graph.nodes}
+    for nid, (values, owner) in inner_op_times(mp).items():
+        node = nodes.get(nid)
+        if node is None:
+            continue
+        if values:
+            st = Stats.of(values)
+            _add(
+                node,
+                {
+                    "measured median": _ms(st.median),
+                    "measured min / max": f"{st.min:.3f} / {st.max:.3f} ms",
+                },
+            )
+        else:
+            label = nodes[owner].label if owner in nodes else owner
+            _add(node, {"measured": f"fused into {owner} ({label}) at run time"})
+
+
+def annotate_graphs(graphs: list[gb.Graph], program: Program, etdump: Path) -> None:
+    """Add the ETDump's measurements to the method graphs; a bad ETDump becomes a graph attribute."""
+    from pte_adapter.profile.load import load_profile
+
+    methods = {m.name for m in program.methods}
+    try:
+        _, profile = load_profile(program.path or etdump, etdump, program=program)
+    except PteFormatError as e:
+        for g in graphs:
+            if g.id in methods:
+                groups = g.groupNodeAttributes if g.groupNodeAttributes is not None else {}
+                groups.setdefault("", {})[PROBLEM_KEY] = str(e)
+                g.groupNodeAttributes = groups
+        return
+    for g in graphs:
+        if g.id in methods:
+            annotate_method(g, profile, g.id)
+            mp = profile.method(g.id)
+            if mp is not None and mp.runs:
+                annotate_inner_ops(g, mp)
