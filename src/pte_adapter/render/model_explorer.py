@@ -422,15 +422,21 @@ def method_graph(
     return graph, separate
 
 
+# A CPU island with more instructions than this is drawn as nested layers of the model (ETRecord).
+NEST_LAYERS_ABOVE = 16
+
+
 def _source_annotations(
     program: Program, method: Method, parts: MethodPartitions, graph: gb.Graph
 ) -> None:
     """The ETRecord's layers and the partitioner rules' reasons (issue 13) on the method graph.
 
     Node attributes: module, class, source line, why not delegated. Group attributes: modules
-    covered, the cause of each CPU island, why. Kernel calls in a CPU island are nested in their
-    layers ("CPU island 2/features/features.4"), so a large island opens one layer at a time;
-    the first namespace component stays the partition, which everything else keys on.
+    covered, the cause of each CPU island, why. Kernel calls in a CPU island of more than
+    NEST_LAYERS_ABOVE instructions are nested in their layers ("CPU island 1/features/features.0"),
+    so a large island opens one layer at a time, while a small one (the few kernels between two
+    NPU partitions) shows its kernels as soon as it is opened. The first namespace component stays
+    the partition, which everything else keys on.
     """
     source = program_source(program)
     msrc = source.methods.get(method.name) if source else None
@@ -450,7 +456,8 @@ def _source_annotations(
                                **why_facts(by_ins.get(ins.index, []))}))
         part = parts.partitions[parts.partition_of[ins.index]]
         layers = layer_namespace(src)
-        if part.is_cpu and layers and ins.kind is InstructionKind.KERNEL:
+        if (part.is_cpu and len(part.instructions) > NEST_LAYERS_ABOVE and layers
+                and ins.kind is InstructionKind.KERNEL):
             node.namespace = "/".join([part.name, *layers])
     psrc = partition_sources(method, msrc, parts)
     for part in parts.partitions:
