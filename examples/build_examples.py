@@ -292,8 +292,13 @@ def arm_lower(
     backend: str,
     extract_delegate_segments: bool,
     calib_n: int = 4,
+    etrecord: str | None = None,
 ):
-    """Quantize (INT8, per-channel symmetric) and lower to Ethos-U or TOSA."""
+    """Quantize (INT8, per-channel symmetric) and lower to Ethos-U or TOSA.
+
+    With ``etrecord`` (an example name) the ETRecord is written to ``<name>.etrecord`` and the
+    partitioner's rejection reasons to ``<name>.rejections.json`` (see ``save_etrecord``).
+    """
     from executorch.backends.arm.quantizer import (
         EthosUQuantizer,
         TOSAQuantizer,
@@ -320,14 +325,154 @@ def arm_lower(
     quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
     shape = tuple(example_inputs[0].shape)
     qep = quantize_pt2e(model, example_inputs, quantizer, _inputs(shape, calib_n))
-    edge = to_edge_transform_and_lower(
-        qep,
-        partitioner=[partitioner],
-        compile_config=EdgeCompileConfig(_check_ir_validity=False),
-    )
-    return edge.to_executorch(
+    with captured_partition_rejections() as rejections:
+        edge = to_edge_transform_and_lower(
+            qep,
+            partitioner=[partitioner],
+            compile_config=EdgeCompileConfig(_check_ir_validity=False),
+            generate_etrecord=etrecord is not None,
+        )
+    prog = edge.to_executorch(
         ExecutorchBackendConfig(extract_delegate_segments=extract_delegate_segments)
     )
+    if etrecord is not None:
+        save_etrecord(prog, etrecord, rejections)
+    return prog
+
+
+# --------------------------------------------------------------------------------------
+# ETRecords and the partitioner's own rejection reasons
+# --------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def captured_partition_rejections():
+    """Record every (node, reason) a partitioner gives ``WhyNoPartitionReporter`` (Arm) or
+    ``WhyNoPartition`` (XNNPACK's configs).
+
+    The partitioners only log their reasons; they are not stored anywhere. Tests compare the
+    reasons the adapter infers from the ``.pte`` with these, so they are captured here, the same
+    way the reporter keeps them: the first reason per node and reporter.
+    """
+    from executorch.exir.backend.utils import WhyNoPartition, WhyNoPartitionReporter
+
+    orig = WhyNoPartitionReporter.report_reject
+    orig_why = WhyNoPartition.__call__
+    records: list[dict] = []
+    seen: set[tuple[int, str]] = set()
+
+    def why(self, node, reason):
+        report_reject(self, node, reason, forward=False)
+        return orig_why(self, node, reason)
+
+    def report_reject(self, node, reason, forward=True):
+        key = (id(self), node.name)
+        if node.op == "call_function" and key not in seen:
+            seen.add(key)
+            stack = node.meta.get("nn_module_stack") or {}
+            last = list(stack.values())[-1] if stack else None
+            records.append({
+                "node": node.name,
+                "target": str(getattr(node.target, "_op", node.target)),
+                "debug_handle": node.meta.get("debug_handle"),
+                "module": last[0] if last else None,
+                "reason": reason,
+            })
+        return orig(self, node, reason) if forward else None
+
+    WhyNoPartitionReporter.report_reject = report_reject
+    WhyNoPartition.__call__ = why
+    try:
+        yield records
+    finally:
+        WhyNoPartitionReporter.report_reject = orig
+        WhyNoPartition.__call__ = orig_why
+
+
+def _stabilize_etrecord(etrecord) -> None:
+    """Make an ETRecord portable and reproducible before it is saved.
+
+    Its graphs carry ``stack_trace`` texts with absolute machine paths (rewritten as in
+    ``sanitize_path_text``) and Python ``id()``s of graph objects (``export_graph_id`` and the
+    ``graph_id`` of every ``from_node`` provenance entry), renumbered 0, 1, 2... in order of
+    first appearance with one mapping, so the equalities Inspector relies on still hold.
+    """
+    import torch.fx
+
+    graph_ids: dict[int, int] = {}
+
+    def renumber(gid):
+        if not isinstance(gid, int) or gid < 0:
+            return gid
+        return graph_ids.setdefault(gid, len(graph_ids))
+
+    done: set[int] = set()
+
+    def fix_source(src) -> None:
+        if id(src) in done:
+            return
+        done.add(id(src))
+        if getattr(src, "node_info", None) is not None:
+            src.node_info.graph_id = renumber(src.node_info.graph_id)
+        src._dict = None  # NodeSource caches its serialised form
+        for parent in getattr(src, "from_node", None) or []:
+            fix_source(parent)
+
+    if etrecord.export_graph_id is not None:
+        etrecord.export_graph_id = renumber(etrecord.export_graph_id)
+    programs = [etrecord.exported_program]
+    edge = etrecord.edge_dialect_program
+    programs += list(edge.values()) if isinstance(edge, dict) else [edge]
+    programs += list((etrecord.graph_map or {}).values())
+    for ep in programs:
+        if ep is None:
+            continue
+        for gm in ep.graph_module.modules():
+            if not isinstance(gm, torch.fx.GraphModule):
+                continue
+            for node in gm.graph.nodes:
+                if isinstance(node.meta.get("stack_trace"), str):
+                    node.meta["stack_trace"] = sanitize_path_text(node.meta["stack_trace"])
+                for src in node.meta.get("from_node") or []:
+                    fix_source(src)
+
+
+def compact_etrecord(path: str) -> None:
+    """Rewrite an ETRecord smaller and reproducible, keeping everything Inspector needs.
+
+    ``ETRecord.save`` stores every part uncompressed with the current time as its zip date, and
+    records the ATen ``exported_program`` (an optional part: Inspector then maps to the edge
+    dialect program) beside the edge program, each with its own copy of the weights. For the
+    committed examples the ATen program is dropped, the parts are deflated (parse_etrecord and
+    the adapter read both) and dated 1980-01-01: 11.6 MB -> ~4 MB for mv2_lrn_ethosu85.
+    """
+    import zipfile
+
+    with zipfile.ZipFile(path) as src:
+        parts = [(i.filename, src.read(i)) for i in src.infolist()
+                 if not i.filename.startswith("exported_program")]
+    with zipfile.ZipFile(path, "w") as dst:
+        for name, data in parts:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            dst.writestr(info, data, compresslevel=9)
+
+
+def save_etrecord(prog, name: str, rejections: list[dict] | None = None) -> None:
+    """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``."""
+    etrecord = prog.get_etrecord()
+    _stabilize_etrecord(etrecord)
+    etrecord.save(f"{name}.etrecord")
+    compact_etrecord(f"{name}.etrecord")
+    if rejections is not None:
+        from importlib.metadata import version
+
+        doc = {"generator": "examples/build_examples.py (captured_partition_rejections: "
+                            "WhyNoPartitionReporter.report_reject, WhyNoPartition.__call__)",
+               "executorch": version("executorch"), "rejections": rejections}
+        with open(f"{name}.rejections.json", "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
 
 
 def ethosu_spec(target: str, artifacts: str | None, **kw):
@@ -354,6 +499,7 @@ def xnnpack_lower(
     extract_delegate_segments: bool,
     external_tag: str | None = None,
     calib_n: int = 4,
+    etrecord: str | None = None,
 ):
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
         XnnpackPartitioner,
@@ -381,20 +527,29 @@ def xnnpack_lower(
         gm = ep.module(check_guards=False)
         delegate_external_constants_pass_unlifted(gm, lambda node: external_tag)
         ep = torch.export.export(gm, example_inputs)
-    edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
-    return edge.to_executorch(
+    with captured_partition_rejections() as rejections:
+        edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
+                                           generate_etrecord=etrecord is not None)
+    prog = edge.to_executorch(
         ExecutorchBackendConfig(
             extract_delegate_segments=extract_delegate_segments,
             external_constants=(lambda n: external_tag) if external_tag else False,
         )
     )
+    if etrecord is not None:
+        save_etrecord(prog, etrecord, rejections)
+    return prog
 
 
-def portable_lower(programs, config_kwargs=None, edge_passes=None):
+def portable_lower(programs, config_kwargs=None, edge_passes=None, etrecord=None):
     from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
 
-    edge = to_edge(programs, compile_config=EdgeCompileConfig())
-    return edge.to_executorch(ExecutorchBackendConfig(**(config_kwargs or {})))
+    edge = to_edge(programs, compile_config=EdgeCompileConfig(),
+                   generate_etrecord=etrecord is not None)
+    prog = edge.to_executorch(ExecutorchBackendConfig(**(config_kwargs or {})))
+    if etrecord is not None:
+        save_etrecord(prog, etrecord)
+    return prog
 
 
 # --------------------------------------------------------------------------------------
@@ -462,11 +617,12 @@ def sanitized_tosa_debug_info():
 
 
 def _ethosu_example(name, *, width, res, target, lrn_after=(), keep_artifacts, segments,
-                    ptd_tag=None, prune_artifacts=True):
+                    ptd_tag=None, prune_artifacts=True, etrecord=False):
     from executorch.backends.arm.ethosu import VelaExternalBlockPlacements
 
     art = f"{name}_artifacts"
-    _reset_outputs(f"{name}.pte", art, f"{ptd_tag}.ptd" if ptd_tag else "")
+    _reset_outputs(f"{name}.pte", art, f"{ptd_tag}.ptd" if ptd_tag else "",
+                   f"{name}.etrecord", f"{name}.rejections.json")
     kw = {}
     if ptd_tag:
         kw["external_block_placements"] = VelaExternalBlockPlacements(weight_data=ptd_tag)
@@ -478,8 +634,11 @@ def _ethosu_example(name, *, width, res, target, lrn_after=(), keep_artifacts, s
         spec,
         backend="ethosu",
         extract_delegate_segments=segments,
+        etrecord=name if etrecord else None,
     )
     files = [_write_pte(prog, name)]
+    if etrecord:
+        files += [f"{name}.etrecord", f"{name}.rejections.json"]
     if ptd_tag:
         prog.write_tensor_data_to_file(".")
         files.append(f"{ptd_tag}.ptd")
@@ -531,7 +690,7 @@ def build_mv2_ethosu85_full():
 )
 def build_mv2_lrn_ethosu85():
     return _ethosu_example("mv2_lrn_ethosu85", width=1.0, res=224, target="ethos-u85-256",
-                           lrn_after=(3,), keep_artifacts=True, segments=True)
+                           lrn_after=(3,), keep_artifacts=True, segments=True, etrecord=True)
 
 
 @example(
@@ -542,7 +701,8 @@ def build_mv2_lrn_ethosu85():
 )
 def build_mv2_lrn2_ethosu85():
     return _ethosu_example("mv2_lrn2_ethosu85", width=0.5, res=160, target="ethos-u85-256",
-                           lrn_after=(3, 10), keep_artifacts=True, segments=False)
+                           lrn_after=(3, 10), keep_artifacts=True, segments=False,
+                           etrecord=True)
 
 
 @example(
@@ -686,6 +846,32 @@ def build_xnnpack_ptd():
                          "external_tag": tag}}
 
 
+class SmallLrnNet(SmallNet):
+    """SmallNet with a LocalResponseNorm after features[1]: XNNPACK has no kernel for parts of
+    its decomposition, so the graph splits around them."""
+
+    def __init__(self):
+        super().__init__()
+        self.features.insert(2, nn.LocalResponseNorm(size=3, alpha=1e-4, beta=0.75, k=2.0))
+
+
+@example(
+    "xnnpack_lrn",
+    "xnnpack",
+    "Small nested CNN fp32 on XNNPACK with a LocalResponseNorm (features.2): the LRN's "
+    "decomposition splits the XNNPACK graph; ETRecord in xnnpack_lrn.etrecord and the "
+    "XNNPACK partitioner's own reasons (WhyNoPartition) in xnnpack_lrn.rejections.json.",
+)
+def build_xnnpack_lrn():
+    name = "xnnpack_lrn"
+    _reset_outputs(f"{name}.pte", f"{name}.etrecord", f"{name}.rejections.json")
+    prog = xnnpack_lower(_seeded(SmallLrnNet), (torch.randn(1, 3, 32, 32),), quantize=False,
+                         extract_delegate_segments=True, etrecord=name)
+    return {"files": [_write_pte(prog, name), f"{name}.etrecord", f"{name}.rejections.json"],
+            "sidecars": [],
+            "settings": {"model": "SmallLrnNet", "input": [1, 3, 32, 32], "dtype": "fp32"}}
+
+
 # --------------------------------------------------------------------------------------
 # Examples: portable (no delegate)
 # --------------------------------------------------------------------------------------
@@ -695,14 +881,15 @@ def build_xnnpack_ptd():
     "undelegated",
     "portable",
     "Small nested CNN (convolution, batch norm, hardtanh/ReLU6, max_pool2d, addmm, add, "
-    "softmax) with no delegate: portable KernelCalls only, constants in the constant segment.",
+    "softmax) with no delegate: portable KernelCalls only, constants in the constant segment; "
+    "ETRecord in undelegated.etrecord.",
 )
 def build_undelegated():
     name = "undelegated"
-    _reset_outputs(f"{name}.pte")
+    _reset_outputs(f"{name}.pte", f"{name}.etrecord")
     ep = torch.export.export(_seeded(SmallNet), (torch.randn(1, 3, 32, 32),))
-    prog = portable_lower(ep)
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
+    prog = portable_lower(ep, etrecord=name)
+    return {"files": [_write_pte(prog, name), f"{name}.etrecord"], "sidecars": [],
             "settings": {"model": "SmallNet", "input": [1, 3, 32, 32]}}
 
 
@@ -1279,8 +1466,14 @@ def check_paths(out: str, paths: list[str]) -> list[str]:
         full = os.path.join(out, rel)
         for p in _list_files(full) if os.path.isdir(full) else [full]:
             with open(p, "rb") as f:
-                if ABS_PATH_RE.search(f.read()):
-                    hits.append(os.path.relpath(p, out))
+                data = f.read()
+            if p.endswith(".etrecord"):  # deflated zip: look inside every member
+                import zipfile
+
+                with zipfile.ZipFile(p) as z:
+                    data = b"".join(z.read(i) for i in z.infolist())
+            if ABS_PATH_RE.search(data):
+                hits.append(os.path.relpath(p, out))
     return hits
 
 
@@ -1409,6 +1602,16 @@ README_NOTES = """\
   JumpFalseCall and MoveCall but no FreeCall.
 - **`mutable_buffer.pte`** contains the in-place `aten::copy_` operator with an empty overload
   name (not an `.out` variant) and a `mutable_data_segments` entry.
+- **ETRecords** (`<stem>.etrecord`: `mv2_lrn_ethosu85`, `mv2_lrn2_ethosu85`, `xnnpack_lrn`,
+  `undelegated`) are
+  written with `generate_etrecord=True` and `get_etrecord().save()`, then compacted
+  (`compact_etrecord`: the optional ATen `exported_program` dropped, parts deflated, zip dates
+  fixed) and made portable (stack-trace paths rewritten, `id()`-based graph ids renumbered).
+  `<stem>.rejections.json` holds what the Arm partitioner told its `WhyNoPartitionReporter`
+  (or XNNPACK's configs their `WhyNoPartition`) during the build (node, target, debug handle,
+  module, reason): the partitioners only log it. XNNPACK gives no reason for an operator it has
+  no config for (`aten.avg_pool3d` in `xnnpack_lrn`), only for configs whose constraints fail
+  (`aten.pow.Tensor_Scalar`: "only support int powers, got 0.75").
 - **`xnnpack_ptd`** mixes storage: weights XNNPACK creates itself (BatchNorm folding) ignore the
   external tag and stay in the `.pte`; unused `num_batches_tracked` buffers are EXTERNAL
   tensors in the plan.

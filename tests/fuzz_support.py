@@ -1,6 +1,6 @@
 """Mutation fuzzing over the real example files: targets, mutators, recipes and a runner.
 
-A *target* is one file to corrupt (a `.pte`, a `.ptd` or a sidecar `.tosa`) together with the file
+A *target* is one file to corrupt (a `.pte`, a `.ptd`, a sidecar `.tosa` or an `.etrecord`) together with the file
 to convert afterwards (the `.pte` that reads it, or the `.tosa` itself) and the byte ranges worth
 aiming at (a delegate payload, or the whole file). FlatBuffer field positions (vector lengths,
 uoffsets, union tags) are not guessed: they are recorded by watching the project's own reader walk
@@ -275,6 +275,15 @@ def discover_targets(examples: Path) -> list[Target]:
                               [*_positions(rec, ptd_name, "lengths", 0, size), 12],
                               _positions(rec, ptd_name, "offsets", 0, size),
                               [], _positions(rec, ptd_name, "tables", 0, size)))
+    for etrecord in sorted(examples.glob("*.etrecord")):
+        # An ETRecord is a zip beside its .pte: its bytes are aimed at as a whole and at the
+        # zip's central directory (the last 1 KiB: entry sizes, offsets, names), and the .pte is
+        # converted. A broken ETRecord must only ever become a problem on the program.
+        pte_name = etrecord.with_suffix(".pte").name
+        if (examples / pte_name).exists():
+            size = etrecord.stat().st_size
+            targets.append(Target("etrecord", pte_name, etrecord.name,
+                                  [(0, size), (max(0, size - 1024), size)]))
     for tosa in sorted(examples.glob("*_artifacts/*.tosa")):
         rel = str(tosa.relative_to(examples))
         rec = _Recorder(examples)
@@ -549,7 +558,7 @@ class Workspace:
         for src in source.rglob("*"):
             if ".workers" in src.parts:
                 continue
-            if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json"):
+            if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json", ".etrecord"):
                 dst = root / src.relative_to(source)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dst)
@@ -640,7 +649,7 @@ def snapshot_examples() -> Path:
 
     snapshot = Path(tempfile.mkdtemp(prefix="pte-fuzz-snapshot-", dir=tmp_dir()))
     for src in EXAMPLES.rglob("*"):
-        if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json"):
+        if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json", ".etrecord"):
             dst = snapshot / src.relative_to(EXAMPLES)
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)

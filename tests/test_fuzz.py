@@ -38,7 +38,7 @@ def test_bounded_fuzz_run() -> None:
         shutil.rmtree(snapshot, ignore_errors=True)
     kinds = {r["kind"] for r in results}
     assert {"pte", "ethos-u", "tosa", "xnnpack", "vgf", "ptd", "sidecar-tosa",
-            "tosa-file"} <= kinds
+            "tosa-file", "etrecord"} <= kinds
     bad = [r for r in results if r["status"] not in ("ok", "format") or r.get("swallowed")]
     assert not bad, "\n".join(
         f"#{r['i']} {r['target']}: {r['status']} {r['message'][:200]} {r['swallowed']} "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pte_adapter.analysis.source import match_source
+from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
 from pte_adapter.delegates.registry import DecodeContext, decode_payload
 from pte_adapter.delegates.tosa_sidecars import attach_tosa_sidecars
@@ -12,11 +14,19 @@ from pte_adapter.program import Delegate, Program
 from pte_adapter.reader import read_program
 
 
-def load(path: str | Path, *, decode_delegates: bool = True, sidecars: bool = True) -> Program:
+def load(
+    path: str | Path,
+    *,
+    decode_delegates: bool = True,
+    sidecars: bool = True,
+    etrecord: str | Path | None = None,
+) -> Program:
     """Read a `.pte` (memory-mapped) and decode its delegate payloads.
 
     Raises `PteFormatError` when the program itself cannot be read. A delegate payload that cannot
-    be decoded does not raise: its problems are recorded on the delegate.
+    be decoded does not raise: its problems are recorded on the delegate. The ETRecord
+    (`etrecord`, else `<stem>.etrecord` beside the `.pte` when `sidecars`) is attached when it
+    belongs to the program; a corrupt or foreign one is only a problem on the program.
     """
     path = Path(path)
     try:
@@ -29,7 +39,28 @@ def load(path: str | Path, *, decode_delegates: bool = True, sidecars: bool = Tr
         if sidecars:
             attach_tosa_sidecars(program)
     note_side_file_problems(program)
+    if etrecord is not None or sidecars:
+        attach_etrecord(program, Path(etrecord) if etrecord is not None
+                        else path.with_suffix(".etrecord"), explicit=etrecord is not None)
     return program
+
+
+def attach_etrecord(program: Program, path: Path, *, explicit: bool = False) -> None:
+    """Read the ETRecord at `path` and keep it on the program if it belongs to it.
+
+    A missing file is silent when it was only looked for beside the `.pte`."""
+    if not explicit and not path.is_file():
+        return
+    try:
+        record = read_etrecord(path)
+    except PteFormatError as e:
+        program.problems.append(f"ETRecord not used: {e}")
+        return
+    _, problems = match_source(program, record)
+    if problems:
+        program.problems.extend(problems)
+        return
+    program.etrecord = record
 
 
 def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:

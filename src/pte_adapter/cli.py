@@ -21,6 +21,9 @@ EXIT_USAGE = 2
 EXIT_BAD_FILE = 3
 EXIT_INTERNAL = 4
 
+ETRECORD_HELP = ("the program's ETRecord (default: <stem>.etrecord beside the .pte); "
+                 "its layers are shown only if it belongs to the program")
+
 
 class UsageError(Exception):
     """A mistake on the command line found after parsing (exit 2)."""
@@ -66,7 +69,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     from pte_adapter.api import load
     from pte_adapter.render.report import json_report, text_report
 
-    summary = summarize(load(args.model))
+    summary = summarize(load(args.model, etrecord=args.etrecord))
     print(json_report(summary) if args.json else text_report(summary))
     return EXIT_OK
 
@@ -81,7 +84,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not limits.any_limit():  # before reading the file: the command line alone is wrong
         raise UsageError(NO_LIMIT)
     try:
-        result = run_check(summarize(load(args.model)), limits)
+        result = run_check(summarize(load(args.model, etrecord=args.etrecord)), limits)
     except CheckUsageError as e:
         raise UsageError(str(e)) from e
     for line in result.notes:
@@ -158,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("summary", help="per-method partition table")
     p.add_argument("model")
     p.add_argument("--json", action="store_true", help="stable JSON instead of text")
+    p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_summary)
 
     p = sub.add_parser("check", help="exit 1 when the partitioning exceeds limits (a CI gate)")
@@ -168,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cpu-ops", type=int, help="most CPU compute kernel calls allowed")
     p.add_argument("--max-cpu-islands", type=int, help="most CPU islands allowed")
     p.add_argument("--method", help="check only this method (default: all)")
+    p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("vela", help="Vela's own estimate per Ethos-U partition next to ours "

@@ -15,6 +15,7 @@ from pte_adapter.container.pte import Span
 from pte_adapter.delegates.graph import DecodedDelegate
 
 if TYPE_CHECKING:
+    from pte_adapter.container.etrecord import EtRecord
     from pte_adapter.container.sources import DataSources
 
 # ScalarType enum of `scalar_type.fbs`: value -> (name, bytes per element).
@@ -262,6 +263,7 @@ class Program:
     program_size: int  # bytes of the FlatBuffer part (from the extended header, else the file)
     segment_base_offset: int
     sources: DataSources | None = None  # the .pte and any .ptd beside it; resolves named data
+    etrecord: EtRecord | None = None  # its ETRecord, only when it matched (`api.attach_etrecord`)
     problems: list[str] = field(default_factory=list)
 
     def delegate_payload(self, delegate: Delegate) -> memoryview | None:

@@ -111,3 +111,23 @@ def _check_method(m: dict[str, Any], limits: Limits, result: CheckResult) -> Non
         result.failures.append(
             f"FAIL {name}: {_plural(islands, 'CPU island')} > {limits.max_cpu_islands}"
         )
+    too_many = (
+        (limits.max_partitions is not None and count > limits.max_partitions)
+        or (limits.max_cpu_ops is not None and compute > limits.max_cpu_ops)
+        or (limits.max_cpu_islands is not None and islands > limits.max_cpu_islands)
+    )
+    if too_many:  # the CPU ops that split the delegate's graph: their layer and reason
+        result.failures.extend(why_lines(m))
+
+
+def why_lines(m: dict[str, Any]) -> list[str]:
+    """`  why aten::avg_pool3d.out in features.4 (LocalResponseNorm): <reason>` per CPU compute
+    op (the layer from the ETRecord when there is one; the reason from the partitioner rules)."""
+    modules = {s["instruction"]: s["modules"] for s in m.get("sources", [])}
+    lines: list[str] = []
+    for r in m.get("why", []):
+        where = ", ".join(modules.get(r["instruction"], []))
+        line = f"  why {r['operator']}" + (f" in {where}" if where else "") + f": {r['reason']}"
+        if line not in lines:
+            lines.append(line)
+    return lines

@@ -11,6 +11,13 @@ from typing import Any
 
 from pte_adapter.analysis.npu_performance import method_npu_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, Partition, partition_method
+from pte_adapter.analysis.source import (
+    MethodSource,
+    PartitionSource,
+    partition_sources,
+    program_source,
+)
+from pte_adapter.analysis.why import why_not_delegated
 from pte_adapter.program import Method, Program
 
 
@@ -29,6 +36,9 @@ class PartitionSummary:
     bytes_out: int  # bytes of tensors read by other partitions / returned by the method
     delegate_stats: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)  # layers covered (from the ETRecord)
+    causes: list[str] = field(default_factory=list)  # CPU islands: "features.4 LocalResponseNorm → op"
+    why: list[str] = field(default_factory=list)  # CPU islands: why each compute op stayed on CPU
 
 
 @dataclass
@@ -54,9 +64,16 @@ class MethodSummary:
     # Ethos-U performance estimate and fragmentation cost (analysis/npu_performance.py);
     # None when no partition has one.
     npu_estimate: dict[str, Any] | None = None
+    # Per CPU compute kernel and backend: {instruction, operator, backend, kind, reason}.
+    why: list[dict[str, Any]] = field(default_factory=list)
+    # Per instruction with a recorded source: {instruction, modules, source_line} (ETRecord).
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
 
-def partition_summary(method: Method, part: Partition) -> PartitionSummary:
+def partition_summary(
+    method: Method, part: Partition, source: PartitionSource | None = None,
+    why: list[str] | None = None,
+) -> PartitionSummary:
     stats: dict[str, Any] = {}
     problems: list[str] = []
     if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
@@ -77,11 +94,23 @@ def partition_summary(method: Method, part: Partition) -> PartitionSummary:
         bytes_out=part.bytes_out,
         delegate_stats=stats,
         problems=problems,
+        modules=source.modules if source else [],
+        causes=source.causes if source else [],
+        why=why or [],
     )
 
 
-def method_summary(method: Method, parts: MethodPartitions | None = None) -> MethodSummary:
+def method_summary(
+    method: Method, parts: MethodPartitions | None = None, source: MethodSource | None = None
+) -> MethodSummary:
     parts = parts or partition_method(method)
+    reasons = why_not_delegated(method, parts)
+    sources = partition_sources(method, source, parts)
+    why_by_part: list[list[str]] = [[] for _ in parts.partitions]
+    for r in reasons:
+        texts = why_by_part[parts.partition_of[r.instruction]]
+        if r.text not in texts:
+            texts.append(r.text)
     compute = parts.cpu_compute_ops()
     glue = parts.cpu_glue_ops()
     share = parts.delegated_share()
@@ -103,17 +132,26 @@ def method_summary(method: Method, parts: MethodPartitions | None = None) -> Met
         handoff_bytes=dict(sorted(parts.crossing_bytes(handoffs=True).items())),
         delegated_share_by_instructions=round(float(share["by_instructions"] or 0.0), 4),
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
-        partitions=[partition_summary(method, p) for p in parts.partitions],
+        partitions=[partition_summary(method, p, sources[p.index], why_by_part[p.index])
+                    for p in parts.partitions],
         problems=list(method.problems) + list(parts.dataflow.problems),
         npu_estimate=method_npu_estimate(method, parts),
+        why=[{"instruction": r.instruction, "operator": r.operator, "backend": r.backend,
+              "kind": r.kind, "reason": r.text} for r in reasons],
+        sources=[{"instruction": i, "modules": [m.text for m in s.modules],
+                  "source_line": s.source_line}
+                 for i, s in sorted(source.instructions.items())] if source else [],
     )
 
 
 def summarize(program: Program) -> dict[str, Any]:
     """Per-method partition numbers as plain data (JSON-ready)."""
+    source = program_source(program)
     return {
         "file": program.path.name if program.path else None,
         "file_size": program.file_size,
-        "methods": [asdict(method_summary(m)) for m in program.methods],
+        "etrecord": source.etrecord if source else None,
+        "methods": [asdict(method_summary(m, source=source.methods.get(m.name) if source else None))
+                    for m in program.methods],
         "problems": list(program.problems),
     }

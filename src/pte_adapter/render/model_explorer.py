@@ -37,6 +37,8 @@ from pte_adapter.analysis.partitions import (
     partition_method,
 )
 from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
+from pte_adapter.analysis.source import partition_sources, program_source
+from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.backends import (
     CPU_COMPUTE_COLOUR,
     CPU_CONTROL_COLOUR,
@@ -54,6 +56,12 @@ from pte_adapter.program import (
     ValueKind,
 )
 from pte_adapter.render import facts
+from pte_adapter.render.source_facts import (
+    instruction_source_facts,
+    layer_namespace,
+    partition_source_facts,
+    why_facts,
+)
 
 # Colours come from the backend records (pte_adapter/backends.py): one place per backend.
 BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition boundary
@@ -424,7 +432,53 @@ def method_graph(
                                        cpu_sides, roles))
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
+    _source_annotations(program, method, parts, graph)
     return graph, separate
+
+
+# A CPU island with more instructions than this is drawn as nested layers of the model (ETRecord).
+NEST_LAYERS_ABOVE = 16
+
+
+def _source_annotations(
+    program: Program, method: Method, parts: MethodPartitions, graph: gb.Graph
+) -> None:
+    """The ETRecord's layers and the partitioner rules' reasons (issue 13) on the method graph.
+
+    Node attributes: module, class, source line, why not delegated. Group attributes: modules
+    covered, the cause of each CPU island, why. Kernel calls in a CPU island of more than
+    NEST_LAYERS_ABOVE instructions are nested in their layers ("CPU island 1/features/features.0"),
+    so a large island opens one layer at a time, while a small one (the few kernels between two
+    NPU partitions) shows its kernels as soon as it is opened. The first namespace component stays
+    the partition, which everything else keys on.
+    """
+    source = program_source(program)
+    msrc = source.methods.get(method.name) if source else None
+    reasons = why_not_delegated(method, parts)
+    if msrc is None and not reasons:
+        return
+    by_ins: dict[int, list[Reason]] = {}
+    for r in reasons:
+        by_ins.setdefault(r.instruction, []).append(r)
+    nodes = {n.id: n for n in graph.nodes}
+    ids = instruction_node_ids(method, parts)
+    for ins in method.instructions:
+        node = nodes.get(ids[ins.index])
+        if node is None:
+            continue
+        src = msrc.instructions.get(ins.index) if msrc else None
+        node.attrs.extend(_kv({**instruction_source_facts(src),
+                               **why_facts(by_ins.get(ins.index, []))}))
+        part = parts.partitions[parts.partition_of[ins.index]]
+        layers = layer_namespace(src)
+        if (part.is_cpu and len(part.instructions) > NEST_LAYERS_ABOVE and layers
+                and ins.kind is InstructionKind.KERNEL):
+            node.namespace = "/".join([part.name, *layers])
+    psrc = partition_sources(method, msrc, parts)
+    for part in parts.partitions:
+        mine = [r for r in reasons if parts.partition_of[r.instruction] == part.index]
+        graph.groupNodeAttributes.setdefault(part.name, {}).update(
+            partition_source_facts(psrc[part.index], mine))
 
 
 def _connect(node: gb.GraphNode, edges: list[TensorEdge],

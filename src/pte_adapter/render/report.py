@@ -24,6 +24,22 @@ def _stat_text(stats: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _first(items: list[str], n: int = 6) -> str:
+    return ", ".join(items[:n]) + (f" … (+{len(items) - n} more)" if len(items) > n else "")
+
+
+def _source_lines(p: dict[str, Any]) -> list[str]:
+    """The ETRecord's layers and the partitioner rules' reasons under a partition's row."""
+    lines = []
+    if p.get("modules"):
+        lines.append(f"         modules  {_first(p['modules'])}")
+    if p.get("causes"):
+        lines.append(f"         cause    {_first(p['causes'], 4)}")
+    for reason in p.get("why", []):
+        lines.append(f"         why      {reason}")
+    return lines
+
+
 def _npu_estimate_lines(est: dict[str, Any]) -> list[str]:
     lines = [
         f"  NPU estimate         {est['time_us']} us ({est['cycles']} cycles, {est['macs']} MACs) "
@@ -47,6 +63,8 @@ def text_report(summary: dict[str, Any]) -> str:
     lines: list[str] = []
     lines.append(f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
                  f"{len(summary['methods'])} method(s)")
+    if summary.get("etrecord"):
+        lines.append(f"source layers from {summary['etrecord']}")
     for m in summary["methods"]:
         lines.append("")
         calls = counts_text(m["delegate_calls"]) or "none"
@@ -90,6 +108,7 @@ def text_report(summary: dict[str, Any]) -> str:
             lines.append(f"    {p['index']:>3}  {p['name']:<38} {span:<10} "
                          f"in {human_bytes(p['bytes_in']):<22} out {human_bytes(p['bytes_out']):<22}"
                          f" {detail}".rstrip())
+            lines += _source_lines(p)
             for problem in p["problems"]:
                 lines.append(f"         problem: {problem}")
         for problem in m["problems"]:
