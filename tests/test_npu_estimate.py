@@ -46,6 +46,22 @@ WIDER = {
         "carries it out as 161 average-pool operations (one whole copy, then 160 3x160x1 slices), which the pooling "
         "model (Vela's own formula) costs 704k cycles. Without them the two agree within 6 %.",
     ),
+    "convnet_cortex_m_ethosu85/forward/0": (
+        TOLERANCE,  # the total is held to the usual limit; only the compute check is waived
+        "Three tiny operations (768 to 74k MACs), so Vela's fixed per-operation costs dominate its "
+        "NPU cycles (Transpose 2768, Conv 1135, Conv 1161 = 5064; ours 2432, 1024, 640 = 4096, "
+        "-19.1 %). Its block compute (--enable-debug-db, perf_debug_main) is 2432, 1024, 512: the "
+        "first two are ours exactly. The rest: (1) Vela costs every operation as not cascaded, "
+        "adding its first IFM block read and last OFM block write (336, 111 and 160 cycles), "
+        "which we leave out (adding them reproduces 2768 and 1135 exactly but moves the MV2 U85 "
+        "partitions' compute from a mean |dev| of 1.0 % to 1.8 %); (2) the second Conv's weight "
+        "DMA (1632 bytes from Dram, 1112 cycles) is only partly hidden under the first Conv, and "
+        "Vela puts the unhidden 489 cycles into that Conv's NPU cycles, where we count DMA as "
+        "its own serial operation (in the total, not in the MAC busy count); (3) that Conv writes "
+        "transposed (the model's final Transpose, fused; Vela costs it 0): Vela clips its "
+        "compute-frame OFM block 8x8x16 against the written shape 16x8x8, giving two 8x8x8 "
+        "blocks (512 cycles) where the hardware runs one 8x8x16 block (640, ours).",
+    ),
 }
 NPU_TOLERANCE = 0.05  # our compute bound vs Vela's NPU cycles (same structure, same blocks)
 
