@@ -13,7 +13,12 @@ import pte_adapter
 from pte_adapter.analysis.dataflow import analyse_dataflow
 from pte_adapter.convert import convert_path
 from pte_adapter.program import InstructionKind, ValueKind
-from pte_adapter.render.model_explorer import NEAR_PARTITIONS, graphs_to_json, instruction_node_ids
+from pte_adapter.render.model_explorer import (
+    NEAR_PARTITIONS,
+    SMALL_METHOD,
+    graphs_to_json,
+    instruction_node_ids,
+)
 from tests.conftest import oracle
 from tests.test_partitions import _oracle_runs
 
@@ -284,3 +289,4 @@ def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> No
                     for r in readers:
                         gap = parts.partition_of[r] - part.index
                         assert gap > NEAR_PARTITIONS, (part.name, w, r)
+                        assert len(parts.partitions) > SMALL_METHOD, (part.name, w, r)

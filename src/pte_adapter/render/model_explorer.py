@@ -65,9 +65,13 @@ from pte_adapter.render.source_facts import (
 
 # Colours come from the backend records (pte_adapter/backends.py): one place per backend.
 BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition boundary
-# A boundary tensor read more than this many partitions after it was written is drawn beside its
-# reader rather than connected across the graph.
-NEAR_PARTITIONS = 3
+# In a method of more than SMALL_METHOD partitions, a boundary tensor read more than
+# NEAR_PARTITIONS partitions after it was written is drawn beside its reader rather than connected
+# across the graph: long edges are most of Model Explorer's layout and drawing time on a large
+# program (benchmarks/bench_browser.py), while in a small method they cost nothing and show skips
+# such as an NPU-to-NPU handoff around a CPU island.
+NEAR_PARTITIONS = 1
+SMALL_METHOD = 16
 
 INPUTS_ID = "inputs"
 METHOD_INPUT, METHOD_OUTPUT = "method input", "method output"  # sides of a boundary
@@ -543,7 +547,8 @@ def _boundary_nodes(method: Method, graph: gb.Graph, source_value: dict[Source, 
             # A tensor read far downstream (an attention mask every layer reads) is shown beside
             # each distant reader without an edge across the whole graph: long edges make the
             # layout slow and the picture unreadable.
-            far = part_order[target_part] - part_order[source_part] > NEAR_PARTITIONS
+            far = (len(part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
+                   and part_order[target_part] - part_order[source_part] > NEAR_PARTITIONS)
             if not far and not any(x.sourceNodeId == src[0] and x.sourceNodeOutputId == src[1]
                                    for x in b.incomingEdges):
                 b.incomingEdges.append(gb.IncomingEdge(
