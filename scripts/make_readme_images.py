@@ -66,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         me.screenshot(out / "method_graph.png")
 
         me.expand_layer(npu.name)
+        # Opening a layer selects it (drawn blue); a click on empty canvas at the right deselects.
+        box = me.renderer().bounding_box()
+        assert box is not None
+        me.page.mouse.click(box["x"] + box["width"] - 20, box["y"] + box["height"] / 2)
+        me.wait_drawn()
         me.zoom_out()
         me.screenshot(out / "npu_operations.png")
         me.page.context.close()
