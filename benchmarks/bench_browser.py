@@ -106,8 +106,10 @@ def measure(url: str, browser: Any, timeout: float) -> dict[str, float]:
     page = new_page(browser)
     page.add_init_script(_PROBE)
     page.goto(url)
-    page.wait_for_function("() => window.__bench.worker.some(m => m[0] === 'recv' && m[1] === 1)",
-                           timeout=timeout * 1000)
+    page.wait_for_function(
+        "() => window.__bench.worker.some(m => m[0] === 'recv' && m[1] === 1)",
+        timeout=timeout * 1000,
+    )
     first = _wait_settled(page, 0, timeout)
     b = page.evaluate("window.__bench")
     convert = next((end for u, _s, end in b["fetches"] if "send_command" in u), float("nan"))
@@ -115,25 +117,34 @@ def measure(url: str, browser: Any, timeout: float) -> dict[str, float]:
     nodes = page.evaluate("window.me_test.renderers[0].nodesToRender.length")
     # Expand all layers, as a user does from the toolbar.
     click = page.evaluate("performance.now()")
-    page.locator("renderer-wrapper .toolbar mat-icon",
-                 has_text="unfold_more_double").first.click()
+    page.locator("renderer-wrapper .toolbar mat-icon", has_text="unfold_more_double").first.click()
     page.wait_for_function(
         "(t) => window.__bench.worker.some(m => m[0] === 'recv' && m[1] === 3 && m[2] > t)",
-        arg=click, timeout=timeout * 1000)
+        arg=click,
+        timeout=timeout * 1000,
+    )
     expanded = _wait_settled(page, click, timeout)
     expanded_nodes = page.evaluate("window.me_test.renderers[0].nodesToRender.length")
     page.context.close()
-    return {"convert_s": convert / 1000, "layout_s": layout / 1000, "first_screen_s": first / 1000,
-            "first_screen_nodes": nodes, "expand_s": (expanded - click) / 1000,
-            "expanded_nodes": expanded_nodes,
-            "to_expanded_view_s": (first + expanded - click) / 1000}
+    return {
+        "convert_s": convert / 1000,
+        "layout_s": layout / 1000,
+        "first_screen_s": first / 1000,
+        "first_screen_nodes": nodes,
+        "expand_s": (expanded - click) / 1000,
+        "expanded_nodes": expanded_nodes,
+        "to_expanded_view_s": (first + expanded - click) / 1000,
+    }
 
 
-def run(name: str, exe: Path | None, extension: str, pte: Path, repeat: int,
-        timeout: float) -> list[dict[str, float]]:
+def run(
+    name: str, exe: Path | None, extension: str, pte: Path, repeat: int, timeout: float
+) -> list[dict[str, float]]:
     runs = []
-    with model_explorer_server(pte, exe=exe, extension_name=extension) as url, \
-            chromium() as browser:
+    with (
+        model_explorer_server(pte, exe=exe, extension_name=extension) as url,
+        chromium() as browser,
+    ):
         for _ in range(repeat):
             runs.append(measure(url, browser, timeout))
             print(f"  {name}: {json.dumps(runs[-1])}", flush=True)
@@ -154,21 +165,29 @@ def main() -> None:
         args.pte = build(args.out)
     results: dict[str, list[dict[str, float]]] = {}
     if args.only != "peer":
-        results["pte_adapter (this)"] = run("ours", None, "pte_adapter", args.pte, args.repeat,
-                                            args.timeout)
+        results["pte_adapter (this)"] = run(
+            "ours", None, "pte_adapter", args.pte, args.repeat, args.timeout
+        )
     if args.only != "ours":
-        results[PEER] = run("peer", _ensure_peer_venv(args.out), PEER_EXTENSION, args.pte,
-                            args.repeat, args.timeout)
+        results[PEER] = run(
+            "peer", _ensure_peer_venv(args.out), PEER_EXTENSION, args.pte, args.repeat, args.timeout
+        )
     print(f"\n{args.pte.name}: median of {args.repeat} runs (seconds from page load)")
-    print(f"{'adapter':34} {'convert':>8} {'layout':>8} {'first screen':>13} {'expand':>8} "
-          f"{'to expanded':>12} {'nodes first/expanded':>21}")
+    print(
+        f"{'adapter':34} {'convert':>8} {'layout':>8} {'first screen':>13} {'expand':>8} "
+        f"{'to expanded':>12} {'nodes first/expanded':>21}"
+    )
     for name, runs in results.items():
+
         def med(key: str, runs: list[dict[str, float]] = runs) -> float:
             return statistics.median(r[key] for r in runs)
-        print(f"{name:34} {med('convert_s'):8.2f} {med('layout_s'):8.2f} "
-              f"{med('first_screen_s'):13.2f} {med('expand_s'):8.2f} "
-              f"{med('to_expanded_view_s'):12.2f} "
-              f"{int(med('first_screen_nodes')):>10}/{int(med('expanded_nodes'))}")
+
+        print(
+            f"{name:34} {med('convert_s'):8.2f} {med('layout_s'):8.2f} "
+            f"{med('first_screen_s'):13.2f} {med('expand_s'):8.2f} "
+            f"{med('to_expanded_view_s'):12.2f} "
+            f"{int(med('first_screen_nodes')):>10}/{int(med('expanded_nodes'))}"
+        )
 
 
 if __name__ == "__main__":

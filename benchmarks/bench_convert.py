@@ -73,7 +73,8 @@ def build_large(out: Path, size_mb: int) -> Path:
         def __init__(self) -> None:
             super().__init__()
             self.layers = torch.nn.ModuleList(
-                torch.nn.Linear(hidden, hidden) for _ in range(layers))
+                torch.nn.Linear(hidden, hidden) for _ in range(layers)
+            )
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             for layer in self.layers:
@@ -114,16 +115,24 @@ def main() -> None:
     size = pte.stat().st_size
     base = min((run("baseline") for _ in range(args.repeat)), key=lambda r: r["peak_kb"])
     conv = min((run("convert", pte) for _ in range(args.repeat)), key=lambda r: r["convert_s"])
-    print(f"file                 {pte.name}: {size / 2**20:.1f} MiB, "
-          f"{int(conv['instructions'])} instructions")
-    print(f"baseline RSS         {base['base_kb'] / 1024:.1f} MiB "
-          f"(after import model_explorer + pte_adapter, {base['import_s']:.2f} s)")
-    print(f"convert peak RSS     {conv['peak_kb'] / 1024:.1f} MiB "
-          f"(+{(conv['peak_kb'] - conv['base_kb']) / 1024:.1f} MiB over the same process "
-          "after its imports; peak reset after import)")
+    print(
+        f"file                 {pte.name}: {size / 2**20:.1f} MiB, "
+        f"{int(conv['instructions'])} instructions"
+    )
+    print(
+        f"baseline RSS         {base['base_kb'] / 1024:.1f} MiB "
+        f"(after import model_explorer + pte_adapter, {base['import_s']:.2f} s)"
+    )
+    print(
+        f"convert peak RSS     {conv['peak_kb'] / 1024:.1f} MiB "
+        f"(+{(conv['peak_kb'] - conv['base_kb']) / 1024:.1f} MiB over the same process "
+        "after its imports; peak reset after import)"
+    )
     print(f"load()               {conv['load_s'] * 1000:.1f} ms")
-    print(f"load + graphs + JSON {conv['convert_s'] * 1000:.1f} ms "
-          f"(best of {args.repeat}; JSON {conv['json_bytes'] / 1024:.0f} KiB)")
+    print(
+        f"load + graphs + JSON {conv['convert_s'] * 1000:.1f} ms "
+        f"(best of {args.repeat}; JSON {conv['json_bytes'] / 1024:.0f} KiB)"
+    )
 
 
 if __name__ == "__main__":

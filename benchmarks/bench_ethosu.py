@@ -48,7 +48,9 @@ def main(argv: list[str]) -> int:
                         estimate_operations(cmds.operations, target)
                         est_times.append(time.perf_counter() - t0)
                     est_times.sort()
-                est = f", estimate {est_times[len(est_times) // 2] * 1e3:.1f} ms" if est_times else ""
+                est = (
+                    f", estimate {est_times[len(est_times) // 2] * 1e3:.1f} ms" if est_times else ""
+                )
                 print(
                     f"{path.name} {plan.name}[{i}]: {len(payload)} bytes, "
                     f"{result.stats.get('cmd_words')} command words, "

@@ -371,13 +371,15 @@ def captured_partition_rejections():
             seen.add(key)
             stack = node.meta.get("nn_module_stack") or {}
             last = list(stack.values())[-1] if stack else None
-            records.append({
-                "node": node.name,
-                "target": str(getattr(node.target, "_op", node.target)),
-                "debug_handle": node.meta.get("debug_handle"),
-                "module": last[0] if last else None,
-                "reason": reason,
-            })
+            records.append(
+                {
+                    "node": node.name,
+                    "target": str(getattr(node.target, "_op", node.target)),
+                    "debug_handle": node.meta.get("debug_handle"),
+                    "module": last[0] if last else None,
+                    "reason": reason,
+                }
+            )
         return orig(self, node, reason) if forward else None
 
     WhyNoPartitionReporter.report_reject = report_reject
@@ -449,8 +451,11 @@ def compact_etrecord(path: str) -> None:
     import zipfile
 
     with zipfile.ZipFile(path) as src:
-        parts = [(i.filename, src.read(i)) for i in src.infolist()
-                 if not i.filename.startswith("exported_program")]
+        parts = [
+            (i.filename, src.read(i))
+            for i in src.infolist()
+            if not i.filename.startswith("exported_program")
+        ]
     with zipfile.ZipFile(path, "w") as dst:
         for name, data in parts:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
@@ -467,9 +472,12 @@ def save_etrecord(prog, name: str, rejections: list[dict] | None = None) -> None
     if rejections is not None:
         from importlib.metadata import version
 
-        doc = {"generator": "examples/build_examples.py (captured_partition_rejections: "
-                            "WhyNoPartitionReporter.report_reject, WhyNoPartition.__call__)",
-               "executorch": version("executorch"), "rejections": rejections}
+        doc = {
+            "generator": "examples/build_examples.py (captured_partition_rejections: "
+            "WhyNoPartitionReporter.report_reject, WhyNoPartition.__call__)",
+            "executorch": version("executorch"),
+            "rejections": rejections,
+        }
         with open(f"{name}.rejections.json", "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
@@ -528,8 +536,9 @@ def xnnpack_lower(
         delegate_external_constants_pass_unlifted(gm, lambda node: external_tag)
         ep = torch.export.export(gm, example_inputs)
     with captured_partition_rejections() as rejections:
-        edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
-                                           generate_etrecord=etrecord is not None)
+        edge = to_edge_transform_and_lower(
+            ep, partitioner=[XnnpackPartitioner()], generate_etrecord=etrecord is not None
+        )
     prog = edge.to_executorch(
         ExecutorchBackendConfig(
             extract_delegate_segments=extract_delegate_segments,
@@ -544,8 +553,9 @@ def xnnpack_lower(
 def portable_lower(programs, config_kwargs=None, edge_passes=None, etrecord=None):
     from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
 
-    edge = to_edge(programs, compile_config=EdgeCompileConfig(),
-                   generate_etrecord=etrecord is not None)
+    edge = to_edge(
+        programs, compile_config=EdgeCompileConfig(), generate_etrecord=etrecord is not None
+    )
     prog = edge.to_executorch(ExecutorchBackendConfig(**(config_kwargs or {})))
     if etrecord is not None:
         save_etrecord(prog, etrecord)
@@ -616,13 +626,29 @@ def sanitized_tosa_debug_info():
 # --------------------------------------------------------------------------------------
 
 
-def _ethosu_example(name, *, width, res, target, lrn_after=(), keep_artifacts, segments,
-                    ptd_tag=None, prune_artifacts=True, etrecord=False):
+def _ethosu_example(
+    name,
+    *,
+    width,
+    res,
+    target,
+    lrn_after=(),
+    keep_artifacts,
+    segments,
+    ptd_tag=None,
+    prune_artifacts=True,
+    etrecord=False,
+):
     from executorch.backends.arm.ethosu import VelaExternalBlockPlacements
 
     art = f"{name}_artifacts"
-    _reset_outputs(f"{name}.pte", art, f"{ptd_tag}.ptd" if ptd_tag else "",
-                   f"{name}.etrecord", f"{name}.rejections.json")
+    _reset_outputs(
+        f"{name}.pte",
+        art,
+        f"{ptd_tag}.ptd" if ptd_tag else "",
+        f"{name}.etrecord",
+        f"{name}.rejections.json",
+    )
     kw = {}
     if ptd_tag:
         kw["external_block_placements"] = VelaExternalBlockPlacements(weight_data=ptd_tag)
@@ -675,8 +701,14 @@ def _ethosu_example(name, *, width, res, target, lrn_after=(), keep_artifacts, s
     "intermediate TOSA in mv2_ethosu85_full_artifacts/; payload inline.",
 )
 def build_mv2_ethosu85_full():
-    return _ethosu_example("mv2_ethosu85_full", width=1.0, res=224, target="ethos-u85-256",
-                           keep_artifacts=True, segments=False)
+    return _ethosu_example(
+        "mv2_ethosu85_full",
+        width=1.0,
+        res=224,
+        target="ethos-u85-256",
+        keep_artifacts=True,
+        segments=False,
+    )
 
 
 @example(
@@ -689,8 +721,16 @@ def build_mv2_ethosu85_full():
     "tags are not delegate indices).",
 )
 def build_mv2_lrn_ethosu85():
-    return _ethosu_example("mv2_lrn_ethosu85", width=1.0, res=224, target="ethos-u85-256",
-                           lrn_after=(3,), keep_artifacts=True, segments=True, etrecord=True)
+    return _ethosu_example(
+        "mv2_lrn_ethosu85",
+        width=1.0,
+        res=224,
+        target="ethos-u85-256",
+        lrn_after=(3,),
+        keep_artifacts=True,
+        segments=True,
+        etrecord=True,
+    )
 
 
 @example(
@@ -700,9 +740,16 @@ def build_mv2_lrn_ethosu85():
     "three Ethos-U85 partitions, CPU ops between; payloads inline.",
 )
 def build_mv2_lrn2_ethosu85():
-    return _ethosu_example("mv2_lrn2_ethosu85", width=0.5, res=160, target="ethos-u85-256",
-                           lrn_after=(3, 10), keep_artifacts=True, segments=False,
-                           etrecord=True)
+    return _ethosu_example(
+        "mv2_lrn2_ethosu85",
+        width=0.5,
+        res=160,
+        target="ethos-u85-256",
+        lrn_after=(3, 10),
+        keep_artifacts=True,
+        segments=False,
+        etrecord=True,
+    )
 
 
 @example(
@@ -712,8 +759,14 @@ def build_mv2_lrn2_ethosu85():
     "(Ethos_U55_High_End_Embedded, Shared_Sram); payload in a segment.",
 )
 def build_mv2_ethosu55():
-    return _ethosu_example("mv2_ethosu55", width=0.35, res=160, target="ethos-u55-128",
-                           keep_artifacts=True, segments=True)
+    return _ethosu_example(
+        "mv2_ethosu55",
+        width=0.35,
+        res=160,
+        target="ethos-u55-128",
+        keep_artifacts=True,
+        segments=True,
+    )
 
 
 @example(
@@ -724,8 +777,15 @@ def build_mv2_ethosu55():
     "the payload's weight_data block holds a sha256 key.",
 )
 def build_mv2_ethosu85_ptd():
-    return _ethosu_example("mv2_ethosu85_ptd", width=0.35, res=160, target="ethos-u85-256",
-                           keep_artifacts=True, segments=False, ptd_tag="mv2_u85_weights")
+    return _ethosu_example(
+        "mv2_ethosu85_ptd",
+        width=0.35,
+        res=160,
+        target="ethos-u85-256",
+        keep_artifacts=True,
+        segments=False,
+        ptd_tag="mv2_u85_weights",
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -747,13 +807,23 @@ def build_mv2_tosa():
     _reset_outputs(f"{name}.pte", art)
     spec = TosaCompileSpec("TOSA-1.0+INT")
     spec.dump_intermediate_artifacts_to(art)
-    prog = arm_lower(mobilenet_v2(0.35), (torch.randn(1, 3, 128, 128),), spec,
-                     backend="tosa", extract_delegate_segments=True)
+    prog = arm_lower(
+        mobilenet_v2(0.35),
+        (torch.randn(1, 3, 128, 128),),
+        spec,
+        backend="tosa",
+        extract_delegate_segments=True,
+    )
     return {
         "files": [_write_pte(prog, name)],
         "sidecars": [art],
-        "settings": {"model": "MobileNetV2", "width_mult": 0.35, "input": [1, 3, 128, 128],
-                     "tosa_spec": "TOSA-1.0+INT", "extract_delegate_segments": True},
+        "settings": {
+            "model": "MobileNetV2",
+            "width_mult": 0.35,
+            "input": [1, 3, 128, 128],
+            "tosa_spec": "TOSA-1.0+INT",
+            "extract_delegate_segments": True,
+        },
     }
 
 
@@ -774,16 +844,26 @@ def build_tosa_debug():
     spec.dump_intermediate_artifacts_to(art)
     spec.dump_debug_info(ArmCompileSpec.DebugMode.TOSA)
     with sanitized_tosa_debug_info():
-        prog = arm_lower(_seeded(SmallNet), (torch.randn(1, 3, 32, 32),), spec,
-                         backend="tosa", extract_delegate_segments=False)
+        prog = arm_lower(
+            _seeded(SmallNet),
+            (torch.randn(1, 3, 32, 32),),
+            spec,
+            backend="tosa",
+            extract_delegate_segments=False,
+        )
     return {
         "files": [_write_pte(prog, name)],
         "sidecars": [art],
-        "settings": {"model": "SmallNet", "input": [1, 3, 32, 32], "tosa_spec": "TOSA-1.0+INT",
-                     "debug_mode": "TOSA", "extract_delegate_segments": False,
-                     "note": "stack traces rewritten: site-packages -> <site-packages>/, "
-                             "repo root -> relative, stdlib -> <python>/; node_trace "
-                             "graph_id values (memory addresses) renumbered 0, 1, 2..."},
+        "settings": {
+            "model": "SmallNet",
+            "input": [1, 3, 32, 32],
+            "tosa_spec": "TOSA-1.0+INT",
+            "debug_mode": "TOSA",
+            "extract_delegate_segments": False,
+            "note": "stack traces rewritten: site-packages -> <site-packages>/, "
+            "repo root -> relative, stdlib -> <python>/; node_trace "
+            "graph_id values (memory addresses) renumbered 0, 1, 2...",
+        },
     }
 
 
@@ -801,11 +881,23 @@ def build_tosa_debug():
 def build_mv2_xnnpack_fp32():
     name = "mv2_xnnpack_fp32"
     _reset_outputs(f"{name}.pte")
-    prog = xnnpack_lower(mobilenet_v2(0.35), (torch.randn(1, 3, 224, 224),), quantize=False,
-                         extract_delegate_segments=True)
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"model": "MobileNetV2", "width_mult": 0.35, "input": [1, 3, 224, 224],
-                         "dtype": "fp32", "extract_delegate_segments": True}}
+    prog = xnnpack_lower(
+        mobilenet_v2(0.35),
+        (torch.randn(1, 3, 224, 224),),
+        quantize=False,
+        extract_delegate_segments=True,
+    )
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {
+            "model": "MobileNetV2",
+            "width_mult": 0.35,
+            "input": [1, 3, 224, 224],
+            "dtype": "fp32",
+            "extract_delegate_segments": True,
+        },
+    }
 
 
 @example(
@@ -817,11 +909,23 @@ def build_mv2_xnnpack_fp32():
 def build_mv2_xnnpack_int8():
     name = "mv2_xnnpack_int8"
     _reset_outputs(f"{name}.pte")
-    prog = xnnpack_lower(mobilenet_v2(0.5), (torch.randn(1, 3, 224, 224),), quantize=True,
-                         extract_delegate_segments=False)
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"model": "MobileNetV2", "width_mult": 0.5, "input": [1, 3, 224, 224],
-                         "dtype": "int8", "extract_delegate_segments": False}}
+    prog = xnnpack_lower(
+        mobilenet_v2(0.5),
+        (torch.randn(1, 3, 224, 224),),
+        quantize=True,
+        extract_delegate_segments=False,
+    )
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {
+            "model": "MobileNetV2",
+            "width_mult": 0.5,
+            "input": [1, 3, 224, 224],
+            "dtype": "int8",
+            "extract_delegate_segments": False,
+        },
+    }
 
 
 @example(
@@ -836,14 +940,26 @@ def build_mv2_xnnpack_int8():
 def build_xnnpack_ptd():
     name, tag = "xnnpack_ptd", "xnnpack_weights"
     _reset_outputs(f"{name}.pte", f"{tag}.ptd")
-    prog = xnnpack_lower(_seeded(SmallNet), (torch.randn(1, 3, 32, 32),), quantize=False,
-                         extract_delegate_segments=True, external_tag=tag)
+    prog = xnnpack_lower(
+        _seeded(SmallNet),
+        (torch.randn(1, 3, 32, 32),),
+        quantize=False,
+        extract_delegate_segments=True,
+        external_tag=tag,
+    )
     files = [_write_pte(prog, name)]
     prog.write_tensor_data_to_file(".")
     files.append(f"{tag}.ptd")
-    return {"files": files, "sidecars": [],
-            "settings": {"model": "SmallNet", "input": [1, 3, 32, 32], "dtype": "fp32",
-                         "external_tag": tag}}
+    return {
+        "files": files,
+        "sidecars": [],
+        "settings": {
+            "model": "SmallNet",
+            "input": [1, 3, 32, 32],
+            "dtype": "fp32",
+            "external_tag": tag,
+        },
+    }
 
 
 class SmallLrnNet(SmallNet):
@@ -865,11 +981,18 @@ class SmallLrnNet(SmallNet):
 def build_xnnpack_lrn():
     name = "xnnpack_lrn"
     _reset_outputs(f"{name}.pte", f"{name}.etrecord", f"{name}.rejections.json")
-    prog = xnnpack_lower(_seeded(SmallLrnNet), (torch.randn(1, 3, 32, 32),), quantize=False,
-                         extract_delegate_segments=True, etrecord=name)
-    return {"files": [_write_pte(prog, name), f"{name}.etrecord", f"{name}.rejections.json"],
-            "sidecars": [],
-            "settings": {"model": "SmallLrnNet", "input": [1, 3, 32, 32], "dtype": "fp32"}}
+    prog = xnnpack_lower(
+        _seeded(SmallLrnNet),
+        (torch.randn(1, 3, 32, 32),),
+        quantize=False,
+        extract_delegate_segments=True,
+        etrecord=name,
+    )
+    return {
+        "files": [_write_pte(prog, name), f"{name}.etrecord", f"{name}.rejections.json"],
+        "sidecars": [],
+        "settings": {"model": "SmallLrnNet", "input": [1, 3, 32, 32], "dtype": "fp32"},
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -889,8 +1012,11 @@ def build_undelegated():
     _reset_outputs(f"{name}.pte", f"{name}.etrecord")
     ep = torch.export.export(_seeded(SmallNet), (torch.randn(1, 3, 32, 32),))
     prog = portable_lower(ep, etrecord=name)
-    return {"files": [_write_pte(prog, name), f"{name}.etrecord"], "sidecars": [],
-            "settings": {"model": "SmallNet", "input": [1, 3, 32, 32]}}
+    return {
+        "files": [_write_pte(prog, name), f"{name}.etrecord"],
+        "sidecars": [],
+        "settings": {"model": "SmallNet", "input": [1, 3, 32, 32]},
+    }
 
 
 class TwoHeads(nn.Module):
@@ -929,8 +1055,11 @@ def build_two_methods():
     ep1 = torch.export.export(m, x)
     ep2 = torch.export.export(_Method(m, "encode"), x)
     prog = portable_lower({"forward": ep1, "encode": ep2})
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"methods": ["forward", "encode"], "input": [2, 16]}}
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {"methods": ["forward", "encode"], "input": [2, 16]},
+    }
 
 
 class CondModel(nn.Module):
@@ -959,8 +1088,7 @@ def build_cond():
     _reset_outputs(f"{name}.pte")
     ep = torch.export.export(_seeded(CondModel), (torch.randn(4, 8),))
     prog = portable_lower(ep)
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"input": [4, 8]}}
+    return {"files": [_write_pte(prog, name)], "sidecars": [], "settings": {"input": [4, 8]}}
 
 
 class NonzeroCount(nn.Module):
@@ -1030,8 +1158,7 @@ def build_free_call():
     ep = torch.export.export(NonzeroCount(), (torch.randn(4, 8),))
     with _valid_tensorspec_repr():
         prog = portable_lower(ep, config_kwargs={"memory_planning_pass": _unbound_planning_pass()})
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"input": [4, 8]}}
+    return {"files": [_write_pte(prog, name)], "sidecars": [], "settings": {"input": [4, 8]}}
 
 
 class Accumulator(nn.Module):
@@ -1067,8 +1194,11 @@ def build_mutable_buffer():
             "emit_mutable_buffer_names": True,
         },
     )
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"input": [4, 8], "buffers": ["acc", "steps"]}}
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {"input": [4, 8], "buffers": ["acc", "steps"]},
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -1216,30 +1346,42 @@ def _gpt(seq=128):
     return m, (torch.randint(0, 50257, (1, seq)),)
 
 
-@example("gpt_xnnpack_fp32", "xnnpack",
-         "LARGE benchmark: 12-layer/768/50257 GPT-like decoder, fp32, XNNPACK (~650 MB).",
-         large=True)
+@example(
+    "gpt_xnnpack_fp32",
+    "xnnpack",
+    "LARGE benchmark: 12-layer/768/50257 GPT-like decoder, fp32, XNNPACK (~650 MB).",
+    large=True,
+)
 def build_gpt_xnnpack_fp32():
     name = "gpt_xnnpack_fp32"
     _reset_outputs(f"{name}.pte")
     m, x = _gpt()
     with torch.no_grad():
         prog = xnnpack_lower(m, x, quantize=False, extract_delegate_segments=True)
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"layers": 12, "hidden": 768, "vocab": 50257, "seq": 128}}
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {"layers": 12, "hidden": 768, "vocab": 50257, "seq": 128},
+    }
 
 
-@example("gpt_portable_fp32", "portable",
-         "LARGE benchmark: the same GPT-like model undelegated (portable kernels).",
-         large=True)
+@example(
+    "gpt_portable_fp32",
+    "portable",
+    "LARGE benchmark: the same GPT-like model undelegated (portable kernels).",
+    large=True,
+)
 def build_gpt_portable_fp32():
     name = "gpt_portable_fp32"
     _reset_outputs(f"{name}.pte")
     m, x = _gpt()
     with torch.no_grad():
         prog = portable_lower(torch.export.export(m, x))
-    return {"files": [_write_pte(prog, name)], "sidecars": [],
-            "settings": {"layers": 12, "hidden": 768, "vocab": 50257, "seq": 128}}
+    return {
+        "files": [_write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {"layers": 12, "hidden": 768, "vocab": 50257, "seq": 128},
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -1275,8 +1417,9 @@ def inspect_pte(path: str, deep: bool = True) -> dict:
     raw = _flatbuffer_to_program(data[:program_size])
     facts["num_segments"] = len(raw.segments)
     facts["named_data_keys"] = len(raw.named_data or [])
-    facts["constant_segment_tensors"] = max(0, len(raw.constant_segment.offsets) - 1) \
-        if raw.constant_segment else 0
+    facts["constant_segment_tensors"] = (
+        max(0, len(raw.constant_segment.offsets) - 1) if raw.constant_segment else 0
+    )
     facts["mutable_data_segments"] = len(raw.mutable_data_segments or [])
     facts["backend_delegate_data_inline"] = len(raw.backend_delegate_data)
 
@@ -1295,33 +1438,43 @@ def inspect_pte(path: str, deep: bool = True) -> dict:
         delegates = []
         for d in raw_plan.delegates:
             specs = {cs.key: cs.value for cs in d.compile_specs}
-            entry = {"id": d.id, "location": _enum_name(d.processed.location),
-                     "index": d.processed.index}
+            entry = {
+                "id": d.id,
+                "location": _enum_name(d.processed.location),
+                "index": d.processed.index,
+            }
             if "compile_flags" in specs:
                 entry["compile_flags"] = bytes(specs["compile_flags"]).decode(errors="replace")
             if "debug_artifact_path" in specs:
                 entry["debug_artifact_path"] = bytes(specs["debug_artifact_path"]).decode(
-                    errors="replace")
+                    errors="replace"
+                )
             delegates.append(entry)
         ext_tensors = 0
         for v in plan.values:
             t = v.val
-            if type(t).__name__ == "Tensor" and t.extra_tensor_info is not None and \
-                    _enum_name(t.extra_tensor_info.location) == "EXTERNAL":
+            if (
+                type(t).__name__ == "Tensor"
+                and t.extra_tensor_info is not None
+                and _enum_name(t.extra_tensor_info.location) == "EXTERNAL"
+            ):
                 ext_tensors += 1
-        methods.append({
-            "name": plan.name,
-            "num_values": len(plan.values),
-            "num_chains": len(plan.chains),
-            "num_inputs": len(plan.inputs),
-            "num_outputs": len(plan.outputs),
-            "instructions": dict(sorted(kinds.items())),
-            "delegate_calls": dict(sorted(calls.items())),
-            "delegates": delegates,
-            "operators": [f"{o.name}.{o.overload}" if o.overload else o.name
-                          for o in plan.operators],
-            "external_tensors": ext_tensors,
-        })
+        methods.append(
+            {
+                "name": plan.name,
+                "num_values": len(plan.values),
+                "num_chains": len(plan.chains),
+                "num_inputs": len(plan.inputs),
+                "num_outputs": len(plan.outputs),
+                "instructions": dict(sorted(kinds.items())),
+                "delegate_calls": dict(sorted(calls.items())),
+                "delegates": delegates,
+                "operators": [
+                    f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators
+                ],
+                "external_tensors": ext_tensors,
+            }
+        )
     facts["methods"] = methods
     if deep:
         facts["payloads"] = _inspect_payloads(data, raw, pte)
@@ -1338,15 +1491,19 @@ def _inspect_payloads(data, raw, pte) -> list[dict]:
         for di, d in enumerate(plan.delegates):
             ref = d.processed
             payload = bytes(prog.backend_delegate_data[ref.index].data)
-            info = {"method": plan.name, "delegate_index": di, "id": d.id,
-                    "payload_size": len(payload),
-                    "sha256": hashlib.sha256(payload).hexdigest()}
+            info = {
+                "method": plan.name,
+                "delegate_index": di,
+                "id": d.id,
+                "payload_size": len(payload),
+                "sha256": hashlib.sha256(payload).hexdigest(),
+            }
             if d.id == "EthosUBackend":
                 blocks, off = [], 0
                 while off + 32 <= len(payload):
                     nm, size, ext = struct.unpack_from("<16sIB", payload, off)
                     nm = nm.rstrip(b"\0").decode()
-                    body = payload[off + 32: off + 32 + size]
+                    body = payload[off + 32 : off + 32 + size]
                     b = {"name": nm, "size": size, "external": bool(ext)}
                     if nm == "cmd_data" and not ext:
                         b["magic"] = body[:4].decode("latin-1")
@@ -1362,7 +1519,7 @@ def _inspect_payloads(data, raw, pte) -> list[dict]:
             elif d.id == "XnnpackBackend":
                 info["header_magic"] = payload[4:8].decode("latin-1")
                 fb_off = struct.unpack_from("<I", payload, 10)[0]
-                info["flatbuffer_identifier"] = payload[fb_off + 4: fb_off + 8].decode("latin-1")
+                info["flatbuffer_identifier"] = payload[fb_off + 4 : fb_off + 8].decode("latin-1")
             out.append(info)
     return out
 
@@ -1374,10 +1531,13 @@ def inspect_ptd(path: str) -> dict:
     with open(path, "rb") as f:
         data = f.read()
     payload = FlatTensorSerializer().deserialize(Cord(data))
-    return {"size": len(data), "file_identifier": data[4:8].decode("latin-1"),
-            "header_magic": data[8:12].decode("latin-1"),
-            "named_data_keys": len(payload.named_data),
-            "segments": len(payload.buffers)}
+    return {
+        "size": len(data),
+        "file_identifier": data[4:8].decode("latin-1"),
+        "header_magic": data[8:12].decode("latin-1"),
+        "named_data_keys": len(payload.named_data),
+        "segments": len(payload.buffers),
+    }
 
 
 def inspect_tosa(path: str) -> dict:
@@ -1398,11 +1558,15 @@ def inspect_tosa(path: str) -> dict:
                 loc = op.Location()
                 if loc is not None and loc.Text():
                     with_loc += 1
-    return {"size": len(data), "identifier": data[4:8].decode("latin-1"),
-            "version": f"{v._Major()}.{v._Minor()}.{v._Patch()}" + ("-draft" if v._Draft() else ""),
-            "regions": g.RegionsLength(), "operators": ops,
-            "operators_with_location": with_loc,
-            "sha256": hashlib.sha256(data).hexdigest()}
+    return {
+        "size": len(data),
+        "identifier": data[4:8].decode("latin-1"),
+        "version": f"{v._Major()}.{v._Minor()}.{v._Patch()}" + ("-draft" if v._Draft() else ""),
+        "regions": g.RegionsLength(),
+        "operators": ops,
+        "operators_with_location": with_loc,
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
 
 
 def verify_example(name: str, result: dict, out: str) -> dict:
@@ -1419,23 +1583,32 @@ def verify_example(name: str, result: dict, out: str) -> dict:
                 rel = os.path.relpath(p, out)
                 facts["tosa"][rel] = inspect_tosa(p)
     # Cross-check: TOSABackend payload == sidecar (byte for byte).
-    payload_hashes = {pl["sha256"] for pf in facts["pte"].values() for pl in pf.get("payloads", [])
-                      if pl["id"] == "TOSABackend"}
+    payload_hashes = {
+        pl["sha256"]
+        for pf in facts["pte"].values()
+        for pl in pf.get("payloads", [])
+        if pl["id"] == "TOSABackend"
+    }
     if payload_hashes:
         facts["tosa_payload_matches_sidecar"] = all(
-            h in {t["sha256"] for t in facts["tosa"].values()} for h in payload_hashes)
+            h in {t["sha256"] for t in facts["tosa"].values()} for h in payload_hashes
+        )
     return facts
 
 
 def print_facts(name: str, facts: dict):
     for f, pf in facts["pte"].items():
-        print(f"  {f}: {pf['size']} bytes, id {pf['file_identifier']}, "
-              f"segments={pf['num_segments']}, named_data={pf['named_data_keys']}, "
-              f"inline_delegate_data={pf['backend_delegate_data_inline']}, "
-              f"mutable_data_segments={pf['mutable_data_segments']}")
+        print(
+            f"  {f}: {pf['size']} bytes, id {pf['file_identifier']}, "
+            f"segments={pf['num_segments']}, named_data={pf['named_data_keys']}, "
+            f"inline_delegate_data={pf['backend_delegate_data_inline']}, "
+            f"mutable_data_segments={pf['mutable_data_segments']}"
+        )
         for m in pf["methods"]:
-            print(f"    method {m['name']!r}: chains={m['num_chains']} values={m['num_values']} "
-                  f"in={m['num_inputs']} out={m['num_outputs']}")
+            print(
+                f"    method {m['name']!r}: chains={m['num_chains']} values={m['num_values']} "
+                f"in={m['num_inputs']} out={m['num_outputs']}"
+            )
             print(f"      instructions: {m['instructions']}")
             print(f"      delegate calls: {m['delegate_calls']}")
             for d in m["delegates"]:
@@ -1447,15 +1620,22 @@ def print_facts(name: str, facts: dict):
             extra = ""
             if "vela_blocks" in pl:
                 extra = " blocks=" + ",".join(
-                    b["name"] + ("(ext)" if b["external"] else "") for b in pl["vela_blocks"])
-            print(f"      payload {pl['method']}#{pl['delegate_index']} {pl['id']}: "
-                  f"{pl['payload_size']} bytes{extra}")
+                    b["name"] + ("(ext)" if b["external"] else "") for b in pl["vela_blocks"]
+                )
+            print(
+                f"      payload {pl['method']}#{pl['delegate_index']} {pl['id']}: "
+                f"{pl['payload_size']} bytes{extra}"
+            )
     for f, pf in facts["ptd"].items():
-        print(f"  {f}: {pf['size']} bytes, {pf['file_identifier']}/{pf['header_magic']}, "
-              f"named_data={pf['named_data_keys']}")
+        print(
+            f"  {f}: {pf['size']} bytes, {pf['file_identifier']}/{pf['header_magic']}, "
+            f"named_data={pf['named_data_keys']}"
+        )
     for f, tf in facts["tosa"].items():
-        print(f"  {f}: {tf['size']} bytes, TOSA {tf['version']}, ops={tf['operators']}, "
-              f"with location={tf['operators_with_location']}")
+        print(
+            f"  {f}: {tf['size']} bytes, TOSA {tf['version']}, ops={tf['operators']}, "
+            f"with location={tf['operators_with_location']}"
+        )
     if "tosa_payload_matches_sidecar" in facts:
         print(f"  TOSA payload == sidecar: {facts['tosa_payload_matches_sidecar']}")
 
@@ -1510,8 +1690,7 @@ def _summary(entry: dict) -> dict:
                 for m in pf["methods"]
             },
             "payloads": [
-                {k: v for k, v in pl.items() if k != "sha256"}
-                for pl in pf.get("payloads", [])
+                {k: v for k, v in pl.items() if k != "sha256"} for pl in pf.get("payloads", [])
             ],
         }
     for f, pf in entry["facts"]["ptd"].items():
@@ -1632,7 +1811,8 @@ def write_readme(out: str, doc: dict):
         "# Example ExecuTorch programs",
         "",
         "Generated by `python examples/build_examples.py` (see its docstring) with "
-        + ", ".join(f"{k} {v}" for k, v in doc["toolchain"].items() if v) + ".",
+        + ", ".join(f"{k} {v}" for k, v in doc["toolchain"].items() if v)
+        + ".",
         "All models use random, seeded weights (rebuilding gives the same bytes); no absolute",
         "machine paths are stored. `manifest.json` holds the facts printed by the build's",
         "verification (files re-read with `deserialize_pte_binary`); it is for orientation",
@@ -1651,33 +1831,57 @@ def write_readme(out: str, doc: dict):
             for mname, m in pf["methods"].items():
                 meths.append(mname)
                 storage = ",".join(sorted(set(m["delegate_storage"])))
-                calls.append((", ".join(f"{k} ×{v}" for k, v in m["delegate_calls"].items())
-                              + (f" ({storage})" if storage else "")) or "—")
+                calls.append(
+                    (
+                        ", ".join(f"{k} ×{v}" for k, v in m["delegate_calls"].items())
+                        + (f" ({storage})" if storage else "")
+                    )
+                    or "—"
+                )
                 instrs.append(", ".join(f"{k} {v}" for k, v in m["instructions"].items()))
         lines.append(
             f"| [`{e['name']}`](#{e['name']}) | {e['kind']} | {_human(e['total_size'])} | "
             f"{'<br>'.join(meths)} | {'<br>'.join(calls)} | {'<br>'.join(instrs)} | "
-            f"{e['build_seconds']} |")
+            f"{e['build_seconds']} |"
+        )
         files = ", ".join(f"`{f}`" for f in e["files"] + [s + "/" for s in e["sidecars"]])
-        settings = "; ".join(f"{k}={v}" for k, v in e["settings"].items()
-                             if v not in (None, [], {}) and k != "compile_flags")
-        details += [f"### {e['name']}", "", e["description"], "",
-                    f"- files: {files}", f"- settings: {settings}"]
+        settings = "; ".join(
+            f"{k}={v}"
+            for k, v in e["settings"].items()
+            if v not in (None, [], {}) and k != "compile_flags"
+        )
+        details += [
+            f"### {e['name']}",
+            "",
+            e["description"],
+            "",
+            f"- files: {files}",
+            f"- settings: {settings}",
+        ]
         for pf in pte_facts:
             for mname, m in pf["methods"].items():
-                details.append(f"- `{mname}` operators: "
-                               + (", ".join(f"`{o}`" for o in m["operators"]) or "none"))
+                details.append(
+                    f"- `{mname}` operators: "
+                    + (", ".join(f"`{o}`" for o in m["operators"]) or "none")
+                )
         details.append("")
-    others = sorted(f for f in os.listdir(out) if f.endswith(".pte")
-                    and f not in {x for e in doc["examples"] for x in e["files"]})
+    others = sorted(
+        f
+        for f in os.listdir(out)
+        if f.endswith(".pte") and f not in {x for e in doc["examples"] for x in e["files"]}
+    )
     lines += [
         "",
         f"Total size of these examples: {_human(total)} "
         "(plus this README, manifest.json and the build script).",
     ]
     if others:
-        lines += ["", "Other programs in this folder, not built by this script: "
-                  + ", ".join(f"`{o}`" for o in others) + "."]
+        lines += [
+            "",
+            "Other programs in this folder, not built by this script: "
+            + ", ".join(f"`{o}`" for o in others)
+            + ".",
+        ]
     lines += [
         "",
         "Large benchmark programs (never committed): "
@@ -1711,8 +1915,16 @@ def _build_in_subprocess(name: str, out: str) -> dict:
     env = dict(os.environ, PYTHONHASHSEED="0")
     with tempfile.TemporaryDirectory() as td:
         result_file = os.path.join(td, "result.json")
-        cmd = [sys.executable, os.path.abspath(__file__), "--_worker", name,
-               "--out", out, "--_result", result_file]
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--_worker",
+            name,
+            "--out",
+            out,
+            "--_result",
+            result_file,
+        ]
         rc = subprocess.call(cmd, env=env)
         if rc != 0:
             raise RuntimeError(f"worker for {name} exited with status {rc}")
@@ -1724,16 +1936,26 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="NAME", help="build only these examples")
     ap.add_argument("--out", default=HERE, help="output folder (default: this folder)")
-    ap.add_argument("--large", action="store_true",
-                    help="build the large benchmark programs instead (never commit them)")
+    ap.add_argument(
+        "--large",
+        action="store_true",
+        help="build the large benchmark programs instead (never commit them)",
+    )
     ap.add_argument("--list", action="store_true", help="list examples and exit")
-    ap.add_argument("--verify-only", action="store_true",
-                    help="do not build; re-inspect existing outputs listed in manifest.json")
-    ap.add_argument("--no-check-paths", action="store_true",
-                    help="skip the absolute-path grep of the outputs")
-    ap.add_argument("--in-process", action="store_true",
-                    help="build in this process instead of one fresh process per example "
-                         "(faster to debug; bytes may then depend on what was built before)")
+    ap.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="do not build; re-inspect existing outputs listed in manifest.json",
+    )
+    ap.add_argument(
+        "--no-check-paths", action="store_true", help="skip the absolute-path grep of the outputs"
+    )
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="build in this process instead of one fresh process per example "
+        "(faster to debug; bytes may then depend on what was built before)",
+    )
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
     ap.add_argument("--_result", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -1760,8 +1982,10 @@ def main(argv=None) -> int:
 
     out = os.path.abspath(args.out)
     if any(EXAMPLES[n].large for n in names) and out == os.path.abspath(HERE):
-        ap.error("large benchmark programs must not go into the committed examples "
-                 "folder; pass --out DIR")
+        ap.error(
+            "large benchmark programs must not go into the committed examples "
+            "folder; pass --out DIR"
+        )
     os.makedirs(out, exist_ok=True)
     import logging
 
@@ -1785,8 +2009,11 @@ def main(argv=None) -> int:
                     result = {k: prev[name][k] for k in ("files", "sidecars", "settings")}
                     build_s = prev[name]["build_seconds"]
                 else:  # not recorded yet: guess the usual file names
-                    result = {"files": [f"{name}.pte"], "settings": {},
-                              "sidecars": [d for d in (f"{name}_artifacts",) if os.path.isdir(d)]}
+                    result = {
+                        "files": [f"{name}.pte"],
+                        "settings": {},
+                        "sidecars": [d for d in (f"{name}_artifacts",) if os.path.isdir(d)],
+                    }
                     build_s = None
             elif args.in_process:
                 torch.manual_seed(SEED)
@@ -1814,8 +2041,13 @@ def main(argv=None) -> int:
             if hits:
                 failures[name] = f"absolute machine path found in {hits}"
                 print(f"  !! absolute path in {hits}")
-        entries[name] = {**result, "kind": ex.kind, "description": ex.description,
-                         "build_seconds": build_s, "facts": facts}
+        entries[name] = {
+            **result,
+            "kind": ex.kind,
+            "description": ex.description,
+            "build_seconds": build_s,
+            "facts": facts,
+        }
 
     if entries and not args.large:
         doc = write_manifest(out, entries)

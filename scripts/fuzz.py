@@ -35,8 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iterations", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=mp.cpu_count())
-    ap.add_argument("--mem-limit-mib", type=int, default=2048,
-                    help="address space each worker may add after start-up (0: no limit)")
+    ap.add_argument(
+        "--mem-limit-mib",
+        type=int,
+        default=2048,
+        help="address space each worker may add after start-up (0: no limit)",
+    )
     ap.add_argument("--save", type=Path, help="write minimised failing inputs here as JSON")
     args = ap.parse_args(argv)
 
@@ -56,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     with mp.get_context("fork").Pool(
         args.jobs, fs.worker_init, (str(snapshot), args.seed, args.mem_limit_mib)
     ) as pool:
-        for n, r in enumerate(pool.imap_unordered(fs.work, range(args.iterations), chunksize=20), 1):
+        for n, r in enumerate(
+            pool.imap_unordered(fs.work, range(args.iterations), chunksize=20), 1
+        ):
             per_kind[r["kind"]] += 1
             per_target[r["target"]] += 1
             per_mutator[r["mutator"]] += 1
@@ -71,11 +77,16 @@ def main(argv: list[str] | None = None) -> int:
                 slowest.append((r["cpu"], r))
             if bad:
                 failures.append(r)
-                print(f"FAIL #{r['i']} {r['target']} {r['mutator']}: {key}: "
-                      f"{r['message'][:200]} {r['swallowed']}", flush=True)
+                print(
+                    f"FAIL #{r['i']} {r['target']} {r['mutator']}: {key}: "
+                    f"{r['message'][:200]} {r['swallowed']}",
+                    flush=True,
+                )
             if n % 5000 == 0:
-                print(f"... {n} inputs, {time.perf_counter() - t0:.0f} s, "
-                      f"{len(failures)} failures", flush=True)
+                print(
+                    f"... {n} inputs, {time.perf_counter() - t0:.0f} s, {len(failures)} failures",
+                    flush=True,
+                )
         if failures and args.save:
             args.save.mkdir(parents=True, exist_ok=True)
             seen: set[tuple[str, str]] = set()
@@ -85,22 +96,28 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 seen.add(sig)
                 recipe = pool.apply(fs.minimise_item, (r,))
-                entry = {"convert": r["convert"], "mutate": r["mutate"], "recipe": recipe,
-                         "found": f"{r['status']}: {r['message'][:200]}",
-                         "seed": args.seed, "input": r["i"]}
+                entry = {
+                    "convert": r["convert"],
+                    "mutate": r["mutate"],
+                    "recipe": recipe,
+                    "found": f"{r['status']}: {r['message'][:200]}",
+                    "seed": args.seed,
+                    "input": r["i"],
+                }
                 out = args.save / f"fuzz_{args.seed}_{r['i']}.json"
                 out.write_text(json.dumps([entry], indent=1) + "\n")
                 print(f"saved {out}")
     wall = time.perf_counter() - t0
     shutil.rmtree(snapshot, ignore_errors=True)
 
-    print(f"\n{args.iterations} inputs in {wall:.0f} s with {args.jobs} workers "
-          f"(seed {args.seed})")
+    print(f"\n{args.iterations} inputs in {wall:.0f} s with {args.jobs} workers (seed {args.seed})")
     print("\ninputs per kind (outcomes; max conversion CPU time / wall time):")
     for kind, n in sorted(per_kind.items()):
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(status_by_kind[kind].items()))
-        print(f"  {kind:14s} {n:7d}  {outcomes}; max {max_cpu[kind]:.3f} s CPU / "
-              f"{max_time[kind]:.3f} s wall")
+        print(
+            f"  {kind:14s} {n:7d}  {outcomes}; max {max_cpu[kind]:.3f} s CPU / "
+            f"{max_time[kind]:.3f} s wall"
+        )
     print("\ninputs per target:")
     for name, n in sorted(per_target.items()):
         print(f"  {n:7d}  {name}")
@@ -108,12 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     print("\noutcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())))
     others = sum(v for k, v in statuses.items() if k not in ("ok", "format"))
     print(f"exceptions other than PteFormatError: {others}")
-    print(f"max conversion time: {max(max_cpu.values(), default=0):.3f} s CPU, "
-          f"{max(max_time.values(), default=0):.3f} s wall (other processes share the cores); "
-          f"inputs over 2 s CPU: {sum(1 for s, _ in slowest if s > 2.0)}")
+    print(
+        f"max conversion time: {max(max_cpu.values(), default=0):.3f} s CPU, "
+        f"{max(max_time.values(), default=0):.3f} s wall (other processes share the cores); "
+        f"inputs over 2 s CPU: {sum(1 for s, _ in slowest if s > 2.0)}"
+    )
     for s, r in sorted(slowest, key=lambda x: -x[0])[:5]:
-        print(f"  {s:.3f} s CPU ({r['seconds']:.3f} s wall)  #{r['i']} {r['target']} "
-              f"{r['mutator']} {r['status']}")
+        print(
+            f"  {s:.3f} s CPU ({r['seconds']:.3f} s wall)  #{r['i']} {r['target']} "
+            f"{r['mutator']} {r['status']}"
+        )
     print(f"peak RSS of a worker: {peak_rss:.0f} MiB")
     return 1 if failures or any(s > 2.0 for s, _ in slowest) else 0
 

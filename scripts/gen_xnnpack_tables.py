@@ -32,11 +32,27 @@ SCHEMA_FILES = ("schema.fbs", "runtime_schema.fbs")
 
 # FlatBuffers scalar type -> struct format character.
 SCALARS = {
-    "bool": "B", "byte": "b", "ubyte": "B", "int8": "b", "uint8": "B",
-    "short": "h", "ushort": "H", "int16": "h", "uint16": "H",
-    "int": "i", "uint": "I", "int32": "i", "uint32": "I",
-    "long": "q", "ulong": "Q", "int64": "q", "uint64": "Q",
-    "float": "f", "float32": "f", "double": "d", "float64": "d",
+    "bool": "B",
+    "byte": "b",
+    "ubyte": "B",
+    "int8": "b",
+    "uint8": "B",
+    "short": "h",
+    "ushort": "H",
+    "int16": "h",
+    "uint16": "H",
+    "int": "i",
+    "uint": "I",
+    "int32": "i",
+    "uint32": "I",
+    "long": "q",
+    "ulong": "Q",
+    "int64": "q",
+    "uint64": "Q",
+    "float": "f",
+    "float32": "f",
+    "double": "d",
+    "float64": "d",
 }
 
 
@@ -65,7 +81,9 @@ def parse(text: str) -> Schema:
     enums: dict[str, tuple[str, dict[int, str]]] = {}
     unions: dict[str, list[tuple[str, str]]] = {}
     tables: dict[str, list[FieldDecl]] = {}
-    for m in re.finditer(r"\b(enum|union|table|struct)\s+(\w+)\s*(?::\s*(\w+))?\s*\{(.*?)\}", text, re.S):
+    for m in re.finditer(
+        r"\b(enum|union|table|struct)\s+(\w+)\s*(?::\s*(\w+))?\s*\{(.*?)\}", text, re.S
+    ):
         kind, name, base, body = m.group(1), m.group(2), m.group(3), m.group(4)
         if kind == "enum":
             values: dict[int, str] = {}
@@ -85,7 +103,9 @@ def parse(text: str) -> Schema:
         elif kind == "table":
             fields = []
             for item in filter(None, (s.strip() for s in body.split(";"))):
-                fm = re.fullmatch(r"(\w+)\s*:\s*(\[?\w+\]?)\s*(?:=\s*[\w.+-]+)?\s*(\((.*)\))?", item, re.S)
+                fm = re.fullmatch(
+                    r"(\w+)\s*:\s*(\[?\w+\]?)\s*(?:=\s*[\w.+-]+)?\s*(\((.*)\))?", item, re.S
+                )
                 if fm is None:
                     raise SystemExit(f"cannot parse field {item!r} of table {name}")
                 attrs = fm.group(4) or ""
@@ -191,7 +211,12 @@ def generate() -> str:
         lines.append(f"    {name!r}: {{")
         lines += [f"        {v}: {n!r}," for v, n in values.items()]
         lines.append("    },")
-    lines += ["}", "", "# Union tag (1-based; 0 = NONE) -> (member name, table name).", "UNIONS: Final[dict[str, dict[int, tuple[str, str]]]] = {"]
+    lines += [
+        "}",
+        "",
+        "# Union tag (1-based; 0 = NONE) -> (member name, table name).",
+        "UNIONS: Final[dict[str, dict[int, tuple[str, str]]]] = {",
+    ]
     for name, members in merged.unions.items():
         lines.append(f"    {name!r}: {{")
         lines += [f"        {i + 1}: ({m!r}, {t!r})," for i, (m, t) in enumerate(members)]

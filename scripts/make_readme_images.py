@@ -37,8 +37,13 @@ OUT = ROOT / "docs" / "images"
 def _summary_text(path: Path) -> str:
     exe = Path(sys.executable).parent / "pte-adapter"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "pte_adapter.cli"]
-    result = subprocess.run([*cmd, "summary", str(path.relative_to(ROOT))], cwd=ROOT,
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [*cmd, "summary", str(path.relative_to(ROOT))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return result.stdout
 
 
@@ -75,8 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         me.screenshot(out / "npu_operations.png")
         me.page.context.close()
 
-        text_to_png(browser, _summary_text(EXAMPLE), out / "summary.png",
-                    title=f"pte-adapter summary {EXAMPLE.relative_to(ROOT)}")
+        text_to_png(
+            browser,
+            _summary_text(EXAMPLE),
+            out / "summary.png",
+            title=f"pte-adapter summary {EXAMPLE.relative_to(ROOT)}",
+        )
     for name in ("method_graph.png", "npu_operations.png", "summary.png"):
         print(out / name)
     print(f"done in {time.monotonic() - start:.0f} s")

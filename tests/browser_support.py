@@ -38,11 +38,23 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 ROOT = Path(__file__).resolve().parent.parent
 
 # Debian's package installs the real binary here; /usr/bin/chromium is a shell wrapper.
-CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_CANDIDATES = (
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+)
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
 )
 VIEWPORT = {"width": 1600, "height": 1000}
 
@@ -57,7 +69,7 @@ SHOW_OUT_OF_LAYER_EDGES = "show_op_node_out_of_layer_edges_without_selecting"
 
 def find_chromium() -> str:
     override = os.environ.get("PTE_ADAPTER_CHROMIUM")
-    for candidate in ((override,) if override else CHROMIUM_CANDIDATES):
+    for candidate in (override,) if override else CHROMIUM_CANDIDATES:
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
     raise RuntimeError("no Chromium found (apt-get install chromium; or set PTE_ADAPTER_CHROMIUM)")
@@ -93,7 +105,9 @@ class _Output:
                 self.lines.append(raw.decode(errors="replace").rstrip("\n"))
                 self._cond.notify_all()
 
-    def wait_for(self, pattern: str, proc: subprocess.Popen[bytes], timeout: float) -> re.Match[str]:
+    def wait_for(
+        self, pattern: str, proc: subprocess.Popen[bytes], timeout: float
+    ) -> re.Match[str]:
         rx = re.compile(pattern)
         deadline = time.monotonic() + timeout
         seen = 0
@@ -106,8 +120,10 @@ class _Output:
                 seen = len(self.lines)
                 left = deadline - time.monotonic()
                 if left <= 0 or proc.poll() is not None:
-                    raise RuntimeError(f"{proc.args!r} did not print /{pattern}/ "
-                                       f"(exit {proc.poll()}):\n" + "\n".join(self.lines[-40:]))
+                    raise RuntimeError(
+                        f"{proc.args!r} did not print /{pattern}/ "
+                        f"(exit {proc.poll()}):\n" + "\n".join(self.lines[-40:])
+                    )
                 self._cond.wait(min(left, 0.5))
 
     def text(self) -> str:
@@ -133,7 +149,10 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def model_explorer_server(
-    *models: Path, timeout: float = 150, extension: bool = True, exe: Path | None = None,
+    *models: Path,
+    timeout: float = 150,
+    extension: bool = True,
+    exe: Path | None = None,
     extension_name: str = "pte_adapter",
 ) -> Iterator[str]:
     """Start Model Explorer (with the `extension_name` extension unless `extension` is False);
@@ -141,10 +160,21 @@ def model_explorer_server(
     port = free_port()
     ext = [f"--extensions={extension_name}"] if extension else []
     proc = subprocess.Popen(
-        [str(exe) if exe else _model_explorer_exe(), *ext, "--no_open_in_browser",
-         "--host", "127.0.0.1", "--port", str(port), *(str(m.resolve()) for m in models)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        start_new_session=True, cwd=ROOT,
+        [
+            str(exe) if exe else _model_explorer_exe(),
+            *ext,
+            "--no_open_in_browser",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            *(str(m.resolve()) for m in models),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=ROOT,
         # The URL (with the model list the app opens) is printed once the server answers; Python
         # block-buffers a child's stdout on a pipe, so without this the line would only arrive
         # when the caller's own environment happened to set PYTHONUNBUFFERED.
@@ -174,9 +204,17 @@ def chromium(timeout: float = 60) -> Iterator[Browser]:
     exe = find_chromium()
     with tempfile.TemporaryDirectory(prefix="pte-adapter-chromium-") as profile:
         proc = subprocess.Popen(
-            [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
-             "--remote-debugging-address=127.0.0.1", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            [
+                exe,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                "--remote-debugging-address=127.0.0.1",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
         out = _Output(proc.stderr)
@@ -192,10 +230,11 @@ def chromium(timeout: float = 60) -> Iterator[Browser]:
             _stop_group(proc)
 
 
-def new_page(browser: Browser, scale: float = 1,
-             viewport: dict[str, int] | None = None) -> Page:
-    context = browser.new_context(viewport=viewport or VIEWPORT,  # type: ignore[arg-type]
-                                  device_scale_factor=scale)
+def new_page(browser: Browser, scale: float = 1, viewport: dict[str, int] | None = None) -> Page:
+    context = browser.new_context(
+        viewport=viewport or VIEWPORT,  # type: ignore[arg-type]
+        device_scale_factor=scale,
+    )
     context.set_default_timeout(60_000)
     return context.new_page()
 
@@ -315,8 +354,9 @@ class MEPage:
     def __init__(self, page: Page) -> None:
         self.page = page
         self.console_errors: list[str] = []
-        page.on("console", lambda m: self.console_errors.append(m.text)
-                if m.type == "error" else None)
+        page.on(
+            "console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None
+        )
         page.on("pageerror", lambda e: self.console_errors.append(str(e)))
 
     # navigation and settings
@@ -326,7 +366,8 @@ class MEPage:
         if settings is not None:
             # Written before the app's own scripts run, as if saved in an earlier session.
             self.page.add_init_script(
-                f"localStorage.setItem({json.dumps(ME_SETTINGS_KEY)}, {json.dumps(json.dumps(settings))});")
+                f"localStorage.setItem({json.dumps(ME_SETTINGS_KEY)}, {json.dumps(json.dumps(settings))});"
+            )
         self.page.goto(url)
         self.wait_drawn()
 
@@ -362,11 +403,13 @@ class MEPage:
 
     def select_graph(self, graph_id: str) -> None:
         self.page.locator("graph-selector .graph-selector-label").click()
-        item = self.page.locator(".graph-item .graph-label",
-                                 has_text=re.compile(rf"^\s*{re.escape(graph_id)}\s*$"))
+        item = self.page.locator(
+            ".graph-item .graph-label", has_text=re.compile(rf"^\s*{re.escape(graph_id)}\s*$")
+        )
         item.first.click()
-        self.page.locator("graph-selector .option-label",
-                          has_text=re.compile(rf"^\s*{re.escape(graph_id)}\s*$")).wait_for()
+        self.page.locator(
+            "graph-selector .option-label", has_text=re.compile(rf"^\s*{re.escape(graph_id)}\s*$")
+        ).wait_for()
         self.wait_drawn()
 
     # drawing
@@ -383,10 +426,12 @@ class MEPage:
         moment apart identical. Returns the last capture."""
         deadline = time.monotonic() + timeout
         page = self.page
-        page.locator("webgl-renderer canvas").first.wait_for(state="visible",
-                                                             timeout=timeout * 1000)
-        page.locator("graph-selector .node-count-label",
-                     has_text=re.compile(r"\d+\s+nodes?")).first.wait_for(timeout=timeout * 1000)
+        page.locator("webgl-renderer canvas").first.wait_for(
+            state="visible", timeout=timeout * 1000
+        )
+        page.locator(
+            "graph-selector .node-count-label", has_text=re.compile(r"\d+\s+nodes?")
+        ).first.wait_for(timeout=timeout * 1000)
         processing = page.get_by_text(re.compile(r"Processing"))
         previous: bytes | None = None
         while True:
@@ -405,10 +450,12 @@ class MEPage:
     def ink(self, png: bytes | None = None, colours: tuple[str, ...] = ()) -> Ink:
         data = png if png is not None else self.capture()
         r = self.page.evaluate(_INK_JS, [base64.b64encode(data).decode(), list(colours)])
-        return Ink(ink=int(r["ink"]), total=int(r["total"]),
-                   background=(int(r["background"][0]), int(r["background"][1]),
-                               int(r["background"][2])),
-                   colours={k: int(v) for k, v in r["colours"].items()})
+        return Ink(
+            ink=int(r["ink"]),
+            total=int(r["total"]),
+            background=(int(r["background"][0]), int(r["background"][1]), int(r["background"][2])),
+            colours={k: int(v) for k, v in r["colours"].items()},
+        )
 
     # search
 
@@ -428,10 +475,15 @@ class MEPage:
             self.page.wait_for_function(
                 "([sel, n]) => document.querySelectorAll(sel).length === n",
                 arg=["search-bar .search-results-container mat-tree-node[data-id]", announced],
-                timeout=15_000)
+                timeout=15_000,
+            )
         rows: list[dict[str, Any]] = self.page.evaluate(_SEARCH_HITS_JS)
-        hits = [SearchHit(str(r["id"]), str(r["label"]),
-                          tuple(_MATCH_ICONS.get(i, i) for i in r["icons"])) for r in rows]
+        hits = [
+            SearchHit(
+                str(r["id"]), str(r["label"]), tuple(_MATCH_ICONS.get(i, i) for i in r["icons"])
+            )
+            for r in rows
+        ]
         if announced is not None and announced != len(hits):
             raise AssertionError(f"search says {announced} results but lists {len(hits)} rows")
         return hits
@@ -447,8 +499,7 @@ class MEPage:
     def locate(self, node_id: str, regex: str) -> None:
         """Search, then click the node's row: Model Explorer centres the graph on it."""
         self.search(regex)
-        self.page.locator(
-            f'search-bar mat-tree-node[data-id="{node_id}"]').first.click()
+        self.page.locator(f'search-bar mat-tree-node[data-id="{node_id}"]').first.click()
         self.clear_search()
         self.wait_drawn()
 
@@ -458,21 +509,24 @@ class MEPage:
         """Characters Model Explorer's WebGL font atlas has (others are drawn as "?")."""
         chars: list[int] = self.page.evaluate(
             "async () => (await (await fetch('static_files/FontRegular.json')).json())"
-            ".chars.map(c => c.id)")
+            ".chars.map(c => c.id)"
+        )
         return {chr(c) for c in chars}
 
     def drawn_labels(self) -> list[str]:
         """Labels of the op and layer nodes of the graph the renderer currently shows."""
         labels: list[str] = self.page.evaluate(
-            "() => window.me_test.renderers[0].curModelGraph.nodes.map(n => n.label)")
+            "() => window.me_test.renderers[0].curModelGraph.nodes.map(n => n.label)"
+        )
         return labels
 
     # toolbar
 
     def toolbar(self, icon: str) -> None:
         """Click a graph toolbar button by its Material icon name (e.g. "unfold_more_double")."""
-        self.page.locator("renderer-wrapper .toolbar mat-icon", has_text=re.compile(rf"^\s*{icon}\s*$")
-                          ).first.click()
+        self.page.locator(
+            "renderer-wrapper .toolbar mat-icon", has_text=re.compile(rf"^\s*{icon}\s*$")
+        ).first.click()
         self.wait_drawn()
 
     def zoom_out(self, clicks: int = 1, delta: float = 35) -> None:
@@ -494,14 +548,16 @@ class MEPage:
         """Node id -> label of every op and layer node the renderer draws now."""
         nodes: dict[str, str] = self.page.evaluate(
             "() => Object.fromEntries(window.me_test.renderers[0].nodesToRender"
-            ".map(x => [x.node.id, x.node.label]))")
+            ".map(x => [x.node.id, x.node.label]))"
+        )
         return nodes
 
     def visible_edges(self) -> set[tuple[str, str]]:
         """(from node id, to node id) of every edge the renderer draws now."""
         edges: list[list[str]] = self.page.evaluate(
             "() => window.me_test.renderers[0].edgesToRender"
-            ".map(x => [x.edge.fromNodeId, x.edge.toNodeId])")
+            ".map(x => [x.edge.fromNodeId, x.edge.toNodeId])"
+        )
         return {(a, b) for a, b in edges}
 
     def expand_layer(self, name: str) -> None:
@@ -517,7 +573,9 @@ class MEPage:
                         const n = r.curModelGraph.nodesById[g];
                         return n && n.expanded && r.nodesToRender.some(
                           x => (n.nsChildrenIds || []).includes(x.node.id)); }""",
-            arg=group, timeout=60_000)
+            arg=group,
+            timeout=60_000,
+        )
         self.wait_drawn()
 
     # subgraphs
@@ -538,17 +596,21 @@ class MEPage:
             if self.page.evaluate(_HOVERED_INDICATOR_JS) == node_id:
                 break
         else:
-            raise AssertionError(f"the subgraph indicator of {node_id} is not under the mouse "
-                                 f"at {points}")
+            raise AssertionError(
+                f"the subgraph indicator of {node_id} is not under the mouse at {points}"
+            )
         self.page.mouse.click(x, y)
-        menu_item = self.page.locator(".subgraph-menu .model-explorer-menu-item-with-icon",
-                                      has_text=subgraph_id)
+        menu_item = self.page.locator(
+            ".subgraph-menu .model-explorer-menu-item-with-icon", has_text=subgraph_id
+        )
         with contextlib.suppress(Exception):
             menu_item.first.wait_for(timeout=3000)
         if menu_item.count():
             menu_item.first.click()
-        self.page.locator("graph-selector .option-label",
-                          has_text=re.compile(rf"^\s*{re.escape(subgraph_id)}\s*$")).wait_for()
+        self.page.locator(
+            "graph-selector .option-label",
+            has_text=re.compile(rf"^\s*{re.escape(subgraph_id)}\s*$"),
+        ).wait_for()
         self.wait_drawn()
 
     def screenshot(self, path: Path, full_page: bool = False) -> None:
@@ -558,16 +620,18 @@ class MEPage:
         self.page.wait_for_timeout(600)  # tooltips fade out
         self.wait_drawn()
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(path), full_page=full_page, animations="disabled",
-                             caret="hide")
+        self.page.screenshot(
+            path=str(path), full_page=full_page, animations="disabled", caret="hide"
+        )
 
 
 def text_to_png(browser: Browser, text: str, path: Path, title: str = "") -> None:
     """Render terminal output as a PNG (a <pre> page screenshotted by the same browser)."""
     import html
 
-    page = browser.new_context(viewport={"width": 800, "height": 200},
-                               device_scale_factor=1).new_page()
+    page = browser.new_context(
+        viewport={"width": 800, "height": 200}, device_scale_factor=1
+    ).new_page()
     try:
         heading = f"<div class='cmd'>$ {html.escape(title)}</div>" if title else ""
         page.set_content(
@@ -576,8 +640,11 @@ def text_to_png(browser: Browser, text: str, path: Path, title: str = "") -> Non
             "#t{padding:18px 22px;font:14px/1.45 'DejaVu Sans Mono','Liberation Mono',monospace;"
             "color:#e6e6e6;white-space:pre;display:inline-block}"
             ".cmd{color:#8ae234;margin-bottom:6px}"
-            "</style></head><body><div id='t'>" + heading + html.escape(text.rstrip("\n"))
-            + "</div></body></html>")
+            "</style></head><body><div id='t'>"
+            + heading
+            + html.escape(text.rstrip("\n"))
+            + "</div></body></html>"
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         page.locator("#t").screenshot(path=str(path))
     finally:

@@ -50,8 +50,33 @@ KIND_BY_BACKEND = {
 }
 
 INTERESTING_U32 = (
-    0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 64, 127, 128, 255, 256, 4095, 4096, 65535, 65536,
-    0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFE, 0xFFFF_FFFF, 0x1000_0000, 0x0FFF_FFFF, 0x4000_0000,
+    0,
+    1,
+    2,
+    3,
+    4,
+    7,
+    8,
+    15,
+    16,
+    31,
+    32,
+    64,
+    127,
+    128,
+    255,
+    256,
+    4095,
+    4096,
+    65535,
+    65536,
+    0x7FFF_FFFF,
+    0x8000_0000,
+    0xFFFF_FFFE,
+    0xFFFF_FFFF,
+    0x1000_0000,
+    0x0FFF_FFFF,
+    0x4000_0000,
 )
 INTERESTING_U8 = (0, 1, 2, 3, 4, 0x7F, 0x80, 0xFE, 0xFF)
 
@@ -72,8 +97,9 @@ class Target:
 
     @property
     def name(self) -> str:
-        return f"{self.kind}:{self.mutate}" + (f"->{self.convert}" if self.convert != self.mutate
-                                               else "")
+        return f"{self.kind}:{self.mutate}" + (
+            f"->{self.convert}" if self.convert != self.mutate else ""
+        )
 
 
 class _Recorder:
@@ -245,36 +271,65 @@ def discover_targets(examples: Path) -> list[Target]:
                 elif kind == "xnnpack":
                     regions = [(lo, min(hi, lo + 32)), (lo, hi)]
                     lengths += [lo + p for p in range(8, 32, 4)]
-                targets.append(Target(kind, name, name, regions, lengths,
-                                      _positions(rec, name, "offsets", lo, hi),
-                                      _positions(rec, name, "tags", lo, hi),
-                                      _positions(rec, name, "tables", lo, hi)))
+                targets.append(
+                    Target(
+                        kind,
+                        name,
+                        name,
+                        regions,
+                        lengths,
+                        _positions(rec, name, "offsets", lo, hi),
+                        _positions(rec, name, "tags", lo, hi),
+                        _positions(rec, name, "tables", lo, hi),
+                    )
+                )
         # The program itself: fields outside the payloads (those have their own targets).
         whole = [(0, len(data))]
-        targets.append(Target(
-            "pte", name, name, whole,
-            _outside(_positions(rec, name, "lengths", 0, len(data)), payloads),
-            _outside(_positions(rec, name, "offsets", 0, len(data)), payloads),
-            _outside(_positions(rec, name, "tags", 0, len(data)), payloads),
-            _outside(_positions(rec, name, "tables", 0, len(data)), payloads)))
+        targets.append(
+            Target(
+                "pte",
+                name,
+                name,
+                whole,
+                _outside(_positions(rec, name, "lengths", 0, len(data)), payloads),
+                _outside(_positions(rec, name, "offsets", 0, len(data)), payloads),
+                _outside(_positions(rec, name, "tags", 0, len(data)), payloads),
+                _outside(_positions(rec, name, "tables", 0, len(data)), payloads),
+            )
+        )
         for rel, hits in sorted(rec.hits.items()):
             if rel.endswith(".tosa") and "/" in rel:
                 size = (examples / rel).stat().st_size
-                targets.append(Target("sidecar-tosa", name, rel, [(0, size)],
-                                      sorted(hits.get("lengths", ())),
-                                      sorted(hits.get("offsets", ())),
-                                      sorted(hits.get("tags", ())),
-                                      sorted(hits.get("tables", ()))))
+                targets.append(
+                    Target(
+                        "sidecar-tosa",
+                        name,
+                        rel,
+                        [(0, size)],
+                        sorted(hits.get("lengths", ())),
+                        sorted(hits.get("offsets", ())),
+                        sorted(hits.get("tags", ())),
+                        sorted(hits.get("tables", ())),
+                    )
+                )
     for ptd_name, user in sorted(ptd_users.items()):
         rec = _Recorder(examples)
         with rec.watching():
             load(examples / user)
         size = (examples / ptd_name).stat().st_size
         # A .ptd's FlatBuffer sits at its start; its segments are plain tensor bytes.
-        targets.append(Target("ptd", user, ptd_name, [(0, min(size, 4096)), (0, size)],
-                              [*_positions(rec, ptd_name, "lengths", 0, size), 12],
-                              _positions(rec, ptd_name, "offsets", 0, size),
-                              [], _positions(rec, ptd_name, "tables", 0, size)))
+        targets.append(
+            Target(
+                "ptd",
+                user,
+                ptd_name,
+                [(0, min(size, 4096)), (0, size)],
+                [*_positions(rec, ptd_name, "lengths", 0, size), 12],
+                _positions(rec, ptd_name, "offsets", 0, size),
+                [],
+                _positions(rec, ptd_name, "tables", 0, size),
+            )
+        )
     for etrecord in sorted(examples.glob("*.etrecord")):
         # An ETRecord is a zip beside its .pte: its bytes are aimed at as a whole and at the
         # zip's central directory (the last 1 KiB: entry sizes, offsets, names), and the .pte is
@@ -282,19 +337,29 @@ def discover_targets(examples: Path) -> list[Target]:
         pte_name = etrecord.with_suffix(".pte").name
         if (examples / pte_name).exists():
             size = etrecord.stat().st_size
-            targets.append(Target("etrecord", pte_name, etrecord.name,
-                                  [(0, size), (max(0, size - 1024), size)]))
+            targets.append(
+                Target(
+                    "etrecord", pte_name, etrecord.name, [(0, size), (max(0, size - 1024), size)]
+                )
+            )
     for tosa in sorted(examples.glob("*_artifacts/*.tosa")):
         rel = str(tosa.relative_to(examples))
         rec = _Recorder(examples)
         with rec.watching():
             convert_path(tosa)
         size = tosa.stat().st_size
-        targets.append(Target("tosa-file", rel, rel, [(0, size)],
-                              _positions(rec, rel, "lengths", 0, size),
-                              _positions(rec, rel, "offsets", 0, size),
-                              _positions(rec, rel, "tags", 0, size),
-                              _positions(rec, rel, "tables", 0, size)))
+        targets.append(
+            Target(
+                "tosa-file",
+                rel,
+                rel,
+                [(0, size)],
+                _positions(rec, rel, "lengths", 0, size),
+                _positions(rec, rel, "offsets", 0, size),
+                _positions(rec, rel, "tags", 0, size),
+                _positions(rec, rel, "tables", 0, size),
+            )
+        )
     return targets
 
 
@@ -359,8 +424,20 @@ def m_inflate(rng: random.Random, t: Target, data: bytes, names: list[tuple[str,
     if p + 4 > len(data):
         return []
     old = struct.unpack_from("<I", data, p)[0]
-    v = rng.choice([0x7FFF_FFFF, 0xFFFF_FFFF, 0x1000_0000, 0x4000_0000, old * 65536, old + 1,
-                    len(data) // 4, len(data) - p, old * 2 + 1, 0x0100_0000])
+    v = rng.choice(
+        [
+            0x7FFF_FFFF,
+            0xFFFF_FFFF,
+            0x1000_0000,
+            0x4000_0000,
+            old * 65536,
+            old + 1,
+            len(data) // 4,
+            len(data) - p,
+            old * 2 + 1,
+            0x0100_0000,
+        ]
+    )
     return [["set", p, _u32_hex(v)]]
 
 
@@ -388,14 +465,18 @@ def m_redirect(rng: random.Random, t: Target, data: bytes, names: list[tuple[str
     return [["set", p, _u32_hex(v)]]
 
 
-def m_insert_delete(rng: random.Random, t: Target, data: bytes, names: list[tuple[str, int]]) -> Recipe:
+def m_insert_delete(
+    rng: random.Random, t: Target, data: bytes, names: list[tuple[str, int]]
+) -> Recipe:
     p = _pos_in(rng, t, len(data))
     if rng.random() < 0.5:
         return [["delete", p, rng.choice([1, 2, 4, 8, 16, 32])]]
     return [["insert", p, bytes(rng.randrange(256) for _ in range(rng.choice([1, 4, 16]))).hex()]]
 
 
-MUTATORS: list[tuple[str, Callable[[random.Random, Target, bytes, list[tuple[str, int]]], Recipe]]] = [
+MUTATORS: list[
+    tuple[str, Callable[[random.Random, Target, bytes, list[tuple[str, int]]], Recipe]]
+] = [
     ("bitflip", m_bitflip),
     ("byteset", m_byteset),
     ("u32set", m_u32set),
@@ -408,7 +489,9 @@ MUTATORS: list[tuple[str, Callable[[random.Random, Target, bytes, list[tuple[str
 ]
 
 
-def mutate(rng: random.Random, t: Target, data: bytes, names: list[tuple[str, int]]) -> tuple[str, Recipe]:
+def mutate(
+    rng: random.Random, t: Target, data: bytes, names: list[tuple[str, int]]
+) -> tuple[str, Recipe]:
     """One recipe: usually a single mutator, sometimes a stack of them ("havoc")."""
     if rng.random() < 0.2:
         recipe: Recipe = []
@@ -566,8 +649,11 @@ class Workspace:
 
     def names(self) -> list[tuple[str, int]]:
         """(name, size) of every file a splice may take its tail from."""
-        return sorted((str(p.relative_to(self.root)), p.stat().st_size)
-                      for p in self.root.rglob("*") if p.suffix in (".pte", ".ptd", ".tosa"))
+        return sorted(
+            (str(p.relative_to(self.root)), p.stat().st_size)
+            for p in self.root.rglob("*")
+            if p.suffix in (".pte", ".ptd", ".tosa")
+        )
 
     def clean(self, rel: str) -> bytes:
         if rel not in self._clean:
@@ -606,8 +692,16 @@ def pick_target(rng: random.Random, targets: list[Target], root: Path) -> Target
     pool = [t for t in targets if t.kind == kind]
     if rng.random() < 0.02:
         return rng.choice(pool)
-    weights = [1.0 / ((root / t.convert).stat().st_size / 2**20
-                      + (root / t.mutate).stat().st_size / 2**20 + 0.05) ** 2 for t in pool]
+    weights = [
+        1.0
+        / (
+            (root / t.convert).stat().st_size / 2**20
+            + (root / t.mutate).stat().st_size / 2**20
+            + 0.05
+        )
+        ** 2
+        for t in pool
+    ]
     return rng.choices(pool, weights)[0]
 
 
@@ -695,13 +789,23 @@ def work(i: int) -> dict[str, Any]:
     # Serialising the graphs (as the server does) costs as much as converting: do it for some.
     outcome = ws.run(target, recipe, hard_limit=20.0, to_json=i % 20 == 0)
     result: dict[str, Any] = {
-        "i": i, "kind": target.kind, "target": target.name, "mutator": label.split("(")[0],
-        "status": outcome.status, "seconds": outcome.seconds, "cpu": outcome.cpu_seconds,
+        "i": i,
+        "kind": target.kind,
+        "target": target.name,
+        "mutator": label.split("(")[0],
+        "status": outcome.status,
+        "seconds": outcome.seconds,
+        "cpu": outcome.cpu_seconds,
         "rss": peak_rss_mib(),
     }
     if outcome.bad or outcome.cpu_seconds > 1.0:
-        result.update(message=outcome.message, swallowed=outcome.swallowed[:3], recipe=recipe,
-                      convert=target.convert, mutate=target.mutate)
+        result.update(
+            message=outcome.message,
+            swallowed=outcome.swallowed[:3],
+            recipe=recipe,
+            convert=target.convert,
+            mutate=target.mutate,
+        )
     return result
 
 

@@ -102,8 +102,9 @@ def app(expected: Expected) -> Iterator[tuple[str, object]]:
         yield url, browser
 
 
-def _page(app: tuple[str, object], settings: dict[str, bool] | None,
-          url: str | None = None) -> Iterator[MEPage]:
+def _page(
+    app: tuple[str, object], settings: dict[str, bool] | None, url: str | None = None
+) -> Iterator[MEPage]:
     server_url, browser = app
     me = MEPage(new_page(browser))  # type: ignore[arg-type]
     try:
@@ -193,7 +194,8 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             me.expand_layer(part.name)
             edges = me.visible_edges()
             assert {a for a, b in edges if b == group} and all(
-                a.startswith("b.") for a, b in edges if b == group), edges
+                a.startswith("b.") for a, b in edges if b == group
+            ), edges
             assert {b for a, b in edges if a == group}, f"{part.name}: nothing leaves it"
         # With out-of-layer edges drawn, they reach the NPU operations themselves.
         for me in _page(app, {SHOW_OUT_OF_LAYER_EDGES: True}):
@@ -216,9 +218,14 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             others = {p.name for p in expected.parts.partitions if p is not part}
             assert beyond - set(ops), f"{part.name}: boundary nodes lead nowhere"
             index_of = {node: i for i, node in enumerate(expected.ids)}
-            neighbours = {expected.parts.partitions[expected.parts.partition_of[index_of[n]]].name
-                          for n in beyond if n in index_of}
-            neighbours |= {n.removesuffix("___group___") for n in beyond if n.endswith("___group___")}
+            neighbours = {
+                expected.parts.partitions[expected.parts.partition_of[index_of[n]]].name
+                for n in beyond
+                if n in index_of
+            }
+            neighbours |= {
+                n.removesuffix("___group___") for n in beyond if n.endswith("___group___")
+            }
             assert neighbours & others, f"{part.name}: no neighbouring partition reached"
             # The matched TOSA source is a collapsed sub-layer of the partition.
             assert _layer(f"{part.name}/TOSA source") in drawn, f"{part.name}: no TOSA source layer"
@@ -236,7 +243,9 @@ def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
         assert layer, f"{part.name} is not a layer: {hits}"
         assert layer[0].label == part.name and "label" in layer[0].match_types
         hits = me.search(_attr("partition", part.name))
-        assert _ids(hits) - {_layer(part.name)} == {expected.ids[i] for i in part.instructions}, hits
+        assert _ids(hits) - {_layer(part.name)} == {expected.ids[i] for i in part.instructions}, (
+            hits
+        )
     me.clear_search()
     ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG))
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"
@@ -253,8 +262,9 @@ def test_layer_and_node_labels_are_drawable(layers_ui: MEPage, expected: Expecte
     me = layers_ui
     drawable = me.drawable_chars()
     assert {chr(c) for c in range(32, 127)} <= drawable  # sanity: the atlas was read
-    bad = {label: sorted(set(label) - drawable) for label in me.drawn_labels()
-           if set(label) - drawable}
+    bad = {
+        label: sorted(set(label) - drawable) for label in me.drawn_labels() if set(label) - drawable
+    }
     assert not bad, f"labels drawn with '?' in place of characters: {bad}"
 
 

@@ -30,8 +30,9 @@ def test_24_byte_extended_header_reads_the_same(tmp_path: Path) -> None:
     assert pte.header.segment_data_size is None
     a, b = pte_adapter.load(example("undelegated")), pte_adapter.load(old)
     assert [len(m.instructions) for m in a.methods] == [len(m.instructions) for m in b.methods]
-    assert [v.payload for v in a.methods[0].values] == [v.payload for v in b.methods[0].values] or \
-        [v.kind for v in a.methods[0].values] == [v.kind for v in b.methods[0].values]
+    assert [v.payload for v in a.methods[0].values] == [v.payload for v in b.methods[0].values] or [
+        v.kind for v in a.methods[0].values
+    ] == [v.kind for v in b.methods[0].values]
 
 
 def test_extended_header_shorter_than_24_is_rejected(tmp_path: Path) -> None:
@@ -59,7 +60,9 @@ def test_external_ptd_weights_are_found_beside_the_pte(tmp_path: Path) -> None:
     assert program.sources is not None
     assert [p.name for p in program.sources.ptd_files] == [p.name for p in ptds]
     d = program.methods[0].delegates[0]
-    assert not any("missing" in p or "not found" in p for p in d.decoded.problems), d.decoded.problems
+    assert not any("missing" in p or "not found" in p for p in d.decoded.problems), (
+        d.decoded.problems
+    )
 
     lonely = tmp_path / pte.name
     shutil.copy(pte, lonely)

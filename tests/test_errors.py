@@ -74,7 +74,9 @@ def test_truncated_segment_data_names_the_offset(tmp_path: Path) -> None:
     assert "truncated" in str(e.value)
 
 
-def test_cli_reports_one_line_and_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_reports_one_line_and_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     p = _write(tmp_path, b"\x00" * 64)
     assert main(["summary", str(p)]) == EXIT_BAD_FILE
     err = capsys.readouterr().err

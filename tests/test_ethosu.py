@@ -45,8 +45,7 @@ class Partition:
         return f"{self.pte.stem}/{self.method}/{self.index}"
 
     def ctx(self) -> DecodeContext:
-        return DecodeContext("EthosUBackend", dict(self.specs),
-                             sources=_PtdOracle(self.pte.parent))  # type: ignore[arg-type]
+        return DecodeContext("EthosUBackend", dict(self.specs), sources=_PtdOracle(self.pte.parent))  # type: ignore[arg-type]
 
 
 class _PtdOracle:
@@ -137,7 +136,9 @@ def _parse_printout(text: str) -> list[VelaCommand]:
             if sep:
                 fields[k.strip()] = v.strip()
         payload = int(m.group(2), 16) if m.group(2) else None
-        out.append(VelaCommand(int(m.group(1), 16), m.group(5), int(m.group(3), 16), payload, fields))
+        out.append(
+            VelaCommand(int(m.group(1), 16), m.group(5), int(m.group(3), 16), payload, fields)
+        )
     return out
 
 
@@ -147,7 +148,13 @@ def _vela_exe() -> str:
 
 
 def _compile(tosa: Path, flags: list[str], out: Path) -> VelaCompile:
-    cmd = [_vela_exe(), *flags, f"--output-dir={out}", "--verbose-register-command-stream", str(tosa)]
+    cmd = [
+        _vela_exe(),
+        *flags,
+        f"--output-dir={out}",
+        "--verbose-register-command-stream",
+        str(tosa),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"vela failed on {tosa.name}:\n{proc.stderr[-2000:]}"
     npz_path = next(out.glob("*_vela.npz"))
@@ -205,7 +212,9 @@ def test_commands_match_vela_printout(
         vc = vela_matches.get(part.name)
         if vc is None:
             continue
-        _stream, config, cmds, problems = decode_stream(memoryview(part.payload), part.ctx(), keep_commands=True)
+        _stream, config, cmds, problems = decode_stream(
+            memoryview(part.payload), part.ctx(), keep_commands=True
+        )
         assert config is not None and cmds is not None
         assert problems == []
         ours = [(c.offset, c.name, c.param, c.payload) for c in cmds.commands]
@@ -298,9 +307,18 @@ def test_operations_match_vela(
         assert got == expected, part.name
         kinds = Counter(f"{e['name']} {e.get('mode', '')}".strip() for e in expected)
         result = decode(memoryview(part.payload), part.ctx())
-        compute = sum(n for k, n in kinds.items() if k.split()[0] in (
-            "NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"
-        ))
+        compute = sum(
+            n
+            for k, n in kinds.items()
+            if k.split()[0]
+            in (
+                "NPU_OP_CONV",
+                "NPU_OP_DEPTHWISE",
+                "NPU_OP_POOL",
+                "NPU_OP_ELEMENTWISE",
+                "NPU_OP_RESIZE",
+            )
+        )
         assert result.inner_op_count == compute
         assert result.stats["npu_ops"] == compute
         report.append(f"{part.name}: {compute} NPU compute ops {dict(kinds)}")
@@ -320,10 +338,14 @@ def test_io_matches_vela_npz(
             shapes = vc.npz[f"{role}_shape"]
             assert len(ios) == len(shapes)
             for io, shape, elem, off, reg in zip(
-                ios, shapes, vc.npz[f"{role}_elem_size"], vc.npz[f"{role}_offset"],
-                vc.npz[f"{role}_region"], strict=True,
+                ios,
+                shapes,
+                vc.npz[f"{role}_elem_size"],
+                vc.npz[f"{role}_offset"],
+                vc.npz[f"{role}_region"],
+                strict=True,
             ):
-                assert list(io.raw_shape)[-len(shape):] == [int(d) for d in shape]
+                assert list(io.raw_shape)[-len(shape) :] == [int(d) for d in shape]
                 assert (io.elem_size, io.offset, io.region) == (int(elem), int(off), int(reg))
         assert result.num_inputs == len(vc.npz["input_shape"])
         assert result.num_outputs == len(vc.npz["output_shape"])

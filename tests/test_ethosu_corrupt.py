@@ -45,8 +45,9 @@ def _pack(blocks: list[tuple[str, bytes, int]]) -> bytes:
 
 
 def _replace(payload: bytes, name: str, data: bytes, flag: int = 0) -> bytes:
-    return _pack([(n, data if n == name else d, flag if n == name else f)
-                  for n, d, f in _blocks(payload)])
+    return _pack(
+        [(n, data if n == name else d, flag if n == name else f) for n, d, f in _blocks(payload)]
+    )
 
 
 @pytest.fixture(scope="module")

@@ -37,12 +37,22 @@ def test_bounded_fuzz_run() -> None:
     finally:
         shutil.rmtree(snapshot, ignore_errors=True)
     kinds = {r["kind"] for r in results}
-    assert {"pte", "ethos-u", "tosa", "xnnpack", "vgf", "ptd", "sidecar-tosa",
-            "tosa-file", "etrecord"} <= kinds
+    assert {
+        "pte",
+        "ethos-u",
+        "tosa",
+        "xnnpack",
+        "vgf",
+        "ptd",
+        "sidecar-tosa",
+        "tosa-file",
+        "etrecord",
+    } <= kinds
     bad = [r for r in results if r["status"] not in ("ok", "format") or r.get("swallowed")]
     assert not bad, "\n".join(
         f"#{r['i']} {r['target']}: {r['status']} {r['message'][:200]} {r['swallowed']} "
-        f"recipe={json.dumps(r['recipe'])}" for r in bad[:10]
+        f"recipe={json.dumps(r['recipe'])}"
+        for r in bad[:10]
     )
     assert any(r["status"] == "format" for r in results)  # the mutations do break files
     slow = [r for r in results if r["cpu"] > MAX_CPU_SECONDS or r["seconds"] > MAX_WALL_SECONDS]
@@ -91,8 +101,9 @@ def test_recipes_apply_as_documented() -> None:
     assert fs.apply_recipe(data, [["fill", 16, 3, "0102"]])[16:] == bytes([1, 2] * 3)
 
 
-def test_the_harness_sees_swallowed_decoder_bugs(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_harness_sees_swallowed_decoder_bugs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A decoder exception the registry turns into a problem text still counts as a failure."""
     from pte_adapter.delegates import vgf
 

@@ -34,8 +34,9 @@ def _node_ids(path: Path) -> dict[str, list[str]]:
     """Per method, the node id of each instruction (its role id)."""
     from pte_adapter.analysis.partitions import partition_method
 
-    return {m.name: instruction_node_ids(m, partition_method(m))
-            for m in pte_adapter.load(path).methods}
+    return {
+        m.name: instruction_node_ids(m, partition_method(m)) for m in pte_adapter.load(path).methods
+    }
 
 
 def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -> None:
@@ -84,7 +85,8 @@ def test_a_method_graph_opens_first(example_pte: Path) -> None:
     graphs = _graphs(example_pte)
     first = max(graphs, key=lambda g: len(g["nodes"]))  # max() keeps the first of equals
     assert first["id"] in {m.name for m in program.methods}, [
-        (g["id"], len(g["nodes"])) for g in graphs]
+        (g["id"], len(g["nodes"])) for g in graphs
+    ]
 
 
 def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -> None:
@@ -115,10 +117,19 @@ def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -
                 # the operations that read the payload's inputs.
                 assert not call["incomingEdges"]
                 first = drawn[0]
-                readers = {f"{ins}.{k}" for k, op in enumerate(first.nodes)
-                           if set(op.inputs) & set(first.inputs)}
-                fed = {k for k in readers if any(
-                    not e["sourceNodeId"].startswith(f"{ins}.") for e in nodes[k]["incomingEdges"])}
+                readers = {
+                    f"{ins}.{k}"
+                    for k, op in enumerate(first.nodes)
+                    if set(op.inputs) & set(first.inputs)
+                }
+                fed = {
+                    k
+                    for k in readers
+                    if any(
+                        not e["sourceNodeId"].startswith(f"{ins}.")
+                        for e in nodes[k]["incomingEdges"]
+                    )
+                }
                 assert readers and fed, part.name
 
 
@@ -178,6 +189,7 @@ def _schema(name: str, overload: str) -> Any:
     import executorch.kernels.quantized  # noqa: F401 - quantized_decomposed .out variants
     import torch
     import torch.ao.quantization.fx._decomposed
+
     ns, _, op = name.partition("::")
     packet = getattr(getattr(torch.ops, ns), op)
     return getattr(packet, overload or "default")._schema
@@ -206,7 +218,8 @@ def test_kernel_outputs_match_torch_schemas(example_pte: Path) -> None:
             returns = ins.args[n_args:]
             expected_outputs = written | set(returns)
             assert set(flow.io[ins.index].outputs) == expected_outputs, (
-                f"{op.name}.{op.overload} args {ins.args}")
+                f"{op.name}.{op.overload} args {ins.args}"
+            )
             checked += 1
     kernels = sum(i.kind is InstructionKind.KERNEL for m in program.methods for i in m.instructions)
     assert checked == kernels
@@ -227,10 +240,13 @@ def test_cond_program_shows_control_flow() -> None:
     for j in jumps:
         chain = method.chains[j.chain]
         dest = j.destination or 0
-        target = ("outputs" if dest >= chain.num_instructions
-                  else ids[chain.first_instruction + dest])
-        assert any(e["sourceNodeId"] == ids[j.index] and e["targetNodeInputId"] == "control"
-                   for e in nodes[target]["incomingEdges"])
+        target = (
+            "outputs" if dest >= chain.num_instructions else ids[chain.first_instruction + dest]
+        )
+        assert any(
+            e["sourceNodeId"] == ids[j.index] and e["targetNodeInputId"] == "control"
+            for e in nodes[target]["incomingEdges"]
+        )
         attrs = {a["key"]: a["value"] for a in nodes[ids[j.index]]["attrs"]}
         assert attrs["condition"].startswith(f"%{j.cond_value}")
     for mv in moves:
@@ -271,8 +287,11 @@ def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> No
             if not (call.get("config") or {}).get("pinToGroupTop"):
                 continue  # not inlined: the call node itself carries the edges
             view = method.delegates[part.delegate_index].decoded.graphs[0]
-            writers = {f"{ins}.{k}" for k, op in enumerate(view.nodes)
-                       if set(op.outputs) & set(view.outputs)}
+            writers = {
+                f"{ins}.{k}"
+                for k, op in enumerate(view.nodes)
+                if set(op.outputs) & set(view.outputs)
+            }
             assert writers, part.name
             for w in writers - sources:
                 # Only a writer whose tensor goes only to partitions more than NEAR_PARTITIONS
@@ -283,8 +302,12 @@ def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> No
                     if tid not in op.outputs:
                         continue
                     value = parts.dataflow.io[index].output_tensors[j]
-                    readers = [e.consumer for edges in parts.dataflow.edges for e in edges
-                               if e.producer == index and e.value == value]
+                    readers = [
+                        e.consumer
+                        for edges in parts.dataflow.edges
+                        for e in edges
+                        if e.producer == index and e.value == value
+                    ]
                     assert readers, (part.name, w)
                     for r in readers:
                         gap = parts.partition_of[r] - part.index

@@ -132,8 +132,16 @@ def test_dataflow_live_writes_are_bounded() -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["/", "/etc", "../..", "..", "sub/../..", "../../../../../../tmp", "\\\\host\\share",
-     str(Path("/").resolve() / "tmp")],
+    [
+        "/",
+        "/etc",
+        "../..",
+        "..",
+        "sub/../..",
+        "../../../../../../tmp",
+        "\\\\host\\share",
+        str(Path("/").resolve() / "tmp"),
+    ],
 )
 def test_artifact_spec_cannot_leave_the_pte_folder(spec: str, tmp_path: Path) -> None:
     here = tmp_path / "models"
@@ -161,8 +169,12 @@ def test_sidecars_outside_the_folder_are_not_read(tmp_path: Path) -> None:
     data = src.read_bytes()
     from pte_adapter.api import load
 
-    spec = next(s for d in load(src, decode_delegates=False).methods[0].delegates
-                for s in d.compile_specs if s.key == "debug_artifact_path")
+    spec = next(
+        s
+        for d in load(src, decode_delegates=False).methods[0].delegates
+        for s in d.compile_specs
+        if s.key == "debug_artifact_path"
+    )
     # Same length, so the FlatBuffer stays valid: "../outside////..." climbs out of models/.
     evil = b"../outside".ljust(len(spec.value), b"/")
     pte = models / "m.pte"

@@ -10,8 +10,43 @@ from tests.conftest import ROOT
 
 def test_ruff() -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "src", "tests", "scripts", "benchmarks", "examples"],
-        cwd=ROOT, capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "src",
+            "tests",
+            "scripts",
+            "benchmarks",
+            "examples",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_ruff_format() -> None:
+    """The code keeps one layout (ruff is pinned in the test extra, so its style cannot drift)."""
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "src",
+            "tests",
+            "scripts",
+            "benchmarks",
+            "examples",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -20,15 +20,23 @@ from pte_adapter.program import InstructionKind, Tensor, ValueKind
 from tests.conftest import oracle
 
 VALUE_KIND_BY_ORACLE_CLASS = {
-    "Null": ValueKind.NULL, "Int": ValueKind.INT, "Bool": ValueKind.BOOL,
-    "Double": ValueKind.DOUBLE, "Tensor": ValueKind.TENSOR, "String": ValueKind.STRING,
-    "IntList": ValueKind.INT_LIST, "DoubleList": ValueKind.DOUBLE_LIST,
-    "BoolList": ValueKind.BOOL_LIST, "TensorList": ValueKind.TENSOR_LIST,
+    "Null": ValueKind.NULL,
+    "Int": ValueKind.INT,
+    "Bool": ValueKind.BOOL,
+    "Double": ValueKind.DOUBLE,
+    "Tensor": ValueKind.TENSOR,
+    "String": ValueKind.STRING,
+    "IntList": ValueKind.INT_LIST,
+    "DoubleList": ValueKind.DOUBLE_LIST,
+    "BoolList": ValueKind.BOOL_LIST,
+    "TensorList": ValueKind.TENSOR_LIST,
     "OptionalTensorList": ValueKind.OPTIONAL_TENSOR_LIST,
 }
 INSTRUCTION_KIND_BY_ORACLE_CLASS = {
-    "KernelCall": InstructionKind.KERNEL, "DelegateCall": InstructionKind.DELEGATE,
-    "MoveCall": InstructionKind.MOVE, "JumpFalseCall": InstructionKind.JUMP_FALSE,
+    "KernelCall": InstructionKind.KERNEL,
+    "DelegateCall": InstructionKind.DELEGATE,
+    "MoveCall": InstructionKind.MOVE,
+    "JumpFalseCall": InstructionKind.JUMP_FALSE,
     "FreeCall": InstructionKind.FREE,
 }
 
@@ -37,7 +45,9 @@ def _oracle_instructions(plan: Any) -> list[Any]:
     return [ins.instr_args for chain in plan.chains for ins in chain.instructions]
 
 
-def test_methods_instructions_operators(example_pte: Path, oracle_cache: dict[Path, object]) -> None:
+def test_methods_instructions_operators(
+    example_pte: Path, oracle_cache: dict[Path, object]
+) -> None:
     ours = pte_adapter.load(example_pte)
     theirs: Any = oracle(example_pte, oracle_cache).program  # type: ignore[attr-defined]
     assert [m.name for m in ours.methods] == [p.name for p in theirs.execution_plan]
@@ -64,7 +74,9 @@ def test_methods_instructions_operators(example_pte: Path, oracle_cache: dict[Pa
                 assert (ins.move_from, ins.move_to) == (call.move_from, call.move_to)
             elif ins.kind is InstructionKind.JUMP_FALSE:
                 assert (ins.cond_value, ins.destination) == (
-                    call.cond_value_index, call.destination_instruction)
+                    call.cond_value_index,
+                    call.destination_instruction,
+                )
             elif ins.kind is InstructionKind.FREE:
                 assert ins.free_value == call.value_index
 
@@ -93,12 +105,17 @@ def test_values_and_tensors(example_pte: Path, oracle_cache: dict[Path, object])
                     assert t.memory is not None
                     assert t.memory.arena == alloc.memory_id
                     assert t.memory.offset == (
-                        alloc.memory_offset_low | alloc.memory_offset_high << 32)
+                        alloc.memory_offset_low | alloc.memory_offset_high << 32
+                    )
                 _check_constant_bytes(ours, t, ev.val, pte, example_pte.parent)
                 checked[t.constant.kind if t.constant else "planned"] += 1
             elif cls in ("Int", "Bool", "Double", "String"):
-                field = {"Int": "int_val", "Bool": "bool_val", "Double": "double_val",
-                         "String": "string_val"}[cls]
+                field = {
+                    "Int": "int_val",
+                    "Bool": "bool_val",
+                    "Double": "double_val",
+                    "String": "string_val",
+                }[cls]
                 expected = getattr(ev.val, field)
                 if cls == "Double" and isinstance(expected, str):  # inf/nan spelled as text
                     expected = float(expected)

@@ -42,7 +42,9 @@ def test_partition_counts_match_the_instruction_stream(
         assert [p["backend"] for p in m["partitions"]] == [b for b, _ in runs]
         kernels = Counter(
             f"{plan.operators[c.op_index].name}.{plan.operators[c.op_index].overload}".rstrip(".")
-            for b, calls in runs if b == "CPU" for c in calls
+            for b, calls in runs
+            if b == "CPU"
+            for c in calls
             if type(c).__name__ == "KernelCall"
         )
         assert Counter({**m["cpu_compute_ops"], **m["cpu_glue_ops"]}) == kernels
@@ -214,10 +216,25 @@ def test_summary_json_is_stable_and_complete(capsys: pytest.CaptureFixture[str])
 
 def test_check_gate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     full, lrn = str(example("mv2_ethosu85_full")), str(example("mv2_lrn_ethosu85"))
-    assert main(["check", full, "--backend", "EthosUBackend", "--max-partitions", "1",
-                 "--max-cpu-ops", "0"]) == EXIT_OK
-    assert main(["check", lrn, "--backend", "EthosUBackend", "--max-partitions", "1"]) \
+    assert (
+        main(
+            [
+                "check",
+                full,
+                "--backend",
+                "EthosUBackend",
+                "--max-partitions",
+                "1",
+                "--max-cpu-ops",
+                "0",
+            ]
+        )
+        == EXIT_OK
+    )
+    assert (
+        main(["check", lrn, "--backend", "EthosUBackend", "--max-partitions", "1"])
         == EXIT_CHECK_FAILED
+    )
     err = capsys.readouterr().err.strip().splitlines()
     fails = [line for line in err if not line.startswith("  why ")]  # why: issue 13
     assert len(fails) == 1 and "EthosUBackend partitions > 1" in fails[0]

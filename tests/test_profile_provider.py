@@ -65,7 +65,9 @@ def test_provider_in_process() -> None:
     # The call's operators carry their own times (Convert first); the call keeps the rest.
     call = _node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]
     assert 0 < res.result.results[call].value < expected[call]
-    assert res.result.results[f"{call}.0"].value == pytest.approx(expected["Convert (NC) #1"], abs=1e-6)
+    assert res.result.results[f"{call}.0"].value == pytest.approx(
+        expected["Convert (NC) #1"], abs=1e-6
+    )
     # A graph the ETDump has no times for: a clear error, not an exception.
     res = provider.run(PROVIDER_ID, pte, "encode", {}, None)
     assert "has no times for graph 'encode'" in res.error

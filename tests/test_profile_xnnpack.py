@@ -149,7 +149,9 @@ def test_operations_in_the_method_graph_get_node_data_and_attributes() -> None:
     fused = [k for k, a in attrs.items() if "measured" in a]
     assert len(fused) == 35
     assert all(nodes[k].label == "Clamp" for k in fused)
-    assert sum("measured median" in a for k, a in attrs.items() if k.startswith(f"{call_id}.")) == 69
+    assert (
+        sum("measured median" in a for k, a in attrs.items() if k.startswith(f"{call_id}.")) == 69
+    )
     summary = profile_summary(profile)
     inner = summary["methods"][0]["partitions"][0]["inner_nodes"]
     assert (inner["matched"], inner["of"]) == (104, 104)

@@ -37,9 +37,18 @@ def _model_explorer() -> str:
 def server() -> Iterator[str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [_model_explorer(), "--extensions=pte_adapter", "--no_open_in_browser",
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            _model_explorer(),
+            "--extensions=pte_adapter",
+            "--no_open_in_browser",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -65,11 +74,18 @@ def server() -> Iterator[str]:
 
 
 def _convert(base: str, path: Path) -> dict[str, Any]:
-    cmd = {"extensionId": "pte_adapter", "cmdId": "convert", "modelPath": str(path.resolve()),
-           "settings": {}, "deleteAfterConversion": False}
-    req = urllib.request.Request(f"{base}/apipost/v1/send_command",
-                                 data=json.dumps(cmd).encode(),
-                                 headers={"Content-Type": "application/json"})
+    cmd = {
+        "extensionId": "pte_adapter",
+        "cmdId": "convert",
+        "modelPath": str(path.resolve()),
+        "settings": {},
+        "deleteAfterConversion": False,
+    }
+    req = urllib.request.Request(
+        f"{base}/apipost/v1/send_command",
+        data=json.dumps(cmd).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=120) as r:
         result: dict[str, Any] = json.loads(r.read())
         return result
@@ -93,8 +109,11 @@ def test_converts_fragmented_ethosu_example(server: str) -> None:
     # Partition groups are namespaces, each with its attributes and a colour config.
     namespaces = {n["namespace"].split("/")[0] for n in g["nodes"] if n["namespace"]}
     assert namespaces == {p.name for p in parts.partitions}
-    assert {"NPU partition 1 (EthosUBackend)", "NPU partition 2 (EthosUBackend)",
-            "CPU island 2"} <= namespaces
+    assert {
+        "NPU partition 1 (EthosUBackend)",
+        "NPU partition 2 (EthosUBackend)",
+        "CPU island 2",
+    } <= namespaces
     assert set(g["groupNodeAttributes"]) == {""} | namespaces
     regexes = [c["namespaceRegex"] for c in g["groupNodeConfigs"]]
     assert len(regexes) == len(parts.partitions)
@@ -103,8 +122,11 @@ def test_converts_fragmented_ethosu_example(server: str) -> None:
     for part in parts.delegate_partitions:
         assert part.delegate_index is not None
         npu = method.delegates[part.delegate_index].decoded.graphs[0]
-        inside = [n for n in g["nodes"] if n["id"].startswith(f"{ids[part.instructions[0]]}.")
-                  and n["namespace"] == part.name]
+        inside = [
+            n
+            for n in g["nodes"]
+            if n["id"].startswith(f"{ids[part.instructions[0]]}.") and n["namespace"] == part.name
+        ]
         assert len(inside) == len(npu.nodes) > 0
 
 

@@ -78,7 +78,9 @@ def test_every_offset_word_set_to_garbage() -> None:
 
 
 @settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, len(GRAPH) - 1), st.integers(0, 255)), min_size=1, max_size=8))
+@given(
+    st.lists(st.tuples(st.integers(0, len(GRAPH) - 1), st.integers(0, 255)), min_size=1, max_size=8)
+)
 def test_random_byte_mutations(edits: list[tuple[int, int]]) -> None:
     mutated = bytearray(GRAPH)
     for pos, value in edits:

@@ -83,7 +83,11 @@ def test_debug_example_groups_ops_by_pytorch_module() -> None:
 
 def test_module_path_spellings() -> None:
     """The path spellings torch.export has used all fold to the same namespace."""
-    for spelling in ("features.3.conv.0", "L['self'].features[3].conv[0]", "getattr(L['self'].features, '3').conv[0]"):
+    for spelling in (
+        "features.3.conv.0",
+        "L['self'].features[3].conv[0]",
+        "getattr(L['self'].features, '3').conv[0]",
+    ):
         assert module_path_to_namespace(spelling) == "features/3/conv/0"
     assert module_path_to_namespace("") == ""
 
@@ -94,7 +98,10 @@ def _serializer_graph() -> bytes:
     x = g.addPlaceholder([1, 4], ts.DType.FP32)
     a = g.addIntermediate([1, 4], ts.DType.FP32)
     b = g.addIntermediate([1, 4], ts.DType.FP32)
-    for op, src, dst, attr_name in ((ts.Op.ABS, x, a, "AbsAttribute"), (ts.Op.SIN, a, b, "SinAttribute")):
+    for op, src, dst, attr_name in (
+        (ts.Op.ABS, x, a, "AbsAttribute"),
+        (ts.Op.SIN, a, b, "SinAttribute"),
+    ):
         attr = ts.TosaSerializerAttribute()
         getattr(attr, attr_name)()
         g.addOperator(op, [src.name], [dst.name], attr)

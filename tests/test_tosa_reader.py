@@ -224,7 +224,9 @@ def _check_decoded(decoded: DecodedDelegate, data: bytes, specs: dict[str, bytes
     assert graph.inputs == main["inputs"] and graph.outputs == main["outputs"]
     assert decoded.num_inputs == len(main["inputs"])
     assert decoded.num_outputs == len(main["outputs"])
-    compute = sum(1 for b in oracle.values() for o in b["ops"] if o["kind"] not in ("CONST", "CONST_SHAPE"))
+    compute = sum(
+        1 for b in oracle.values() for o in b["ops"] if o["kind"] not in ("CONST", "CONST_SHAPE")
+    )
     assert decoded.inner_op_count == compute
     assert len(decoded.graphs) == len(oracle)
     for tname, t in main["tensors"].items():
@@ -237,7 +239,11 @@ def _check_decoded(decoded: DecodedDelegate, data: bytes, specs: dict[str, bytes
     if "tosa_spec" in specs:
         assert decoded.summary["tosa_spec"] == specs["tosa_spec"].decode()
     assert decoded.summary["tosa_constant_bytes"] == str(
-        sum(t["data"] for b in oracle.values() for t in (*b["tensors"].values(), *b["shapes"].values()))
+        sum(
+            t["data"]
+            for b in oracle.values()
+            for t in (*b["tensors"].values(), *b["shapes"].values())
+        )
     )
     assert not decoded.problems
 
@@ -252,7 +258,9 @@ def test_example_payload_equals_sidecar() -> None:
         assert sidecar.read_bytes() in payloads
         graphs = read_tosa_file(sidecar)
         oracle = oracle_graph(sidecar.read_bytes())
-        assert [n.kind for n in graphs[0].nodes] == [o["kind"] for o in next(iter(oracle.values()))["ops"]]
+        assert [n.kind for n in graphs[0].nodes] == [
+            o["kind"] for o in next(iter(oracle.values()))["ops"]
+        ]
 
 
 # -- graphs written by tosa-tools' serializer ---------------------------------------------------------
@@ -260,7 +268,9 @@ def test_example_payload_equals_sidecar() -> None:
 
 def _serializer(minor: int) -> Any:
     ts = pytest.importorskip("tosa_serializer")
-    return ts, ts.TosaSerializer("", targetMajor=1, targetMinor=minor, targetPatch=0, targetDraft=minor > 0)
+    return ts, ts.TosaSerializer(
+        "", targetMajor=1, targetMinor=minor, targetPatch=0, targetDraft=minor > 0
+    )
 
 
 def build_small_graph(minor: int = 0) -> bytes:
@@ -279,8 +289,11 @@ def build_small_graph(minor: int = 0) -> bytes:
     g.addOperator(ts.Op.CONV2D, [x.name, w.name, bias.name, izp.name, wzp.name], [conv.name], attr)
     clamped = g.addIntermediate([1, 4, 4, 6], ts.DType.INT32)
     attr = ts.TosaSerializerAttribute()
-    attr.ClampAttribute(list(np.array([-5], dtype=np.int32).tobytes()), list(np.array([100], dtype=np.int32).tobytes()),
-                        ts.NanPropagationMode.PROPAGATE)
+    attr.ClampAttribute(
+        list(np.array([-5], dtype=np.int32).tobytes()),
+        list(np.array([100], dtype=np.int32).tobytes()),
+        ts.NanPropagationMode.PROPAGATE,
+    )
     g.addOperator(ts.Op.CLAMP, [conv.name], [clamped.name], attr)
     out = g.addIntermediate([1, 96], ts.DType.INT32)
     shape = g.addConst([2], ts.DType.SHAPE, np.array([1, 96], dtype=np.int64), name="shape")
@@ -349,7 +362,9 @@ def test_other_major_versions_are_refused(major: int, minor: int) -> None:
 
 def test_newer_minor_is_read_with_a_problem() -> None:
     model = read_tosa(patch_version(build_small_graph(), 1, 7))
-    assert [op.kind for op in model.main.operators] == [op.kind for op in read_tosa(build_small_graph()).main.operators]
+    assert [op.kind for op in model.main.operators] == [
+        op.kind for op in read_tosa(build_small_graph()).main.operators
+    ]
     assert any("1.7" in p for p in model.problems)
 
 
@@ -416,7 +431,9 @@ def test_cond_if_links_its_blocks_as_subgraphs() -> None:
     for key, graph_name in zip(("then_graph", "else_graph"), cond.subgraphs, strict=True):
         block = cond.attrs[key]
         assert by_name[graph_name].attrs["block"] == block
-        assert [n.kind for n in by_name[graph_name].nodes] == [o["kind"] for o in oracle[(block, block)]["ops"]]
+        assert [n.kind for n in by_name[graph_name].nodes] == [
+            o["kind"] for o in oracle[(block, block)]["ops"]
+        ]
     assert decoded.inner_op_count == 3 and not decoded.problems
 
 

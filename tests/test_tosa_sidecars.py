@@ -26,7 +26,9 @@ SOURCE = "TOSA source"
 # -- independent readings ------------------------------------------------------------------------------
 
 
-def vela_io(payload: bytes) -> tuple[list[tuple[tuple[int, ...], int]], list[tuple[tuple[int, ...], int]]]:
+def vela_io(
+    payload: bytes,
+) -> tuple[list[tuple[tuple[int, ...], int]], list[tuple[tuple[int, ...], int]]]:
     """(inputs, outputs) as (shape without leading 1s, element size) from the vela_bin_stream."""
     blocks: dict[str, bytes] = {}
     pos = 0
@@ -61,7 +63,9 @@ def strip_ones(shape: tuple[int, ...] | list[int]) -> tuple[int, ...]:
 ELEMENT_SIZES = {"INT8": 1, "INT16": 2, "INT32": 4, "FP16": 2, "FP32": 4, "BOOL": 1}
 
 
-def tosa_io(path: Path) -> tuple[list[tuple[tuple[int, ...], int]], list[tuple[tuple[int, ...], int]]]:
+def tosa_io(
+    path: Path,
+) -> tuple[list[tuple[tuple[int, ...], int]], list[tuple[tuple[int, ...], int]]]:
     """The main block's I/O of a .tosa file, read with tosa-tools' generated readers."""
     from tosa.DType import DType
     from tosa.TosaGraph import TosaGraph
@@ -72,7 +76,10 @@ def tosa_io(path: Path) -> tuple[list[tuple[tuple[int, ...], int]], list[tuple[t
     tensors = {}
     for i in range(block.TensorsLength()):
         t = block.Tensors(i)
-        tensors[t.Name().decode()] = (strip_ones([int(x) for x in t.ShapeAsNumpy()]), ELEMENT_SIZES[dtype_names[t.Type()]])
+        tensors[t.Name().decode()] = (
+            strip_ones([int(x) for x in t.ShapeAsNumpy()]),
+            ELEMENT_SIZES[dtype_names[t.Type()]],
+        )
     ins = [tensors[block.Inputs(i).decode()] for i in range(block.InputsLength())]
     outs = [tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength())]
     return ins, outs
@@ -98,7 +105,8 @@ def copy_example(name: str, tmp_path: Path) -> tuple[Path, Path]:
     pte = EXAMPLES / f"{name}.pte"
     art = EXAMPLES / f"{name}_artifacts"
     assert pte.exists() and any(art.glob("output_tag*_*.tosa")), (
-        f"{name}.pte with {art.name}/ is missing: run examples/build_examples.py")
+        f"{name}.pte with {art.name}/ is missing: run examples/build_examples.py"
+    )
     shutil.copy(pte, tmp_path / pte.name)
     shutil.copytree(art, tmp_path / art.name)
     return tmp_path / pte.name, tmp_path / art.name
@@ -200,7 +208,9 @@ def test_duplicate_sidecar_is_ambiguous_not_guessed(name: str, tmp_path: Path) -
     spec = first.name.split("_", 2)[2]
     shutil.copy(first, folder / f"output_tag99_{spec}")
     program = pte_adapter.load(pte)
-    ambiguous = [d for d in ethosu_delegates(program) if any("ambiguous" in p for p in d.decoded.problems)]
+    ambiguous = [
+        d for d in ethosu_delegates(program) if any("ambiguous" in p for p in d.decoded.problems)
+    ]
     assert len(ambiguous) == 1
     assert matched_file(ambiguous[0], folder) is None
 

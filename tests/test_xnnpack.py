@@ -113,7 +113,11 @@ def xnn_delegates(program: Program) -> list[tuple[str, Delegate]]:
 def test_the_xnnpack_examples_ship() -> None:
     # Shipped examples that are missing are a failure, not a skip.
     assert [p.name for p in XNN_EXAMPLES] == [
-        "mv2_xnnpack_fp32.pte", "mv2_xnnpack_int8.pte", "xnnpack_lrn.pte", "xnnpack_ptd.pte"]
+        "mv2_xnnpack_fp32.pte",
+        "mv2_xnnpack_int8.pte",
+        "xnnpack_lrn.pte",
+        "xnnpack_ptd.pte",
+    ]
 
 
 # -- tests -------------------------------------------------------------------------------------

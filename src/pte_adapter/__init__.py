@@ -1,7 +1,7 @@
 """pte_adapter: open an ExecuTorch `.pte` and show everything inside it.
 
-    import pte_adapter
-    program = pte_adapter.load("model.pte")       # typed model, delegates decoded
+import pte_adapter
+program = pte_adapter.load("model.pte")       # typed model, delegates decoded
 """
 
 from pte_adapter.api import load, load_bytes

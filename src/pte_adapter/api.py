@@ -40,8 +40,11 @@ def load(
             attach_tosa_sidecars(program)
     note_side_file_problems(program)
     if etrecord is not None or sidecars:
-        attach_etrecord(program, Path(etrecord) if etrecord is not None
-                        else path.with_suffix(".etrecord"), explicit=etrecord is not None)
+        attach_etrecord(
+            program,
+            Path(etrecord) if etrecord is not None else path.with_suffix(".etrecord"),
+            explicit=etrecord is not None,
+        )
     return program
 
 
@@ -105,4 +108,3 @@ def decode_all(program: Program) -> None:
                 payload_offset=delegate.payload_offset,
             )
             delegate.decoded = decode_payload(payload, ctx)
-

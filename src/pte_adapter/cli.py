@@ -21,8 +21,10 @@ EXIT_USAGE = 2
 EXIT_BAD_FILE = 3
 EXIT_INTERNAL = 4
 
-ETRECORD_HELP = ("the program's ETRecord (default: <stem>.etrecord beside the .pte); "
-                 "its layers are shown only if it belongs to the program")
+ETRECORD_HELP = (
+    "the program's ETRecord (default: <stem>.etrecord beside the .pte); "
+    "its layers are shown only if it belongs to the program"
+)
 
 
 class UsageError(Exception):
@@ -79,8 +81,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.summary import summarize
     from pte_adapter.api import load
 
-    limits = Limits(args.max_partitions, args.min_partitions, args.max_cpu_ops,
-                    args.max_cpu_islands, args.backend, args.method)
+    limits = Limits(
+        args.max_partitions,
+        args.min_partitions,
+        args.max_cpu_ops,
+        args.max_cpu_islands,
+        args.backend,
+        args.method,
+    )
     if not limits.any_limit():  # before reading the file: the command line alone is wrong
         raise UsageError(NO_LIMIT)
     try:
@@ -150,12 +158,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="output .json path")
-    p.add_argument("--vela", action="store_true",
-                   help="run Vela on matched sidecar .tosa files; its per-layer estimate goes on "
-                        "the TOSA source graphs")
+    p.add_argument(
+        "--vela",
+        action="store_true",
+        help="run Vela on matched sidecar .tosa files; its per-layer estimate goes on "
+        "the TOSA source graphs",
+    )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
-    p.add_argument("--npu-overlay", metavar="JSON",
-                   help="also write a node-data file colouring NPU operations by estimated cycles")
+    p.add_argument(
+        "--npu-overlay",
+        metavar="JSON",
+        help="also write a node-data file colouring NPU operations by estimated cycles",
+    )
     p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("summary", help="per-method partition table")
@@ -175,8 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("vela", help="Vela's own estimate per Ethos-U partition next to ours "
-                                    "(runs Vela on the matched sidecar .tosa)")
+    p = sub.add_parser(
+        "vela",
+        help="Vela's own estimate per Ethos-U partition next to ours "
+        "(runs Vela on the matched sidecar .tosa)",
+    )
     p.add_argument("model")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
     p.add_argument("--json", action="store_true", help="JSON instead of text")
@@ -185,7 +202,6 @@ def build_parser() -> argparse.ArgumentParser:
     from pte_adapter.cli_profile import add_parser as add_profile_parser
 
     add_profile_parser(sub)
-
 
     p = sub.add_parser("size", help="where the bytes of the file go (adds up to the file size)")
     p.add_argument("model")

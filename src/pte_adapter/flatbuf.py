@@ -38,7 +38,17 @@ _I32: Final = struct.Struct("<i")
 
 # Scalar formats a reader may ask for, with their sizes.
 _SCALAR_SIZES: Final = {
-    "b": 1, "B": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "Q": 8, "f": 4, "d": 8,
+    "b": 1,
+    "B": 1,
+    "?": 1,
+    "h": 2,
+    "H": 2,
+    "i": 4,
+    "I": 4,
+    "q": 8,
+    "Q": 8,
+    "f": 4,
+    "d": 8,
 }
 
 DEFAULT_MAX_TABLES: Final = 4_000_000
@@ -219,7 +229,9 @@ class Table:
 
     # -- scalars --------------------------------------------------------------------------------
 
-    def scalar(self, slot: _int, fmt: str, default: _int | _float | _bool = 0) -> _int | _float | _bool:
+    def scalar(
+        self, slot: _int, fmt: str, default: _int | _float | _bool = 0
+    ) -> _int | _float | _bool:
         pos = self._field(slot, _SCALAR_SIZES[fmt])
         return default if pos == 0 else self.fb.scalar(fmt, pos)
 

@@ -20,13 +20,32 @@ if TYPE_CHECKING:
 
 # ScalarType enum of `scalar_type.fbs`: value -> (name, bytes per element).
 SCALAR_TYPES: dict[int, tuple[str, float]] = {
-    0: ("uint8", 1), 1: ("int8", 1), 2: ("int16", 2), 3: ("int32", 4), 4: ("int64", 8),
-    5: ("float16", 2), 6: ("float32", 4), 7: ("float64", 8), 8: ("complex32", 4),
-    9: ("complex64", 8), 10: ("complex128", 16), 11: ("bool", 1), 12: ("qint8", 1),
-    13: ("quint8", 1), 14: ("qint32", 4), 15: ("bfloat16", 2), 16: ("quint4x2", 1),
-    17: ("quint2x4", 1), 22: ("bits16", 2), 23: ("float8_e5m2", 1), 24: ("float8_e4m3fn", 1),
-    25: ("float8_e5m2fnuz", 1), 26: ("float8_e4m3fnuz", 1), 27: ("uint16", 2),
-    28: ("uint32", 4), 29: ("uint64", 8),
+    0: ("uint8", 1),
+    1: ("int8", 1),
+    2: ("int16", 2),
+    3: ("int32", 4),
+    4: ("int64", 8),
+    5: ("float16", 2),
+    6: ("float32", 4),
+    7: ("float64", 8),
+    8: ("complex32", 4),
+    9: ("complex64", 8),
+    10: ("complex128", 16),
+    11: ("bool", 1),
+    12: ("qint8", 1),
+    13: ("quint8", 1),
+    14: ("qint32", 4),
+    15: ("bfloat16", 2),
+    16: ("quint4x2", 1),
+    17: ("quint2x4", 1),
+    22: ("bits16", 2),
+    23: ("float8_e5m2", 1),
+    24: ("float8_e4m3fn", 1),
+    25: ("float8_e5m2fnuz", 1),
+    26: ("float8_e4m3fnuz", 1),
+    27: ("uint16", 2),
+    28: ("uint32", 4),
+    29: ("uint64", 8),
 }
 
 SHAPE_DYNAMISM = {0: "static", 1: "dynamic_bound", 2: "dynamic_unbound"}
@@ -54,9 +73,17 @@ class ValueKind(enum.Enum):
 
 
 VALUE_KIND_BY_TAG = {
-    1: ValueKind.NULL, 2: ValueKind.INT, 3: ValueKind.BOOL, 4: ValueKind.DOUBLE,
-    5: ValueKind.TENSOR, 6: ValueKind.STRING, 7: ValueKind.INT_LIST, 8: ValueKind.DOUBLE_LIST,
-    9: ValueKind.BOOL_LIST, 10: ValueKind.TENSOR_LIST, 11: ValueKind.OPTIONAL_TENSOR_LIST,
+    1: ValueKind.NULL,
+    2: ValueKind.INT,
+    3: ValueKind.BOOL,
+    4: ValueKind.DOUBLE,
+    5: ValueKind.TENSOR,
+    6: ValueKind.STRING,
+    7: ValueKind.INT_LIST,
+    8: ValueKind.DOUBLE_LIST,
+    9: ValueKind.BOOL_LIST,
+    10: ValueKind.TENSOR_LIST,
+    11: ValueKind.OPTIONAL_TENSOR_LIST,
 }
 
 
@@ -155,8 +182,11 @@ class InstructionKind(enum.Enum):
 
 
 INSTRUCTION_KIND_BY_TAG = {
-    1: InstructionKind.KERNEL, 2: InstructionKind.DELEGATE, 3: InstructionKind.MOVE,
-    4: InstructionKind.JUMP_FALSE, 5: InstructionKind.FREE,
+    1: InstructionKind.KERNEL,
+    2: InstructionKind.DELEGATE,
+    3: InstructionKind.MOVE,
+    4: InstructionKind.JUMP_FALSE,
+    5: InstructionKind.FREE,
 }
 
 

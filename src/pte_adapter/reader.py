@@ -126,9 +126,7 @@ def _read_tensor(t: Table, constants: _ConstantIndex, sources: DataSources) -> T
         layout=t.int(T_LAYOUT, "b"),
     )
     if alloc is not None:
-        tensor.memory = MemoryPlan(
-            alloc.int(0, "I"), alloc.int(1, "I") | (alloc.int(2, "I") << 32)
-        )
+        tensor.memory = MemoryPlan(alloc.int(0, "I"), alloc.int(1, "I") | (alloc.int(2, "I") << 32))
     extra = t.table(T_EXTRA, "extra_tensor_info")
     if extra is not None:
         tensor.fqn = extra.string(X_FQN, "fully_qualified_name") or ""
@@ -176,9 +174,7 @@ def _read_value(index: int, ev: Table, constants: _ConstantIndex, sources: DataS
     return Value(index, kind, payload)
 
 
-def _read_instruction(
-    ins: Table, index: int, chain: int, position: int
-) -> Instruction:
+def _read_instruction(ins: Table, index: int, chain: int, position: int) -> Instruction:
     tag, call = ins.union(0, "instr_args")
     kind = INSTRUCTION_KIND_BY_TAG.get(tag, InstructionKind.UNKNOWN)
     out = Instruction(index, chain, position, kind)
@@ -273,8 +269,13 @@ def _read_method(
         for pos, ins in enumerate(chain.iter_tables(2, "instructions")):
             instructions.append(_read_instruction(ins, len(instructions), ci, pos))
         chains.append(
-            Chain(ci, chain.ints(0, "i", "inputs"), chain.ints(1, "i", "outputs"), first,
-                  len(instructions) - first)
+            Chain(
+                ci,
+                chain.ints(0, "i", "inputs"),
+                chain.ints(1, "i", "outputs"),
+                first,
+                len(instructions) - first,
+            )
         )
     method = Method(
         name=name,
@@ -300,8 +301,11 @@ def _check_indices(m: Method) -> list[str]:
         return i is None or not 0 <= i < nv
 
     for v in m.values:
-        if (v.kind in (ValueKind.TENSOR_LIST, ValueKind.INT_LIST) and isinstance(v.payload, list)
-                and any(bad_value(int(x)) for x in v.payload)):
+        if (
+            v.kind in (ValueKind.TENSOR_LIST, ValueKind.INT_LIST)
+            and isinstance(v.payload, list)
+            and any(bad_value(int(x)) for x in v.payload)
+        ):
             problems.append(f"value {v.index}: tensor list refers to a missing value")
     for i in m.inputs + m.outputs:
         if bad_value(i):

@@ -82,7 +82,8 @@ def tensor_values(method: Method, value_indices: list[int]) -> list[int]:
             val.payload, list
         ):
             out.extend(
-                int(i) for i in val.payload
+                int(i)
+                for i in val.payload
                 if 0 <= int(i) < len(method.values)
                 and method.values[int(i)].kind is ValueKind.TENSOR
             )

@@ -128,8 +128,9 @@ class MethodPartitions:
         The inner-op share counts each CPU kernel as one op and each delegate as its decoded inner
         operations; it is None while any delegate could not be decoded.
         """
-        kernels = sum(sum(p.compute_ops.values()) + sum(p.glue_ops.values())
-                      for p in self.cpu_islands)
+        kernels = sum(
+            sum(p.compute_ops.values()) + sum(p.glue_ops.values()) for p in self.cpu_islands
+        )
         delegate_calls = len(self.delegate_partitions)
         total = kernels + delegate_calls
         by_instr = delegate_calls / total if total else 0.0
@@ -156,7 +157,9 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
     for ins in method.instructions:
         if ins.kind is InstructionKind.DELEGATE:
             d = ins.delegate_index
-            delegate = method.delegates[d] if d is not None and 0 <= d < len(method.delegates) else None
+            delegate = (
+                method.delegates[d] if d is not None and 0 <= d < len(method.delegates) else None
+            )
             backend = (delegate.id or "unnamed delegate") if delegate else "unknown delegate"
             if backend == CPU:  # a delegate may not pass itself off as a CPU island
                 backend = "CPU (a delegate id)"
@@ -171,8 +174,11 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
             part = partitions[-1]
             if ins.kind is InstructionKind.KERNEL:
                 op = ins.op_index
-                name = (method.operators[op].full_name
-                        if op is not None and 0 <= op < len(method.operators) else "unknown op")
+                name = (
+                    method.operators[op].full_name
+                    if op is not None and 0 <= op < len(method.operators)
+                    else "unknown op"
+                )
                 (part.glue_ops if is_glue(name) else part.compute_ops)[name] += 1
             else:
                 part.control[ins.kind.value] += 1
@@ -209,8 +215,10 @@ def _crossings(
         return found
 
     data_reads = [
-        e for e in [e for edges in flow.edges for e in edges] + flow.loop_edges
-        if method.instructions[e.consumer].kind in (InstructionKind.KERNEL, InstructionKind.DELEGATE)
+        e
+        for e in [e for edges in flow.edges for e in edges] + flow.loop_edges
+        if method.instructions[e.consumer].kind
+        in (InstructionKind.KERNEL, InstructionKind.DELEGATE)
     ] + flow.output_edges
 
     seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)

@@ -37,7 +37,9 @@ class PartitionSummary:
     delegate_stats: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)  # layers covered (from the ETRecord)
-    causes: list[str] = field(default_factory=list)  # CPU islands: "features.4 LocalResponseNorm → op"
+    causes: list[str] = field(
+        default_factory=list
+    )  # CPU islands: "features.4 LocalResponseNorm → op"
     why: list[str] = field(default_factory=list)  # CPU islands: why each compute op stayed on CPU
 
 
@@ -71,7 +73,9 @@ class MethodSummary:
 
 
 def partition_summary(
-    method: Method, part: Partition, source: PartitionSource | None = None,
+    method: Method,
+    part: Partition,
+    source: PartitionSource | None = None,
     why: list[str] | None = None,
 ) -> PartitionSummary:
     stats: dict[str, Any] = {}
@@ -132,15 +136,28 @@ def method_summary(
         handoff_bytes=dict(sorted(parts.crossing_bytes(handoffs=True).items())),
         delegated_share_by_instructions=round(float(share["by_instructions"] or 0.0), 4),
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
-        partitions=[partition_summary(method, p, sources[p.index], why_by_part[p.index])
-                    for p in parts.partitions],
+        partitions=[
+            partition_summary(method, p, sources[p.index], why_by_part[p.index])
+            for p in parts.partitions
+        ],
         problems=list(method.problems) + list(parts.dataflow.problems),
         npu_estimate=method_npu_estimate(method, parts),
-        why=[{"instruction": r.instruction, "operator": r.operator, "backend": r.backend,
-              "kind": r.kind, "reason": r.text} for r in reasons],
-        sources=[{"instruction": i, "modules": [m.text for m in s.modules],
-                  "source_line": s.source_line}
-                 for i, s in sorted(source.instructions.items())] if source else [],
+        why=[
+            {
+                "instruction": r.instruction,
+                "operator": r.operator,
+                "backend": r.backend,
+                "kind": r.kind,
+                "reason": r.text,
+            }
+            for r in reasons
+        ],
+        sources=[
+            {"instruction": i, "modules": [m.text for m in s.modules], "source_line": s.source_line}
+            for i, s in sorted(source.instructions.items())
+        ]
+        if source
+        else [],
     )
 
 
@@ -151,7 +168,9 @@ def summarize(program: Program) -> dict[str, Any]:
         "file": program.path.name if program.path else None,
         "file_size": program.file_size,
         "etrecord": source.etrecord if source else None,
-        "methods": [asdict(method_summary(m, source=source.methods.get(m.name) if source else None))
-                    for m in program.methods],
+        "methods": [
+            asdict(method_summary(m, source=source.methods.get(m.name) if source else None))
+            for m in program.methods
+        ],
         "problems": list(program.problems),
     }

@@ -80,7 +80,7 @@ class BinaryFile:
 _OTHER_FILES = {
     b"FT01": "an ExecuTorch external data file (.ptd); open the .pte that uses it",
     b"TOSA": "a TOSA flatbuffer (.tosa); Model Explorer and `pte-adapter export` open it as a "
-             "graph, `summary` and `check` need a .pte",
+    "graph, `summary` and `check` need a .pte",
 }
 
 

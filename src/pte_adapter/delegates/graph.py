@@ -31,7 +31,9 @@ class OpNode:
     outputs: list[str] = field(default_factory=list)
     attrs: dict[str, str] = field(default_factory=dict)
     namespace: str = ""  # "/"-separated group path inside this graph, e.g. "features/3/conv"
-    subgraphs: list[str] = field(default_factory=list)  # names of other DelegateGraphs (control flow)
+    subgraphs: list[str] = field(
+        default_factory=list
+    )  # names of other DelegateGraphs (control flow)
 
 
 @dataclass

@@ -66,11 +66,13 @@ def _parse(sidecar: Sidecar) -> None:
     main = sidecar.model.main
     sidecar.inputs = tuple(
         (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype)
-        for t in main.inputs if t in main.tensors
+        for t in main.inputs
+        if t in main.tensors
     )
     sidecar.outputs = tuple(
         (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype)
-        for t in main.outputs if t in main.tensors
+        for t in main.outputs
+        if t in main.tensors
     )
 
 
@@ -211,7 +213,11 @@ def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> N
             decoded.problems.append(
                 f"no sidecar .tosa found (searched: {searched}; none in {cand.folder} has this "
                 f"delegate's I/O: inputs {_describe(cand.inputs)}, outputs {_describe(cand.outputs)}"
-                + (f", tosa_spec {cand.delegate.spec('tosa_spec')}" if cand.delegate.spec("tosa_spec") else "")
+                + (
+                    f", tosa_spec {cand.delegate.spec('tosa_spec')}"
+                    if cand.delegate.spec("tosa_spec")
+                    else ""
+                )
                 + ")"
             )
             continue
@@ -236,7 +242,9 @@ def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
     if not any(op.location for b in sidecar.model.blocks for op in b.operators):
         # The sidecar's own folder (and nothing outside it) may hold its debug.json.
         debug_json = find_debug_json(sidecar.path, None)
-    built = to_delegate_graphs(sidecar.model, main_name=SOURCE_GRAPH, prefix=SOURCE_GRAPH, debug_json=debug_json)
+    built = to_delegate_graphs(
+        sidecar.model, main_name=SOURCE_GRAPH, prefix=SOURCE_GRAPH, debug_json=debug_json
+    )
     taken = {g.name for g in decoded.graphs}
     renamed: dict[str, str] = {}
     for graph in built.graphs:
@@ -254,7 +262,13 @@ def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
         f"{sidecar.path.name} (matched by I/O: inputs {_describe(sidecar.inputs)}, "
         f"outputs {_describe(sidecar.outputs)}; tosa_spec {sidecar.spec})"
     )
-    for key in ("tosa_version", "tosa_operators", "tosa_op_counts", "tosa_constant_bytes", "tosa_source_mapping"):
+    for key in (
+        "tosa_version",
+        "tosa_operators",
+        "tosa_op_counts",
+        "tosa_constant_bytes",
+        "tosa_source_mapping",
+    ):
         if key in summary:
             decoded.summary[f"sidecar_{key}"] = summary[key]
     for key, value in stats.items():

@@ -35,17 +35,22 @@ def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
     }
     if t.memory is not None:
         arena = t.memory.arena
-        size = (method.non_const_buffer_sizes[arena]
-                if 0 <= arena < len(method.non_const_buffer_sizes) else None)
-        out["memory_plan"] = (
-            f"arena {arena} offset {t.memory.offset} ({t.nbytes} bytes"
-            + (f" of {size})" if size is not None else ")")
+        size = (
+            method.non_const_buffer_sizes[arena]
+            if 0 <= arena < len(method.non_const_buffer_sizes)
+            else None
+        )
+        out["memory_plan"] = f"arena {arena} offset {t.memory.offset} ({t.nbytes} bytes" + (
+            f" of {size})" if size is not None else ")"
         )
     if t.constant is not None:
         c = t.constant
         if c.kind == "external":
-            where = (f"{c.source} @ {c.offset} ({c.size} bytes)" if c.source
-                     else "NOT FOUND (no .ptd beside the .pte holds it)")
+            where = (
+                f"{c.source} @ {c.offset} ({c.size} bytes)"
+                if c.source
+                else "NOT FOUND (no .ptd beside the .pte holds it)"
+            )
             out["constant"] = f"external key {c.key!r}: {where}"
         else:
             at = f" @ {c.offset}" if c.offset is not None else " (location not resolved)"
@@ -65,7 +70,8 @@ def delegate_facts(d: Delegate) -> dict[str, str]:
         "backend_id": d.id,
         "payload": (
             f"{d.storage} #{d.data_index} @ {d.payload_offset}, {human_bytes(d.payload_size)}"
-            if d.payload_offset is not None else f"{d.storage} #{d.data_index} (not found)"
+            if d.payload_offset is not None
+            else f"{d.storage} #{d.data_index} (not found)"
         ),
     }
     for spec in d.compile_specs:
@@ -81,8 +87,11 @@ def delegate_facts(d: Delegate) -> dict[str, str]:
 def partition_facts(method: Method, part: Partition) -> dict[str, str]:
     out = {
         "backend": part.backend,
-        "instructions": (f"{part.instructions[0]}..{part.instructions[-1]} "
-                         f"({len(part.instructions)})" if part.instructions else "none"),
+        "instructions": (
+            f"{part.instructions[0]}..{part.instructions[-1]} ({len(part.instructions)})"
+            if part.instructions
+            else "none"
+        ),
         "boundary_bytes_in": str(part.bytes_in),
         "boundary_bytes_out": str(part.bytes_out),
     }
@@ -120,21 +129,26 @@ def method_facts(program: Program, method: Method, parts: MethodPartitions) -> d
         "delegate_calls_by_backend": counts_text(s.delegate_calls) or "none",
         "cpu_islands": str(s.cpu_islands),
         "cpu_kernel_calls": f"{s.cpu_kernel_calls} ({s.cpu_compute_calls} compute, "
-                            f"{s.cpu_glue_calls} glue)",
+        f"{s.cpu_glue_calls} glue)",
         "cpu_compute_ops": counts_text(s.cpu_compute_ops) or "none",
         "boundary_crossings": ", ".join(
             f"{k} ×{n} ({human_bytes(s.crossing_bytes.get(k, 0))})" for k, n in s.crossings.items()
-        ) or "none",
+        )
+        or "none",
         "delegate_handoffs": ", ".join(
             f"{k} ×{n} ({human_bytes(s.handoff_bytes.get(k, 0))})" for k, n in s.handoffs.items()
-        ) or "none",
+        )
+        or "none",
         "delegated_share_by_instructions": f"{s.delegated_share_by_instructions:.1%}",
-        "delegated_share_by_inner_ops": ("unknown (a delegate was not decoded)"
-                                         if s.delegated_share_by_inner_ops is None
-                                         else f"{s.delegated_share_by_inner_ops:.1%}"),
+        "delegated_share_by_inner_ops": (
+            "unknown (a delegate was not decoded)"
+            if s.delegated_share_by_inner_ops is None
+            else f"{s.delegated_share_by_inner_ops:.1%}"
+        ),
         "memory_arenas": ", ".join(
             f"{i}: {human_bytes(n)}" for i, n in enumerate(method.non_const_buffer_sizes) if i
-        ) or "none",
+        )
+        or "none",
         "legend": legend(list(s.delegate_calls)),
     }
     if s.npu_estimate:

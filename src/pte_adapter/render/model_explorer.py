@@ -83,8 +83,9 @@ def _kv(attrs: dict[str, str]) -> list[gb.KeyValue]:
 
 
 def _style(colours: tuple[str, str]) -> gb.GraphNodeStyle:
-    return gb.GraphNodeStyle(backgroundColor=colours[0], borderColor=colours[1],
-                             hoveredBorderColor=colours[1])
+    return gb.GraphNodeStyle(
+        backgroundColor=colours[0], borderColor=colours[1], hoveredBorderColor=colours[1]
+    )
 
 
 def instruction_node_ids(method: Method, parts: MethodPartitions) -> list[str]:
@@ -123,8 +124,10 @@ def _value_text(method: Method, v: int) -> str:
         return f"<missing value {v}>"
     val = method.values[v]
     if val.kind is ValueKind.INT_LIST and isinstance(val.payload, list):
-        items = [method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
-                 for i in val.payload]
+        items = [
+            method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
+            for i in val.payload
+        ]
         return "[" + ", ".join(str(x) for x in items) + "]"
     if val.kind is ValueKind.NULL:
         return "None"
@@ -177,8 +180,10 @@ def _instruction_node(
         attrs["args"] = "[" + ", ".join(str(a) for a in ins.args) + "]"
         written = set(io.outputs)
         for pos, a in enumerate(ins.args):
-            if a not in written and 0 <= a < len(method.values) and not _is_tensorish(
-                method.values[a]
+            if (
+                a not in written
+                and 0 <= a < len(method.values)
+                and not _is_tensorish(method.values[a])
             ):
                 attrs[f"arg{pos}"] = _value_text(method, a)
     if ins.kind is InstructionKind.KERNEL and ins.op_index is not None:
@@ -200,16 +205,19 @@ def _instruction_node(
         attrs["jumps_if_false_to"] = _jump_target_text(method, ins)
     node.attrs = _kv(attrs)
     if ins.kind is InstructionKind.JUMP_FALSE:
-        node.attrs.append(gb.KeyValue(
-            key="jump_target_node",
-            value=gb.NodeIdsNodeAttributeValue(nodeIds=[_jump_target_id(method, ins, ids)]),
-        ))
+        node.attrs.append(
+            gb.KeyValue(
+                key="jump_target_node",
+                value=gb.NodeIdsNodeAttributeValue(nodeIds=[_jump_target_id(method, ins, ids)]),
+            )
+        )
 
     # Inputs: every tensor read (edges are added by the method graph, which knows where each
     # tensor really comes from; constants have metadata but no edge).
     for edge in flow.edges[ins.index]:
-        node.inputsMetadata.append(gb.MetadataItem(
-            id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value)))
+        node.inputsMetadata.append(
+            gb.MetadataItem(id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value))
+        )
     for pos, v in enumerate(io.output_tensors):
         node.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v)))
     return node
@@ -257,9 +265,7 @@ def _contents(delegate: Delegate, n_inputs: int, n_outputs: int) -> _Contents:
     referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
     top = [v for v in views if v.name not in referenced]
     out = _Contents(separate=[v for v in views if v.name in referenced])
-    if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(
-        top[0].outputs
-    ) == n_outputs:
+    if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(top[0].outputs) == n_outputs:
         out.inline = top[0]
         out.nested = top[1:]
     else:
@@ -302,8 +308,9 @@ def _view_nodes(
             node.inputsMetadata.append(gb.MetadataItem(id=str(in_pos), attrs=_tensor_attrs(t)))
             for src, out in writers.get(tid, []):
                 node.incomingEdges.append(
-                    gb.IncomingEdge(sourceNodeId=src, sourceNodeOutputId=out,
-                                    targetNodeInputId=str(in_pos))
+                    gb.IncomingEdge(
+                        sourceNodeId=src, sourceNodeOutputId=out, targetNodeInputId=str(in_pos)
+                    )
                 )
         for out_pos, tid in enumerate(op.outputs):
             writers.setdefault(tid, []).append((nid, str(out_pos)))
@@ -315,18 +322,26 @@ def _view_nodes(
 
 def _boundary_text(method: Method, c: Crossing, other: str) -> str:
     t = method.tensor(c.value)
-    what = (f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}" if t is not None else "?")
+    what = f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}" if t is not None else "?"
     return f"%{c.value} {what}, {facts.human_bytes(c.nbytes)} {other}"
 
 
 def _boundary_facts(method: Method, parts: MethodPartitions, part: Partition) -> dict[str, str]:
     """The tensors crossing this partition's boundary, for its group attributes."""
-    ins = [_boundary_text(method, c, f"from {c.source}") for c in parts.crossings
-           if c.target == part.name]
-    outs = [_boundary_text(method, c, f"to {c.target}") for c in parts.crossings
-            if c.source == part.name]
-    return {"incoming_tensors": "\n".join(ins) or "none",
-            "outgoing_tensors": "\n".join(outs) or "none"}
+    ins = [
+        _boundary_text(method, c, f"from {c.source}")
+        for c in parts.crossings
+        if c.target == part.name
+    ]
+    outs = [
+        _boundary_text(method, c, f"to {c.target}")
+        for c in parts.crossings
+        if c.source == part.name
+    ]
+    return {
+        "incoming_tensors": "\n".join(ins) or "none",
+        "outgoing_tensors": "\n".join(outs) or "none",
+    }
 
 
 def method_graph(
@@ -342,19 +357,24 @@ def method_graph(
     separate: list[gb.Graph] = []
     inputs = gb.GraphNode(id=INPUTS_ID, label="Graph Inputs")
     for pos, v in enumerate(method.inputs):
-        inputs.outputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v)))
+        inputs.outputsMetadata.append(
+            gb.MetadataItem(id=str(pos), attrs=tensor_metadata(method, v))
+        )
     graph.nodes.append(inputs)
 
     # Outputs of inlined DelegateCalls come from the operations inside: (ins, output) -> writers.
     redirect: dict[tuple[int, int], list[Source]] = {}
     # Which tensor (value index) each node output is, for labelling boundary tensors.
     source_value: dict[Source, int] = {
-        (INPUTS_ID, str(pos)): v for pos, v in enumerate(method.inputs)}
+        (INPUTS_ID, str(pos)): v for pos, v in enumerate(method.inputs)
+    }
 
     def sources(edge: TensorEdge) -> list[Source]:
         if edge.producer >= 0:
-            return redirect.get((edge.producer, edge.producer_output),
-                                [(ids[edge.producer], str(edge.producer_output))])
+            return redirect.get(
+                (edge.producer, edge.producer_output),
+                [(ids[edge.producer], str(edge.producer_output))],
+            )
         if edge.producer == FROM_METHOD_INPUT:
             return [(INPUTS_ID, str(edge.producer_output))]
         return []
@@ -366,50 +386,68 @@ def method_graph(
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             source_value[(node.id, str(j))] = v
         d = ins.delegate_index
-        if ins.kind is not InstructionKind.DELEGATE or d is None or not 0 <= d < len(
-            method.delegates
+        if (
+            ins.kind is not InstructionKind.DELEGATE
+            or d is None
+            or not 0 <= d < len(method.delegates)
         ):
             _connect(node, flow.edges[ins.index], sources)
             continue
         io = flow.io[ins.index]
-        contents = _contents(method.delegates[d], len(flow.edges[ins.index]),
-                             len(io.output_tensors))
+        contents = _contents(
+            method.delegates[d], len(flow.edges[ins.index]), len(io.output_tensors)
+        )
         colours = backend_colour(part.backend)
-        separate_ids = {v.name: delegate_graph_id(graph_id, part.name, v.name)
-                        for v in contents.separate}
-        separate.extend(delegate_graph(v, separate_ids[v.name], separate_ids, colours)
-                        for v in contents.separate)
+        separate_ids = {
+            v.name: delegate_graph_id(graph_id, part.name, v.name) for v in contents.separate
+        }
+        separate.extend(
+            delegate_graph(v, separate_ids[v.name], separate_ids, colours)
+            for v in contents.separate
+        )
         if contents.inline is None:
             _connect(node, flow.edges[ins.index], sources)
         else:
             # The call itself heads its group; the data flows through the operations inside.
             node.config = gb.GraphNodeConfig(pinToGroupTop=True)
             outer = [sources(e) for e in flow.edges[ins.index]]
-            inner, writers = _view_nodes(contents.inline, node.id, part.name, colours, outer,
-                                         separate_ids)
+            inner, writers = _view_nodes(
+                contents.inline, node.id, part.name, colours, outer, separate_ids
+            )
             graph.nodes.extend(inner)
             for j, tid in enumerate(contents.inline.outputs):
                 redirect[(ins.index, j)] = writers.get(tid, [])
                 for writer in redirect[(ins.index, j)]:
                     source_value[writer] = io.output_tensors[j]
         for view in contents.nested:
-            inner, _ = _view_nodes(view, f"{node.id}.{_slug(view.name)}",
-                                   f"{part.name}/{view.name}", colours, [], separate_ids)
+            inner, _ = _view_nodes(
+                view,
+                f"{node.id}.{_slug(view.name)}",
+                f"{part.name}/{view.name}",
+                colours,
+                [],
+                separate_ids,
+            )
             graph.nodes.extend(inner)
 
     outputs = gb.GraphNode(id=OUTPUTS_ID, label="Graph Outputs")
     for edge in flow.output_edges:
-        outputs.inputsMetadata.append(gb.MetadataItem(
-            id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value)))
+        outputs.inputsMetadata.append(
+            gb.MetadataItem(id=str(edge.consumer_input), attrs=tensor_metadata(method, edge.value))
+        )
     _connect(outputs, flow.output_edges, sources)
     # Control flow: a visible edge from each JumpFalseCall to where it may jump.
     by_id = {n.id: n for n in graph.nodes}
     by_id[OUTPUTS_ID] = outputs
     for ins in method.instructions:
         if ins.kind is InstructionKind.JUMP_FALSE:
-            by_id[_jump_target_id(method, ins, ids)].incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=ids[ins.index], sourceNodeOutputId="jump_if_false",
-                targetNodeInputId="control"))
+            by_id[_jump_target_id(method, ins, ids)].incomingEdges.append(
+                gb.IncomingEdge(
+                    sourceNodeId=ids[ins.index],
+                    sourceNodeOutputId="jump_if_false",
+                    targetNodeInputId="control",
+                )
+            )
     graph.nodes.append(outputs)
 
     graph.groupNodeAttributes = {"": facts.method_facts(program, method, parts)}
@@ -421,9 +459,14 @@ def method_graph(
         attrs.update(_boundary_facts(method, parts, part))
         graph.groupNodeAttributes[part.name] = attrs
         bg, border = backend_colour(part.backend)
-        configs.append(gb.GroupNodeConfig(
-            namespaceRegex=f"^{_regex_escape(part.name)}$", backgroundColor=bg,
-            borderColor=border, textColor=border))
+        configs.append(
+            gb.GroupNodeConfig(
+                namespaceRegex=f"^{_regex_escape(part.name)}$",
+                backgroundColor=bg,
+                borderColor=border,
+                textColor=border,
+            )
+        )
     graph.groupNodeConfigs = configs
     node_partition = {n.id: n.namespace.split("/")[0] for n in graph.nodes}
     node_partition[INPUTS_ID], node_partition[OUTPUTS_ID] = METHOD_INPUT, METHOD_OUTPUT
@@ -432,8 +475,9 @@ def method_graph(
     cpu_sides = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
     roles = dict(zip((p.name for p in parts.partitions), partition_roles(parts), strict=True))
     roles[METHOD_INPUT], roles[METHOD_OUTPUT] = INPUTS_ID, OUTPUTS_ID
-    graph.nodes.extend(_boundary_nodes(method, graph, source_value, node_partition, part_order,
-                                       cpu_sides, roles))
+    graph.nodes.extend(
+        _boundary_nodes(method, graph, source_value, node_partition, part_order, cpu_sides, roles)
+    )
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
     _source_annotations(program, method, parts, graph)
@@ -471,31 +515,42 @@ def _source_annotations(
         if node is None:
             continue
         src = msrc.instructions.get(ins.index) if msrc else None
-        node.attrs.extend(_kv({**instruction_source_facts(src),
-                               **why_facts(by_ins.get(ins.index, []))}))
+        node.attrs.extend(
+            _kv({**instruction_source_facts(src), **why_facts(by_ins.get(ins.index, []))})
+        )
         part = parts.partitions[parts.partition_of[ins.index]]
         layers = layer_namespace(src)
-        if (part.is_cpu and len(part.instructions) > NEST_LAYERS_ABOVE and layers
-                and ins.kind is InstructionKind.KERNEL):
+        if (
+            part.is_cpu
+            and len(part.instructions) > NEST_LAYERS_ABOVE
+            and layers
+            and ins.kind is InstructionKind.KERNEL
+        ):
             node.namespace = "/".join([part.name, *layers])
     psrc = partition_sources(method, msrc, parts)
     for part in parts.partitions:
         mine = [r for r in reasons if parts.partition_of[r.instruction] == part.index]
         graph.groupNodeAttributes.setdefault(part.name, {}).update(
-            partition_source_facts(psrc[part.index], mine))
+            partition_source_facts(psrc[part.index], mine)
+        )
 
 
-def _connect(node: gb.GraphNode, edges: list[TensorEdge],
-             sources: Callable[[TensorEdge], list[Source]]) -> None:
+def _connect(
+    node: gb.GraphNode, edges: list[TensorEdge], sources: Callable[[TensorEdge], list[Source]]
+) -> None:
     for edge in edges:
         for src, out in sources(edge):
-            node.incomingEdges.append(gb.IncomingEdge(
-                sourceNodeId=src, sourceNodeOutputId=out,
-                targetNodeInputId=str(edge.consumer_input)))
+            node.incomingEdges.append(
+                gb.IncomingEdge(
+                    sourceNodeId=src,
+                    sourceNodeOutputId=out,
+                    targetNodeInputId=str(edge.consumer_input),
+                )
+            )
 
 
 def tensor_label(method: Method, value: int) -> str:
-    """"[1, 3, 224, 224] int8, 147.0 KiB": what a boundary edge carries (printable ASCII only:
+    """ "[1, 3, 224, 224] int8, 147.0 KiB": what a boundary edge carries (printable ASCII only:
     Model Explorer's canvas font has nothing else)."""
     t = method.tensor(value)
     if t is None:
@@ -504,9 +559,15 @@ def tensor_label(method: Method, value: int) -> str:
     return f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}, {size}"
 
 
-def _boundary_nodes(method: Method, graph: gb.Graph, source_value: dict[Source, int],
-                    node_partition: dict[str, str], part_order: dict[str, int],
-                    cpu_sides: set[str], roles: dict[str, str]) -> list[gb.GraphNode]:
+def _boundary_nodes(
+    method: Method,
+    graph: gb.Graph,
+    source_value: dict[Source, int],
+    node_partition: dict[str, str],
+    part_order: dict[str, int],
+    cpu_sides: set[str],
+    roles: dict[str, str],
+) -> list[gb.GraphNode]:
     """A node on each partition-to-partition edge saying which tensors cross there.
 
     It sits outside every group, so it stays visible when the partitions are collapsed, and its
@@ -534,7 +595,9 @@ def _boundary_nodes(method: Method, graph: gb.Graph, source_value: dict[Source, 
             if b is None:
                 b = boundaries[key] = gb.GraphNode(
                     id=f"b.{roles[source_part]}.{roles[target_part]}",
-                    label="", style=_style(BOUNDARY_TENSOR_COLOUR))
+                    label="",
+                    style=_style(BOUNDARY_TENSOR_COLOUR),
+                )
                 values[key] = []
             tensor: int | Source = v if v is not None else src
             if tensor not in values[key]:
@@ -547,31 +610,45 @@ def _boundary_nodes(method: Method, graph: gb.Graph, source_value: dict[Source, 
             # A tensor read far downstream (an attention mask every layer reads) is shown beside
             # each distant reader without an edge across the whole graph: long edges make the
             # layout slow and the picture unreadable.
-            far = (len(part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
-                   and part_order[target_part] - part_order[source_part] > NEAR_PARTITIONS)
-            if not far and not any(x.sourceNodeId == src[0] and x.sourceNodeOutputId == src[1]
-                                   for x in b.incomingEdges):
-                b.incomingEdges.append(gb.IncomingEdge(
-                    sourceNodeId=src[0], sourceNodeOutputId=src[1], targetNodeInputId=pos))
+            far = (
+                len(part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
+                and part_order[target_part] - part_order[source_part] > NEAR_PARTITIONS
+            )
+            if not far and not any(
+                x.sourceNodeId == src[0] and x.sourceNodeOutputId == src[1] for x in b.incomingEdges
+            ):
+                b.incomingEdges.append(
+                    gb.IncomingEdge(
+                        sourceNodeId=src[0], sourceNodeOutputId=src[1], targetNodeInputId=pos
+                    )
+                )
             e.sourceNodeId, e.sourceNodeOutputId = b.id, pos
         # Several writers of one tensor now reach this node through one boundary node: one edge.
-        unique = {(e.sourceNodeId, e.sourceNodeOutputId, e.targetNodeInputId): e
-                  for e in node.incomingEdges}
+        unique = {
+            (e.sourceNodeId, e.sourceNodeOutputId, e.targetNodeInputId): e
+            for e in node.incomingEdges
+        }
         node.incomingEdges = list(unique.values())
     for (source_part, target_part), b in boundaries.items():
         tensors = [v for v in values[(source_part, target_part)] if isinstance(v, int)]
         total = sum(t.nbytes for v in tensors if (t := method.tensor(v)) is not None)
         first = tensor_label(method, tensors[0]).rsplit(",", 1)[0] if tensors else "tensor"
-        more = f" +{len(values[(source_part, target_part)]) - 1} more" if len(
-            values[(source_part, target_part)]) > 1 else ""
+        more = (
+            f" +{len(values[(source_part, target_part)]) - 1} more"
+            if len(values[(source_part, target_part)]) > 1
+            else ""
+        )
         b.label = f"{first}{more}, {facts.human_bytes(total).split(' (')[0]}"
-        attrs = {"boundary": f"{source_part} to {target_part}",
-                 "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),
-                 "bytes": str(total)}
+        attrs = {
+            "boundary": f"{source_part} to {target_part}",
+            "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),
+            "bytes": str(total),
+        }
         if not b.incomingEdges:
             gap = part_order[target_part] - part_order[source_part]
-            attrs["drawn_as"] = f"beside its reader, without the edge from {source_part} ({gap} " \
-                "partitions earlier)"
+            attrs["drawn_as"] = (
+                f"beside its reader, without the edge from {source_part} ({gap} partitions earlier)"
+            )
         b.attrs = _kv(attrs)
     return list(boundaries.values())
 
@@ -597,8 +674,9 @@ def _tensor_attrs(t: TensorInfo) -> list[gb.KeyValue]:
     return _kv(attrs)
 
 
-def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, str],
-                   colours: tuple[str, str]) -> gb.Graph:
+def delegate_graph(
+    view: DelegateGraph, graph_id: str, sibling_ids: dict[str, str], colours: tuple[str, str]
+) -> gb.Graph:
     """One neutral DelegateGraph as a Model Explorer graph with Inputs/Outputs nodes."""
     graph = gb.Graph(id=graph_id)
     # A tensor can have several writers: an NPU output is often written in slices by several
@@ -617,8 +695,11 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
             t = view.tensors.get(tid, TensorInfo(tid))
             node.inputsMetadata.append(gb.MetadataItem(id=str(pos), attrs=_tensor_attrs(t)))
             for src, out in producers.get(tid, []):
-                node.incomingEdges.append(gb.IncomingEdge(
-                    sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)))
+                node.incomingEdges.append(
+                    gb.IncomingEdge(
+                        sourceNodeId=src, sourceNodeOutputId=str(out), targetNodeInputId=str(pos)
+                    )
+                )
 
     used_ids = {inputs.id, "delegate_outputs"}
     for op in view.nodes:
@@ -626,8 +707,13 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
         while nid in used_ids:
             nid += "_"
         used_ids.add(nid)
-        node = gb.GraphNode(id=nid, label=op.label or op.kind, namespace=op.namespace,
-                            attrs=_kv({"kind": op.kind, **op.attrs}), style=_style(colours))
+        node = gb.GraphNode(
+            id=nid,
+            label=op.label or op.kind,
+            namespace=op.namespace,
+            attrs=_kv({"kind": op.kind, **op.attrs}),
+            style=_style(colours),
+        )
         node.subgraphIds = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
         read(node, op.inputs)
         for pos, tid in enumerate(op.outputs):
@@ -642,16 +728,18 @@ def delegate_graph(view: DelegateGraph, graph_id: str, sibling_ids: dict[str, st
     return graph
 
 
-def view_op_node_ids(method: Method, parts: MethodPartitions, instruction: int,
-                     view_name: str) -> list[str] | None:
+def view_op_node_ids(
+    method: Method, parts: MethodPartitions, instruction: int, view_name: str
+) -> list[str] | None:
     """Ids of a delegate view's operations in the method graph, in the view's node order (as
     `method_graph` numbers them); None when the view is drawn as a separate graph or not at all."""
     d = method.instructions[instruction].delegate_index
     if d is None or not 0 <= d < len(method.delegates):
         return None
     flow = parts.dataflow
-    contents = _contents(method.delegates[d], len(flow.edges[instruction]),
-                         len(flow.io[instruction].output_tensors))
+    contents = _contents(
+        method.delegates[d], len(flow.edges[instruction]), len(flow.io[instruction].output_tensors)
+    )
     prefix = instruction_node_ids(method, parts)[instruction]
     if contents.inline is not None and contents.inline.name == view_name:
         return [f"{prefix}.{pos}" for pos in range(len(contents.inline.nodes))]
@@ -687,4 +775,3 @@ def graphs_to_json(graphs: Iterable[gb.Graph], label: str = "program") -> dict[s
     `{"graphs": [...]}` that adapters return to the server.
     """
     return {"label": label, "graphs": [asdict(g) for g in graphs]}
-

@@ -61,8 +61,10 @@ def _npu_estimate_lines(est: dict[str, Any]) -> list[str]:
 
 def text_report(summary: dict[str, Any]) -> str:
     lines: list[str] = []
-    lines.append(f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
-                 f"{len(summary['methods'])} method(s)")
+    lines.append(
+        f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
+        f"{len(summary['methods'])} method(s)"
+    )
     if summary.get("etrecord"):
         lines.append(f"source layers from {summary['etrecord']}")
     for m in summary["methods"]:
@@ -71,8 +73,10 @@ def text_report(summary: dict[str, Any]) -> str:
         lines.append(f"method {m['name']}: {m['instructions']} instructions")
         lines.append(f"  delegate partitions  {m['delegate_partitions']}  ({calls})")
         lines.append(f"  CPU islands          {m['cpu_islands']}")
-        lines.append(f"  CPU kernel calls     {m['cpu_kernel_calls']}  "
-                     f"({m['cpu_compute_calls']} compute, {m['cpu_glue_calls']} glue)")
+        lines.append(
+            f"  CPU kernel calls     {m['cpu_kernel_calls']}  "
+            f"({m['cpu_compute_calls']} compute, {m['cpu_glue_calls']} glue)"
+        )
         if m["cpu_compute_ops"]:
             lines.append(f"  CPU compute ops      {counts_text(m['cpu_compute_ops'])}")
         crossings = ", ".join(
@@ -101,13 +105,15 @@ def text_report(summary: dict[str, Any]) -> str:
                 detail = counts_text({**p["compute_ops"], **p["glue_ops"], **p["control"]})
             else:
                 inner = p["inner_ops"]
-                detail = (f"{inner} inner ops" if inner is not None else "not decoded")
+                detail = f"{inner} inner ops" if inner is not None else "not decoded"
                 stats = _stat_text(p["delegate_stats"])
                 if stats:
                     detail += f"; {stats}"
-            lines.append(f"    {p['index']:>3}  {p['name']:<38} {span:<10} "
-                         f"in {human_bytes(p['bytes_in']):<22} out {human_bytes(p['bytes_out']):<22}"
-                         f" {detail}".rstrip())
+            lines.append(
+                f"    {p['index']:>3}  {p['name']:<38} {span:<10} "
+                f"in {human_bytes(p['bytes_in']):<22} out {human_bytes(p['bytes_out']):<22}"
+                f" {detail}".rstrip()
+            )
             lines += _source_lines(p)
             for problem in p["problems"]:
                 lines.append(f"         problem: {problem}")
@@ -124,8 +130,10 @@ def json_report(summary: dict[str, Any]) -> str:
 
 def vela_text(rows: list[dict[str, Any]]) -> str:
     """`pte-adapter vela`: one line per Ethos-U partition, our estimate next to Vela's."""
-    lines = [f"{'method':<10} {'delegate':>8} {'ours cycles':>12} {'Vela cycles':>12} "
-             f"{'deviation':>9}  sidecar"]
+    lines = [
+        f"{'method':<10} {'delegate':>8} {'ours cycles':>12} {'Vela cycles':>12} "
+        f"{'deviation':>9}  sidecar"
+    ]
     for r in rows:
         dev = r.get("deviation")
         lines.append(

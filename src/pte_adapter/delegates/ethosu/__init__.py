@@ -348,8 +348,11 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) 
                     name=f"constant_{op.index}_{role}",
                     shape=operand.shape,
                     dtype=operand.dtype,
-                    attrs={"region": "weights", "address": f"0x{lo:x}-0x{hi:x}",
-                           "constant": "read from the weight_data block"},
+                    attrs={
+                        "region": "weights",
+                        "address": f"0x{lo:x}-0x{hi:x}",
+                        "constant": "read from the weight_data block",
+                    },
                 )
                 inputs.append(const_id)
         graph.nodes.append(

@@ -253,7 +253,9 @@ def _read_io(stream: VelaBinStream, name: str) -> list[VelaIO]:
     out: list[VelaIO] = []
     for i in range(count):
         values = fmt.unpack_from(data, 4 + i * record)
-        out.append(VelaIO(i, tuple(values[:dims]), values[dims], values[dims + 1], values[dims + 2]))
+        out.append(
+            VelaIO(i, tuple(values[:dims]), values[dims], values[dims + 1], values[dims + 2])
+        )
         if values[dims] not in (1, 2, 4, 8):
             stream.problems.append(f"block {name!r} record {i}: element size {values[dims]}")
     return out

@@ -122,7 +122,9 @@ def _parse_cop1(data: memoryview) -> tuple[NpuConfig, memoryview]:
     n = len(data)
     while True:
         if n - pos < 4:
-            raise PteFormatError("the COP1 header ends before its CMDSTRM tag", part=PART, offset=pos)
+            raise PteFormatError(
+                "the COP1 header ends before its CMDSTRM tag", part=PART, offset=pos
+            )
         tag = int.from_bytes(data[pos : pos + 4], "little")
         kind = tag & 0xFF
         if kind == _TAG_NOP:

@@ -56,7 +56,9 @@ def _needs_debug_json(model: TosaModel) -> bool:
     return not any(op.location for block in model.blocks for op in block.operators)
 
 
-def summarize(model: TosaModel, built: TosaGraphs) -> tuple[dict[str, str], dict[str, int | float | str]]:
+def summarize(
+    model: TosaModel, built: TosaGraphs
+) -> tuple[dict[str, str], dict[str, int | float | str]]:
     """Summary lines for the delegate node and numeric stats for analysis."""
     kinds: Counter[str] = Counter(op.kind for b in model.blocks for op in b.operators)
     tensors = sum(len(b.tensors) for b in model.blocks)

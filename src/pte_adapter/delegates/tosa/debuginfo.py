@@ -59,7 +59,9 @@ def _deepest_module(stack: Mapping[str, Any]) -> tuple[str, str] | None:
             path = value[0]
             mtype = str(value[1]) if len(value) > 1 else ""
             depth = len(module_path_to_namespace(path).split("/")) if path else 0
-            best_depth = len(module_path_to_namespace(best[0]).split("/")) if best and best[0] else 0
+            best_depth = (
+                len(module_path_to_namespace(best[0]).split("/")) if best and best[0] else 0
+            )
             # Entries run root -> leaf, so at equal depth the later one is the inner module.
             if best is None or depth >= best_depth:
                 best = (path, mtype)
@@ -99,7 +101,9 @@ def info_from_event(event: Mapping[str, Any]) -> OpDebugInfo:
             if deepest is not None:
                 path, mtype = deepest
                 info.namespace = module_path_to_namespace(path)
-                attrs["nn_module"] = f"{path or '<root>'} ({mtype})" if mtype else (path or "<root>")
+                attrs["nn_module"] = (
+                    f"{path or '<root>'} ({mtype})" if mtype else (path or "<root>")
+                )
         trace = torch_info.get("stack_trace")
         if isinstance(trace, str):
             trace = trace.split("\n")
@@ -151,8 +155,11 @@ def load_debug_json(path: Path) -> DebugJson | None:
     except ValueError as e:
         return DebugJson(path, {}, f"{path.name} is not valid JSON: {e}")
     if not isinstance(events, list):
-        return DebugJson(path, {}, f"{path.name} holds a JSON {type(events).__name__}, "
-                                   "expected a list of debug objects")
+        return DebugJson(
+            path,
+            {},
+            f"{path.name} holds a JSON {type(events).__name__}, expected a list of debug objects",
+        )
     by_output: dict[str, tuple[int | None, Mapping[str, Any]]] = {}
     for event in events:
         if not isinstance(event, Mapping):
@@ -163,6 +170,7 @@ def load_debug_json(path: Path) -> DebugJson | None:
         op_id = tosa.get("operator_id")
         by_output[tosa["node_name"]] = (op_id if isinstance(op_id, int) else None, event)
     if not by_output:
-        return DebugJson(path, {}, f"{path.name} has no debug objects with a tosa_info "
-                                   f"({len(events)} entries)")
+        return DebugJson(
+            path, {}, f"{path.name} has no debug objects with a tosa_info ({len(events)} entries)"
+        )
     return DebugJson(path, by_output)

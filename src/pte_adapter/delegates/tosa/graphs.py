@@ -94,14 +94,18 @@ def _block_graph(
         for key, ref in op.block_refs:
             target = by_ref.get(ref)
             if target is None:
-                result.problems.append(f"{name}: {op.kind} operator {op.index} names {key} {ref!r}, which is not a block of this graph")
+                result.problems.append(
+                    f"{name}: {op.kind} operator {op.index} names {key} {ref!r}, which is not a block of this graph"
+                )
             else:
                 subgraphs.append(target)
         for tname in (*op.inputs, *op.outputs):
             if tname and tname not in graph.tensors:
                 # Every tensor should be declared; keep the edge and say it was not.
                 graph.tensors[tname] = TensorInfo(id=tname, name=tname, attrs={"declared": "false"})
-                result.problems.append(f"{name}: tensor {tname!r} is used but not declared in block {block.name!r}")
+                result.problems.append(
+                    f"{name}: tensor {tname!r} is used but not declared in block {block.name!r}"
+                )
         graph.nodes.append(
             OpNode(
                 id=f"op{op.index}",
@@ -186,7 +190,9 @@ def _tensor_info(tensor: TosaTensor) -> TensorInfo:
     if tensor.unranked:
         attrs["unranked"] = "true"
     if tensor.external_size:
-        attrs["external_data"] = f"{tensor.external_size} bytes at file offset {tensor.external_offset}"
+        attrs["external_data"] = (
+            f"{tensor.external_size} bytes at file offset {tensor.external_offset}"
+        )
     if tensor.is_shape and tensor.shape:
         attrs["kind"] = "shape"
         attrs["rank"] = str(tensor.shape[0])

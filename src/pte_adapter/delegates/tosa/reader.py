@@ -32,7 +32,13 @@ _FLOAT_NAMES: Final = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16"}
 
 # struct formats for reading a few elements of a constant (bf16 handled separately).
 _ELEMENT_FORMATS: Final = {
-    "BOOL": "?", "INT8": "b", "INT16": "h", "INT32": "i", "INT64": "q", "FP32": "f", "FP16": "e",
+    "BOOL": "?",
+    "INT8": "b",
+    "INT16": "h",
+    "INT32": "i",
+    "INT64": "q",
+    "FP32": "f",
+    "FP16": "e",
     "SHAPE": "q",  # TOSA 1.0 shape values are 64-bit
 }
 
@@ -40,10 +46,27 @@ _ELEMENT_FORMATS: Final = {
 SMALL_CONSTANT_ELEMENTS: Final = 16
 
 _SCALAR_FORMATS: Final = {
-    "bool": "B", "byte": "b", "ubyte": "B", "int8": "b", "uint8": "B", "short": "h", "int16": "h",
-    "ushort": "H", "uint16": "H", "int": "i", "int32": "i", "uint": "I", "uint32": "I",
-    "long": "q", "int64": "q", "ulong": "Q", "uint64": "Q", "float": "f", "float32": "f",
-    "double": "d", "float64": "d",
+    "bool": "B",
+    "byte": "b",
+    "ubyte": "B",
+    "int8": "b",
+    "uint8": "B",
+    "short": "h",
+    "int16": "h",
+    "ushort": "H",
+    "uint16": "H",
+    "int": "i",
+    "int32": "i",
+    "uint": "I",
+    "uint32": "I",
+    "long": "q",
+    "int64": "q",
+    "ulong": "Q",
+    "uint64": "Q",
+    "float": "f",
+    "float32": "f",
+    "double": "d",
+    "float64": "d",
 }
 
 _CONTROL_FLOW_FIELDS: Final = {
@@ -122,7 +145,9 @@ class TosaModel:
         return self.blocks[0]
 
 
-def read_tosa(data: memoryview | bytes | bytearray, part: str = "TOSA graph", *, base: int = 0) -> TosaModel:
+def read_tosa(
+    data: memoryview | bytes | bytearray, part: str = "TOSA graph", *, base: int = 0
+) -> TosaModel:
     """Parse a TOSA flatbuffer. Raises `PteFormatError` (only) for bytes that are not TOSA 1.x."""
     fb = FlatBuffer(data, part, base=base)
     root = fb.root(IDENTIFIER)
@@ -135,7 +160,9 @@ def read_tosa(data: memoryview | bytes | bytearray, part: str = "TOSA graph", *,
                 "supported (this reader reads TOSA 1.0 and 1.1)",
                 0,
             )
-        raise fb.error(f"TOSA {version} graph: unsupported version (this reader reads 1.0 and 1.1)", 0)
+        raise fb.error(
+            f"TOSA {version} graph: unsupported version (this reader reads 1.0 and 1.1)", 0
+        )
     if version.minor not in KNOWN_MINORS:
         problems.append(
             f"TOSA {version} is newer than the schemas this reader knows (1.0, 1.1); "
@@ -283,7 +310,9 @@ def _read_operator(
     if code not in T.OP_NAMES:
         problems.append(f"{where}: unknown TOSA operator {code}")
     elif code >= known_ops:
-        attrs["schema_note"] = f"{kind} is not part of the TOSA {version.major}.{version.minor} schema"
+        attrs["schema_note"] = (
+            f"{kind} is not part of the TOSA {version.major}.{version.minor} schema"
+        )
         problems.append(f"{where}: {attrs['schema_note']}")
     inputs = op.strings(s["inputs"], "inputs")
     outputs = op.strings(s["outputs"], "outputs")
@@ -313,7 +342,9 @@ def _read_operator(
     return TosaOperator(index, code, kind, attrs, inputs, outputs, location, block_refs)
 
 
-def _decode_attribute(table: Table, fields: tuple[tuple[str, str], ...], element: str) -> dict[str, str]:
+def _decode_attribute(
+    table: Table, fields: tuple[tuple[str, str], ...], element: str
+) -> dict[str, str]:
     """Turn an attribute table into readable name -> value strings, by the schema's field types."""
     out: dict[str, str] = {}
     for slot, (name, ftype) in enumerate(fields):
@@ -326,7 +357,9 @@ def _decode_attribute(table: Table, fields: tuple[tuple[str, str], ...], element
             elif inner == "string":
                 out[name] = repr(table.strings(slot, name))
             else:
-                fmt = _SCALAR_FORMATS.get(inner) or _SCALAR_FORMATS.get(T.ENUM_BASE_TYPES.get(inner, ""), "")
+                fmt = _SCALAR_FORMATS.get(inner) or _SCALAR_FORMATS.get(
+                    T.ENUM_BASE_TYPES.get(inner, ""), ""
+                )
                 if not fmt:
                     out[name] = f"<{ftype}>"
                     continue
@@ -363,7 +396,9 @@ def _format_raw_value(table: Table, slot: int, name: str, element: str) -> str:
     fmt = _ELEMENT_FORMATS.get(element)
     if element == "BF16" and len(raw) % 2 == 0 and len(raw) <= 64:
         halves = struct.unpack_from(f"<{len(raw) // 2}H", raw)
-        vals: list[float] | list[int] = [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves]
+        vals: list[float] | list[int] = [
+            struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves
+        ]
         return _join(vals)
     if fmt is not None:
         width = struct.calcsize(fmt)
