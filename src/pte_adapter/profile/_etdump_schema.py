@@ -19,121 +19,122 @@ class Field(NamedTuple):
     default: int | float  # the schema default of a scalar or enum
 
 
-FILE_IDENTIFIER: Final = b"ED00"
-ROOT_TYPE: Final = "ETDump"
+FILE_IDENTIFIER: Final = b'ED00'
+ROOT_TYPE: Final = 'ETDump'
 
 ENUMS: Final[dict[str, dict[int, str]]] = {
-    "ScalarType": {
-        0: "BYTE",
-        1: "CHAR",
-        2: "SHORT",
-        3: "INT",
-        4: "LONG",
-        5: "HALF",
-        6: "FLOAT",
-        7: "DOUBLE",
-        11: "BOOL",
-        12: "QINT8",
-        13: "QUINT8",
-        14: "QINT32",
-        15: "BFLOAT16",
-        16: "QUINT4X2",
-        17: "QUINT2X4",
-        22: "BITS16",
-        23: "FLOAT8E5M2",
-        24: "FLOAT8E4M3FN",
-        25: "FLOAT8E5M2FNUZ",
-        26: "FLOAT8E4M3FNUZ",
-        27: "UINT16",
-        28: "UINT32",
-        29: "UINT64",
+    'ScalarType': {
+        0: 'BYTE',
+        1: 'CHAR',
+        2: 'SHORT',
+        3: 'INT',
+        4: 'LONG',
+        5: 'HALF',
+        6: 'FLOAT',
+        7: 'DOUBLE',
+        11: 'BOOL',
+        12: 'QINT8',
+        13: 'QUINT8',
+        14: 'QINT32',
+        15: 'BFLOAT16',
+        16: 'QUINT4X2',
+        17: 'QUINT2X4',
+        22: 'BITS16',
+        23: 'FLOAT8E5M2',
+        24: 'FLOAT8E4M3FN',
+        25: 'FLOAT8E5M2FNUZ',
+        26: 'FLOAT8E4M3FNUZ',
+        27: 'UINT16',
+        28: 'UINT32',
+        29: 'UINT64',
     },
-    "ValueType": {
-        0: "Null",
-        1: "Int",
-        2: "Bool",
-        3: "Float",
-        4: "Double",
-        5: "Tensor",
-        6: "TensorList",
-        7: "String",
+    'ValueType': {
+        0: 'Null',
+        1: 'Int',
+        2: 'Bool',
+        3: 'Float',
+        4: 'Double',
+        5: 'Tensor',
+        6: 'TensorList',
+        7: 'String',
     },
 }
 
 TABLES: Final[dict[str, dict[str, Field]]] = {
-    "Null": {},
-    "Tensor": {
-        "scalar_type": Field("scalar_type", 0, "enum", "b", "ScalarType", 0),
-        "sizes": Field("sizes", 1, "vector", "q", "", 0),
-        "strides": Field("strides", 2, "vector", "q", "", 0),
-        "offset": Field("offset", 3, "scalar", "q", "", 0),
+    'Null': {
     },
-    "Int": {
-        "int_val": Field("int_val", 0, "scalar", "q", "", 0),
+    'Tensor': {
+        'scalar_type': Field('scalar_type', 0, 'enum', 'b', 'ScalarType', 0),
+        'sizes': Field('sizes', 1, 'vector', 'q', '', 0),
+        'strides': Field('strides', 2, 'vector', 'q', '', 0),
+        'offset': Field('offset', 3, 'scalar', 'q', '', 0),
     },
-    "Bool": {
-        "bool_val": Field("bool_val", 0, "scalar", "B", "", 0),
+    'Int': {
+        'int_val': Field('int_val', 0, 'scalar', 'q', '', 0),
     },
-    "Float": {
-        "float_val": Field("float_val", 0, "scalar", "f", "", 0),
+    'Bool': {
+        'bool_val': Field('bool_val', 0, 'scalar', 'B', '', 0),
     },
-    "Double": {
-        "double_val": Field("double_val", 0, "scalar", "d", "", 0),
+    'Float': {
+        'float_val': Field('float_val', 0, 'scalar', 'f', '', 0),
     },
-    "String": {
-        "string_val": Field("string_val", 0, "string", "", "", 0),
+    'Double': {
+        'double_val': Field('double_val', 0, 'scalar', 'd', '', 0),
     },
-    "TensorList": {
-        "tensors": Field("tensors", 0, "table_vector", "", "Tensor", 0),
+    'String': {
+        'string_val': Field('string_val', 0, 'string', '', '', 0),
     },
-    "Value": {
-        "val": Field("val", 0, "enum", "b", "ValueType", 0),
-        "tensor": Field("tensor", 1, "table", "", "Tensor", 0),
-        "tensor_list": Field("tensor_list", 2, "table", "", "TensorList", 0),
-        "int_value": Field("int_value", 3, "table", "", "Int", 0),
-        "float_value": Field("float_value", 4, "table", "", "Float", 0),
-        "double_value": Field("double_value", 5, "table", "", "Double", 0),
-        "bool_value": Field("bool_value", 6, "table", "", "Bool", 0),
-        "output": Field("output", 7, "table", "", "Bool", 0),
+    'TensorList': {
+        'tensors': Field('tensors', 0, 'table_vector', '', 'Tensor', 0),
     },
-    "DebugEvent": {
-        "chain_index": Field("chain_index", 0, "scalar", "Q", "", 0),
-        "instruction_id": Field("instruction_id", 1, "scalar", "i", "", -1),
-        "debug_entry": Field("debug_entry", 2, "table", "", "Value", 0),
-        "delegate_debug_id_int": Field("delegate_debug_id_int", 3, "scalar", "i", "", -1),
-        "delegate_debug_id_str": Field("delegate_debug_id_str", 4, "string", "", "", 0),
-        "name": Field("name", 5, "string", "", "", 0),
+    'Value': {
+        'val': Field('val', 0, 'enum', 'b', 'ValueType', 0),
+        'tensor': Field('tensor', 1, 'table', '', 'Tensor', 0),
+        'tensor_list': Field('tensor_list', 2, 'table', '', 'TensorList', 0),
+        'int_value': Field('int_value', 3, 'table', '', 'Int', 0),
+        'float_value': Field('float_value', 4, 'table', '', 'Float', 0),
+        'double_value': Field('double_value', 5, 'table', '', 'Double', 0),
+        'bool_value': Field('bool_value', 6, 'table', '', 'Bool', 0),
+        'output': Field('output', 7, 'table', '', 'Bool', 0),
     },
-    "AllocationEvent": {
-        "allocator_id": Field("allocator_id", 0, "scalar", "i", "", 0),
-        "allocation_size": Field("allocation_size", 1, "scalar", "Q", "", 0),
+    'DebugEvent': {
+        'chain_index': Field('chain_index', 0, 'scalar', 'Q', '', 0),
+        'instruction_id': Field('instruction_id', 1, 'scalar', 'i', '', -1),
+        'debug_entry': Field('debug_entry', 2, 'table', '', 'Value', 0),
+        'delegate_debug_id_int': Field('delegate_debug_id_int', 3, 'scalar', 'i', '', -1),
+        'delegate_debug_id_str': Field('delegate_debug_id_str', 4, 'string', '', '', 0),
+        'name': Field('name', 5, 'string', '', '', 0),
     },
-    "ProfileEvent": {
-        "name": Field("name", 0, "string", "", "", 0),
-        "chain_index": Field("chain_index", 1, "scalar", "i", "", 0),
-        "instruction_id": Field("instruction_id", 2, "scalar", "i", "", -1),
-        "delegate_debug_id_int": Field("delegate_debug_id_int", 3, "scalar", "i", "", -1),
-        "delegate_debug_id_str": Field("delegate_debug_id_str", 4, "string", "", "", 0),
-        "delegate_debug_metadata": Field("delegate_debug_metadata", 5, "vector", "B", "", 0),
-        "start_time": Field("start_time", 6, "scalar", "Q", "", 0),
-        "end_time": Field("end_time", 7, "scalar", "Q", "", 0),
+    'AllocationEvent': {
+        'allocator_id': Field('allocator_id', 0, 'scalar', 'i', '', 0),
+        'allocation_size': Field('allocation_size', 1, 'scalar', 'Q', '', 0),
     },
-    "Event": {
-        "profile_event": Field("profile_event", 0, "table", "", "ProfileEvent", 0),
-        "allocation_event": Field("allocation_event", 1, "table", "", "AllocationEvent", 0),
-        "debug_event": Field("debug_event", 2, "table", "", "DebugEvent", 0),
+    'ProfileEvent': {
+        'name': Field('name', 0, 'string', '', '', 0),
+        'chain_index': Field('chain_index', 1, 'scalar', 'i', '', 0),
+        'instruction_id': Field('instruction_id', 2, 'scalar', 'i', '', -1),
+        'delegate_debug_id_int': Field('delegate_debug_id_int', 3, 'scalar', 'i', '', -1),
+        'delegate_debug_id_str': Field('delegate_debug_id_str', 4, 'string', '', '', 0),
+        'delegate_debug_metadata': Field('delegate_debug_metadata', 5, 'vector', 'B', '', 0),
+        'start_time': Field('start_time', 6, 'scalar', 'Q', '', 0),
+        'end_time': Field('end_time', 7, 'scalar', 'Q', '', 0),
     },
-    "Allocator": {
-        "name": Field("name", 0, "string", "", "", 0),
+    'Event': {
+        'profile_event': Field('profile_event', 0, 'table', '', 'ProfileEvent', 0),
+        'allocation_event': Field('allocation_event', 1, 'table', '', 'AllocationEvent', 0),
+        'debug_event': Field('debug_event', 2, 'table', '', 'DebugEvent', 0),
     },
-    "RunData": {
-        "name": Field("name", 0, "string", "", "", 0),
-        "bundled_input_index": Field("bundled_input_index", 1, "scalar", "i", "", -1),
-        "allocators": Field("allocators", 2, "table_vector", "", "Allocator", 0),
-        "events": Field("events", 3, "table_vector", "", "Event", 0),
+    'Allocator': {
+        'name': Field('name', 0, 'string', '', '', 0),
     },
-    "ETDump": {
-        "version": Field("version", 0, "scalar", "I", "", 0),
-        "run_data": Field("run_data", 1, "table_vector", "", "RunData", 0),
+    'RunData': {
+        'name': Field('name', 0, 'string', '', '', 0),
+        'bundled_input_index': Field('bundled_input_index', 1, 'scalar', 'i', '', -1),
+        'allocators': Field('allocators', 2, 'table_vector', '', 'Allocator', 0),
+        'events': Field('events', 3, 'table_vector', '', 'Event', 0),
+    },
+    'ETDump': {
+        'version': Field('version', 0, 'scalar', 'I', '', 0),
+        'run_data': Field('run_data', 1, 'table_vector', '', 'RunData', 0),
     },
 }
