@@ -7,49 +7,24 @@ import sys
 
 from tests.conftest import ROOT
 
+PATHS = ["src", "tests", "scripts", "benchmarks", "examples"]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True)
+
 
 def test_ruff() -> None:
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ruff",
-            "check",
-            "src",
-            "tests",
-            "scripts",
-            "benchmarks",
-            "examples",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    r = _run("ruff", "check", *PATHS)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_ruff_format() -> None:
     """The code keeps one layout (ruff is pinned in the test extra, so its style cannot drift)."""
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ruff",
-            "format",
-            "--check",
-            "src",
-            "tests",
-            "scripts",
-            "benchmarks",
-            "examples",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    r = _run("ruff", "format", "--check", *PATHS)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_mypy() -> None:
-    r = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+    r = _run("mypy")
     assert r.returncode == 0, r.stdout + r.stderr
