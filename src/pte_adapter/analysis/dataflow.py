@@ -94,7 +94,18 @@ def _kernel_io(method: Method, ins: Instruction) -> InstructionIO:
     if not ins.args:
         return InstructionIO()
     result = ins.args[-1]
-    outs = {result, *tensor_values(method, [result])}
+    written = set(tensor_values(method, [result]))
+    outs = {result, *written}
+    # The `out` list of an op returning nothing (`split_with_sizes_copy.out(..., Tensor(a!)[] out)`)
+    # is a list value of its own holding the same tensors as the result: it is written too.
+    for a in ins.args[:-1]:
+        if (
+            0 <= a < len(method.values)
+            and method.values[a].kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+            and written
+            and set(tensor_values(method, [a])) <= written
+        ):
+            outs.add(a)
     outputs = [a for a in ins.args if a in outs]
     # Keep each output once, in argument order.
     outputs = list(dict.fromkeys(outputs))

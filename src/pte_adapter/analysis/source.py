@@ -77,8 +77,9 @@ def common_prefix(stacks: list[list[ModuleRef]]) -> list[ModuleRef]:
 
 
 def _base(name: str) -> str:
-    """`aten::avg_pool3d.out` and `aten.avg_pool3d.default` -> `aten.avg_pool3d`."""
-    name = name.replace("::", ".")
+    """`aten::avg_pool3d.out`, `aten.avg_pool3d.default` and `torch.ops.aten.avg_pool3d.default`
+    (how a node added by a decomposition at export time can be recorded) -> `aten.avg_pool3d`."""
+    name = name.replace("::", ".").removeprefix("torch.ops.")
     parts = name.split(".")
     return ".".join(parts[:2]) if len(parts) >= 2 else name
 

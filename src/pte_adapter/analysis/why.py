@@ -119,8 +119,17 @@ def arm_reason(method: Method, index: int, op: str, spec: TosaSpec) -> tuple[str
 
 
 def xnnpack_reason(op: str) -> tuple[str, str]:
-    name = op.split("::", 1)[-1].split(".")[0]
-    configs = sorted({c for k, c in rules.XNNPACK_CONFIGS.items() if k.split(".")[0] == name})
+    name, _, overload = op.split("::", 1)[-1].partition(".")
+    # `mul.Scalar_out` is the out variant of `mul.Scalar`, which no config takes (MulConfig takes
+    # `mul.Tensor`, whose out variant is plain `mul.out`): a `<overload>_out` names its overload.
+    functional = overload.removesuffix("_out") if overload.endswith("_out") else None
+    configs = sorted(
+        {
+            c
+            for k, c in rules.XNNPACK_CONFIGS.items()
+            if k.split(".")[0] == name and functional in (None, k.partition(".")[2])
+        }
+    )
     if not configs:
         return "not_listed", f"{_base(op)}: no XNNPACK partitioner config for it — {RULES}"
     return "check", (
