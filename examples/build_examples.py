@@ -995,6 +995,29 @@ def build_xnnpack_lrn():
     }
 
 
+@example(
+    "tiny_gpt_xnnpack",
+    "xnnpack",
+    "The large benchmark's GPT-like decoder at toy size (4 layers, hidden 32, vocab 256, 16 "
+    "tokens), fp32 on XNNPACK: the attention mask and layer norms stay on the CPU, so one method "
+    "has dozens of partitions and CPU islands (the case the first screen folds into blocks); "
+    "ETRecord in tiny_gpt_xnnpack.etrecord.",
+)
+def build_tiny_gpt_xnnpack():
+    name = "tiny_gpt_xnnpack"
+    _reset_outputs(f"{name}.pte", f"{name}.etrecord", f"{name}.rejections.json")
+    torch.manual_seed(SEED)
+    m = TinyGPT(vocab=256, d=32, layers=4, heads=2, ctx=16).eval()
+    x = (torch.randint(0, 256, (1, 16)),)
+    with torch.no_grad():
+        prog = xnnpack_lower(m, x, quantize=False, extract_delegate_segments=True, etrecord=name)
+    return {
+        "files": [_write_pte(prog, name), f"{name}.etrecord", f"{name}.rejections.json"],
+        "sidecars": [],
+        "settings": {"layers": 4, "hidden": 32, "heads": 2, "vocab": 256, "seq": 16},
+    }
+
+
 # --------------------------------------------------------------------------------------
 # Examples: portable (no delegate)
 # --------------------------------------------------------------------------------------

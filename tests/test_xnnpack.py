@@ -115,6 +115,7 @@ def test_the_xnnpack_examples_ship() -> None:
     assert [p.name for p in XNN_EXAMPLES] == [
         "mv2_xnnpack_fp32.pte",
         "mv2_xnnpack_int8.pte",
+        "tiny_gpt_xnnpack.pte",
         "xnnpack_lrn.pte",
         "xnnpack_ptd.pte",
     ]
