@@ -28,6 +28,7 @@ from typing import Any
 
 from model_explorer import graph_builder as gb
 
+from pte_adapter.analysis.blocks import FOLD_ABOVE, Block, fold_partitions
 from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, Dataflow, TensorEdge
 from pte_adapter.analysis.partitions import (
     Crossing,
@@ -37,7 +38,7 @@ from pte_adapter.analysis.partitions import (
     partition_method,
 )
 from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
-from pte_adapter.analysis.source import partition_sources, program_source
+from pte_adapter.analysis.source import MethodSource, partition_sources, program_source
 from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.backends import (
     CPU_COMPUTE_COLOUR,
@@ -71,7 +72,7 @@ BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition
 # program (benchmarks/bench_browser.py), while in a small method they cost nothing and show skips
 # such as an NPU-to-NPU handoff around a CPU island.
 NEAR_PARTITIONS = 1
-SMALL_METHOD = 16
+SMALL_METHOD = FOLD_ABOVE  # methods this small are neither folded nor stripped of far edges
 
 INPUTS_ID = "inputs"
 METHOD_INPUT, METHOD_OUTPUT = "method input", "method output"  # sides of a boundary
@@ -260,9 +261,20 @@ class _Contents:
     separate: list[DelegateGraph] = field(default_factory=list)
 
 
-def _contents(delegate: Delegate, n_inputs: int, n_outputs: int) -> _Contents:
+def _contents(
+    method: Method, parts: MethodPartitions, delegate: Delegate, n_inputs: int, n_outputs: int
+) -> _Contents:
     views = delegate.decoded.graphs
     referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
+    if len(parts.partitions) > FOLD_ABOVE:
+        # A method folded into blocks (a transformer's dozens of partitions) draws each delegate's
+        # operations as a graph of its own, opened from its DelegateCall: expanding everything
+        # then stays a picture of partitions, and Model Explorer draws it in half the time. A view
+        # at least as large as the method's instructions stays inside, so the method graph is
+        # still the one with the most nodes (the one Model Explorer opens first).
+        small = [v for v in views if len(v.nodes) + 2 < len(method.instructions)]
+        if len(small) == len(views):
+            return _Contents(separate=list(views))
     top = [v for v in views if v.name not in referenced]
     out = _Contents(separate=[v for v in views if v.name in referenced])
     if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(top[0].outputs) == n_outputs:
@@ -353,6 +365,9 @@ def method_graph(
     """The method graph, plus the separate graphs its nodes link to (control-flow blocks)."""
     flow = parts.dataflow
     ids = instruction_node_ids(method, parts)
+    source = program_source(program)
+    msrc = source.methods.get(method.name) if source else None
+    blocks = fold_partitions(method, parts, msrc) or []
     graph = gb.Graph(id=graph_id)
     separate: list[gb.Graph] = []
     inputs = gb.GraphNode(id=INPUTS_ID, label="Graph Inputs")
@@ -395,7 +410,7 @@ def method_graph(
             continue
         io = flow.io[ins.index]
         contents = _contents(
-            method.delegates[d], len(flow.edges[ins.index]), len(io.output_tensors)
+            method, parts, method.delegates[d], len(flow.edges[ins.index]), len(io.output_tensors)
         )
         colours = backend_colour(part.backend)
         separate_ids = {
@@ -405,6 +420,10 @@ def method_graph(
             delegate_graph(v, separate_ids[v.name], separate_ids, colours)
             for v in contents.separate
         )
+        referenced = {s for v in contents.separate for op in v.nodes for s in op.subgraphs}
+        node.subgraphIds = [
+            separate_ids[v.name] for v in contents.separate if v.name not in referenced
+        ]
         if contents.inline is None:
             _connect(node, flow.edges[ins.index], sources)
         else:
@@ -475,13 +494,68 @@ def method_graph(
     cpu_sides = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
     roles = dict(zip((p.name for p in parts.partitions), partition_roles(parts), strict=True))
     roles[METHOD_INPUT], roles[METHOD_OUTPUT] = INPUTS_ID, OUTPUTS_ID
+    block_of = {parts.partitions[i].name: b.name for b in blocks for i in b.partitions}
     graph.nodes.extend(
-        _boundary_nodes(method, graph, source_value, node_partition, part_order, cpu_sides, roles)
+        _boundary_nodes(
+            method, graph, source_value, node_partition, part_order, cpu_sides, roles, block_of
+        )
     )
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
-    _source_annotations(program, method, parts, graph)
+    _source_annotations(method, parts, msrc, graph)
+    if blocks:
+        _fold_into_blocks(method, parts, blocks, graph)
     return graph, separate
+
+
+def _fold_into_blocks(
+    method: Method, parts: MethodPartitions, blocks: list[Block], graph: gb.Graph
+) -> None:
+    """Put each folded partition's group inside its block's group (`analysis/blocks.py`): the
+    method's first screen is then its blocks, each opening onto its partitions and CPU islands.
+    Boundary nodes between two partitions of one block were placed inside it already."""
+    block_of = {parts.partitions[i].name: b.name for b in blocks for i in b.partitions}
+    for node in graph.nodes:
+        top = node.namespace.split("/")[0]
+        if top in block_of:
+            node.namespace = f"{block_of[top]}/{node.namespace}"
+    groups = graph.groupNodeAttributes or {}
+    graph.groupNodeAttributes = {
+        (f"{block_of[k.split('/')[0]]}/{k}" if k.split("/")[0] in block_of else k): v
+        for k, v in groups.items()
+    }
+    for config in graph.groupNodeConfigs or []:
+        name = next((n for n in block_of if config.namespaceRegex == f"^{_regex_escape(n)}$"), None)
+        if name is not None:
+            config.namespaceRegex = f"^{_regex_escape(block_of[name] + '/' + name)}$"
+    for b in blocks:
+        graph.groupNodeAttributes[b.name] = _block_facts(method, parts, b)
+
+
+def _block_facts(method: Method, parts: MethodPartitions, block: Block) -> dict[str, str]:
+    mine = [parts.partitions[i] for i in block.partitions]
+    names = {p.name for p in mine}
+    backends: dict[str, int] = {}
+    for p in mine:
+        backends[p.backend] = backends.get(p.backend, 0) + 1
+    into = [c for c in parts.crossings if c.target in names and c.source not in names]
+    out = [c for c in parts.crossings if c.source in names and c.target not in names]
+    inside = [c for c in parts.crossings if c.source in names and c.target in names]
+
+    def tensors(cs: list[Crossing]) -> str:
+        return f"{len(cs)} tensors, {facts.human_bytes(sum(c.nbytes for c in cs))}"
+
+    return {
+        "block": block.basis,
+        "partitions": f"{mine[0].name} to {mine[-1].name} ({len(mine)})",
+        "partitions_by_backend": ", ".join(
+            f"{'CPU islands' if b == 'CPU' else b} ×{n}" for b, n in backends.items()
+        ),
+        "instructions": str(sum(len(p.instructions) for p in mine)),
+        "crossings_into_block": tensors(into),
+        "crossings_out_of_block": tensors(out),
+        "crossings_inside_block": tensors(inside),
+    }
 
 
 # A CPU island with more instructions than this is drawn as nested layers of the model (ETRecord).
@@ -489,7 +563,7 @@ NEST_LAYERS_ABOVE = 16
 
 
 def _source_annotations(
-    program: Program, method: Method, parts: MethodPartitions, graph: gb.Graph
+    method: Method, parts: MethodPartitions, msrc: MethodSource | None, graph: gb.Graph
 ) -> None:
     """The ETRecord's layers and the partitioner rules' reasons (issue 13) on the method graph.
 
@@ -500,8 +574,6 @@ def _source_annotations(
     NPU partitions) shows its kernels as soon as it is opened. The first namespace component stays
     the partition, which everything else keys on.
     """
-    source = program_source(program)
-    msrc = source.methods.get(method.name) if source else None
     reasons = why_not_delegated(method, parts)
     if msrc is None and not reasons:
         return
@@ -567,6 +639,7 @@ def _boundary_nodes(
     part_order: dict[str, int],
     cpu_sides: set[str],
     roles: dict[str, str],
+    block_of: dict[str, str],
 ) -> list[gb.GraphNode]:
     """A node on each partition-to-partition edge saying which tensors cross there.
 
@@ -580,6 +653,13 @@ def _boundary_nodes(
     """
     boundaries: dict[tuple[str, str], gb.GraphNode] = {}
     values: dict[tuple[str, str], list[int | Source]] = {}
+    froms: dict[tuple[str, str], list[str]] = {}  # where the tensors come from
+    crossings: dict[tuple[str, str], list[tuple[int, str, str]]] = {}  # (value, from, to)
+    # Position of each top-level item (a block, or a partition in none) in execution order.
+    top_order: dict[str, int] = {}
+    block_names = set(block_of.values())
+    for name in sorted(part_order, key=part_order.__getitem__):
+        top_order.setdefault(block_of.get(name, name), len(top_order))
     for node in graph.nodes:
         target_part = node_partition.get(node.id)
         for e in node.incomingEdges:
@@ -590,15 +670,34 @@ def _boundary_nodes(
                 continue  # CPU to CPU (method inputs and outputs count as CPU): no boundary
             src = (e.sourceNodeId, e.sourceNodeOutputId)
             v = source_value.get(src)
-            key = (source_part, target_part)
+            # Between two partitions of one block: inside that block. Between blocks: one node
+            # per pair of blocks (or of a block and a partition on its own), at the top level.
+            inside = block_of.get(source_part, 1) == block_of.get(target_part, 2)
+            ends = (
+                (source_part, target_part)
+                if inside
+                else (
+                    block_of.get(source_part, source_part),
+                    block_of.get(target_part, target_part),
+                )
+            )
+            # Everything entering a block from outside it shares one node: "into blocks.3".
+            key = ("", ends[1]) if ends[1] in block_names and not inside else ends
             b = boundaries.get(key)
             if b is None:
                 b = boundaries[key] = gb.GraphNode(
-                    id=f"b.{roles[source_part]}.{roles[target_part]}",
+                    id=f"b.{roles.get(key[0], key[0] or 'into')}.{roles.get(key[1], key[1])}",
                     label="",
+                    namespace=block_of[source_part] if inside else "",
                     style=_style(BOUNDARY_TENSOR_COLOUR),
                 )
                 values[key] = []
+                froms[key] = []
+                crossings[key] = []
+            if ends[0] not in froms[key]:
+                froms[key].append(ends[0])
+            if v is not None and (v, source_part, target_part) not in crossings[key]:
+                crossings[key].append((v, source_part, target_part))
             tensor: int | Source = v if v is not None else src
             if tensor not in values[key]:
                 values[key].append(tensor)
@@ -610,9 +709,11 @@ def _boundary_nodes(
             # A tensor read far downstream (an attention mask every layer reads) is shown beside
             # each distant reader without an edge across the whole graph: long edges make the
             # layout slow and the picture unreadable.
+            # Between blocks, the distance counts blocks (and partitions on their own).
+            order = part_order if inside else top_order
             far = (
                 len(part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
-                and part_order[target_part] - part_order[source_part] > NEAR_PARTITIONS
+                and order[ends[1]] - order[ends[0]] > NEAR_PARTITIONS
             )
             if not far and not any(
                 x.sourceNodeId == src[0] and x.sourceNodeOutputId == src[1] for x in b.incomingEdges
@@ -640,15 +741,21 @@ def _boundary_nodes(
         )
         b.label = f"{first}{more}, {facts.human_bytes(total).split(' (')[0]}"
         attrs = {
-            "boundary": f"{source_part} to {target_part}",
+            "boundary": f"{' and '.join(froms[(source_part, target_part)])} to {target_part}",
             "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),
             "bytes": str(total),
+            # Each crossing it stands for, partition to partition (one line per receiver).
+            "crossings": "\n".join(
+                f"%{v} {a} to {z}" for v, a, z in crossings[(source_part, target_part)]
+            ),
         }
         if not b.incomingEdges:
-            gap = part_order[target_part] - part_order[source_part]
-            attrs["drawn_as"] = (
-                f"beside its reader, without the edge from {source_part} ({gap} partitions earlier)"
+            gap = part_order.get(target_part, 0) - part_order.get(source_part, 0)
+            attrs["drawn_as"] = f"beside its reader, without the edge from {source_part}" + (
+                f" ({gap} partitions earlier)" if gap > 0 else ""
             )
+        elif len(b.incomingEdges) < len(froms[(source_part, target_part)]):
+            attrs["drawn_as"] = "beside its reader; edges only from the block or partition before"
         b.attrs = _kv(attrs)
     return list(boundaries.values())
 
@@ -738,7 +845,11 @@ def view_op_node_ids(
         return None
     flow = parts.dataflow
     contents = _contents(
-        method.delegates[d], len(flow.edges[instruction]), len(flow.io[instruction].output_tensors)
+        method,
+        parts,
+        method.delegates[d],
+        len(flow.edges[instruction]),
+        len(flow.io[instruction].output_tensors),
     )
     prefix = instruction_node_ids(method, parts)[instruction]
     if contents.inline is not None and contents.inline.name == view_name:

@@ -77,7 +77,7 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
                 f"{_ms(p['inside_glue']['median'])}, outside them "
                 f"{_ms(p['outside_logged_ops']['median'])} (medians)"
             )
-        groups.setdefault(p["name"], {}).update(attrs)
+        groups.setdefault(_group_key(groups, p["name"]), {}).update(attrs)
     lat = summary["latency"]
     split = summary["split"]
     groups.setdefault("", {}).update(
@@ -95,6 +95,11 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
         }
     )
     graph.groupNodeAttributes = groups
+
+
+def _group_key(groups: dict[str, dict[str, str]], partition: str) -> str:
+    """A partition's group: its own name, or "<block>/<name>" in a method folded into blocks."""
+    return next((k for k in groups if k.endswith("/" + partition) and k.count("/") == 1), partition)
 
 
 def annotate_inner_ops(graph: gb.Graph, mp: MethodProfile) -> None:

@@ -1,0 +1,201 @@
+"""Fold the partitions of a method with many of them into blocks of consecutive partitions.
+
+A transformer exported for XNNPACK or an NPU splits at every attention mask and layer norm: the
+12-layer GPT of the benchmark has 124 partitions and CPU islands in one method. Drawn side by side
+that is a picture nobody reads (and one Model Explorer takes seconds to draw in software WebGL).
+An engineer thinks of it as its layers, so the method's first screen shows blocks, each a run of
+consecutive partitions, named by what it is:
+
+1. the model's own layers, from the ETRecord when there is one: the partitions whose instructions
+   all come from `blocks.3` form the block `blocks.3` (ModuleList/Sequential containers opened);
+2. otherwise the program's repeating structure: the shortest period after which the sequence of
+   partitions repeats (same backend, same kernels, same number of delegate operations) for at least
+   three periods, each period one block ("repeat 3 of 12");
+3. otherwise runs of a fixed number of partitions ("partitions 21-30").
+
+A partition that belongs to none (the CPU island at the start that builds every layer's attention
+mask, the final layer norm) stays on its own between the blocks. Blocks only change how the
+partitions are grouped: the partitions, their names and every number stay the same.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.source import MethodSource
+from pte_adapter.program import Method
+
+# A method with more partitions and islands than this is folded into blocks.
+FOLD_ABOVE = 16
+# Folding aims at no more than this many top-level items (blocks and partitions left on their own).
+MAX_TOP_LEVEL = 16
+# A repeating structure must repeat at least this often to be taken for the model's layers.
+MIN_REPEATS = 3
+
+_CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str  # unique, no "/": the group's name in Model Explorer ("blocks.3", "repeat 2 of 12")
+    partitions: tuple[int, ...]  # consecutive partition indices, in order
+    basis: str  # how it was found: "ETRecord module blocks.3 (Block)", "repeating structure", ...
+
+
+def fold_partitions(
+    method: Method, parts: MethodPartitions, source: MethodSource | None
+) -> list[Block] | None:
+    """The blocks of a method with more than FOLD_ABOVE partitions and islands; None for a smaller
+    one. Partitions left on their own are not in any block."""
+    n = len(parts.partitions)
+    if n <= FOLD_ABOVE:
+        return None
+    if source is not None:
+        blocks = _by_module(parts.partitions, source)
+        if blocks:
+            return blocks
+    return _by_repetition(method, parts.partitions) or _by_count(parts.partitions)
+
+
+def _module_at(source: MethodSource, part: Partition, depth: int) -> str | None:
+    """The one module (at `depth` below the root, containers opened) every recorded node of this
+    partition belongs to; "" when its nodes are at the root or shallower; None when they differ."""
+    found: set[str] = set()
+    for i in part.instructions:
+        src = source.instructions.get(i)
+        if src is None:
+            continue
+        for stack in src.stacks:
+            path = stack[1:]  # below the root module
+            d = 0
+            level = 0
+            while d < len(path):
+                if path[d].short_cls in _CONTAINERS and d + 1 < len(path):
+                    d += 1
+                    continue
+                if level == depth:
+                    break
+                level += 1
+                d += 1
+            found.add(path[d].path if d < len(path) and level == depth else "")
+    found.discard("")
+    if len(found) > 1:
+        return None
+    return found.pop() if found else ""
+
+
+def _by_module(partitions: list[Partition], source: MethodSource) -> list[Block]:
+    """Runs of consecutive partitions inside one module, at the shallowest depth that gives at least
+    two blocks of several partitions."""
+    for depth in range(4):
+        keys = [_module_at(source, p, depth) for p in partitions]
+        blocks = _runs(partitions, keys)
+        if sum(1 for b in blocks if len(b.partitions) > 1) >= 2:
+            top = len(partitions) - sum(len(b.partitions) - 1 for b in blocks)
+            if top <= max(MAX_TOP_LEVEL, len(partitions) // 4):
+                return blocks
+    return []
+
+
+def _runs(partitions: list[Partition], keys: list[str | None]) -> list[Block]:
+    """Maximal runs of equal, known module keys. A partition whose nodes are all at the root or
+    outside any module ("" key) between two parts of the same module joins it: the glue between
+    two delegate partitions of one layer belongs to that layer."""
+    filled = list(keys)
+    for i, k in enumerate(keys):
+        if k == "":
+            before = next((keys[j] for j in range(i - 1, -1, -1) if keys[j] != ""), None)
+            after = next((keys[j] for j in range(i + 1, len(keys)) if keys[j] != ""), None)
+            filled[i] = before if before and before == after else None
+    blocks: list[Block] = []
+    i = 0
+    while i < len(partitions):
+        k = filled[i]
+        j = i + 1
+        while k and j < len(partitions) and filled[j] == k:
+            j += 1
+        if k and j - i > 1:
+            blocks.append(
+                Block(
+                    _unique(k, blocks),
+                    tuple(p.index for p in partitions[i:j]),
+                    f"ETRecord module {k}",
+                )
+            )
+        i = j
+    return blocks
+
+
+def _signature(method: Method, part: Partition) -> tuple[object, ...]:
+    """What a partition does, without where: its backend, its kernels in order, the size of its
+    delegate graph."""
+    ops = []
+    for i in part.instructions:
+        ins = method.instructions[i]
+        op = ins.op_index
+        name = (
+            method.operators[op].full_name
+            if op is not None and 0 <= op < len(method.operators)
+            else ins.kind.name
+        )
+        ops.append(name)
+    return (part.backend, tuple(ops), part.inner_ops)
+
+
+def _by_repetition(method: Method, partitions: list[Partition]) -> list[Block]:
+    """The shortest period p after which the partitions repeat for at least MIN_REPEATS periods:
+    each period from the first repeat on is one block."""
+    n = len(partitions)
+    sig = [_signature(method, p) for p in partitions]
+    for period in range(2, n // MIN_REPEATS + 1):
+        # The longest stretch where every partition matches the one `period` later.
+        best_start, best_len, start = 0, 0, 0
+        for i in range(n - period + 1):
+            if i < n - period and sig[i] == sig[i + period]:
+                continue
+            if i - start > best_len:
+                best_start, best_len = start, i - start
+            start = i + 1
+        repeats = (best_len + period) // period
+        if repeats < MIN_REPEATS:
+            continue
+        blocks = []
+        for r in range(repeats):
+            first = best_start + r * period
+            blocks.append(
+                Block(
+                    f"repeat {r + 1} of {repeats}",
+                    tuple(p.index for p in partitions[first : first + period]),
+                    f"repeating structure: {period} partitions repeat {repeats} times",
+                )
+            )
+        return blocks
+    return []
+
+
+def _by_count(partitions: list[Partition]) -> list[Block]:
+    """Runs of a fixed size when nothing better is known."""
+    size = math.ceil(len(partitions) / MAX_TOP_LEVEL)
+    blocks = []
+    for first in range(0, len(partitions), size):
+        chunk = partitions[first : first + size]
+        blocks.append(
+            Block(
+                f"partitions {chunk[0].index + 1}-{chunk[-1].index + 1}",
+                tuple(p.index for p in chunk),
+                f"every {size} partitions (no ETRecord, no repeating structure found)",
+            )
+        )
+    return blocks
+
+
+def _unique(name: str, blocks: list[Block]) -> str:
+    taken = {b.name for b in blocks}
+    if name not in taken:
+        return name
+    k = 2
+    while f"{name} ({k})" in taken:
+        k += 1
+    return f"{name} ({k})"
