@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
-from pte_adapter.analysis.source import MethodSource
+from pte_adapter.analysis.source import CONTAINERS, MethodSource
 from pte_adapter.program import Method
 
 # A method with more partitions and islands than this is folded into blocks.
@@ -33,8 +33,6 @@ FOLD_ABOVE = 16
 MAX_TOP_LEVEL = 16
 # A repeating structure must repeat at least this often to be taken for the model's layers.
 MIN_REPEATS = 3
-
-_CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
 
 
 @dataclass(frozen=True)
@@ -72,7 +70,7 @@ def _module_at(source: MethodSource, part: Partition, depth: int) -> str | None:
             d = 0
             level = 0
             while d < len(path):
-                if path[d].short_cls in _CONTAINERS and d + 1 < len(path):
+                if path[d].short_cls in CONTAINERS and d + 1 < len(path):
                     d += 1
                     continue
                 if level == depth:

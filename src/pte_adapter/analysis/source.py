@@ -199,7 +199,8 @@ def user_source_line(stack_trace: str) -> str:
 
 # -- partitions ----------------------------------------------------------------------------
 
-_CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
+# Plain containers: a layer path opens them one level ("blocks" -> "blocks.3").
+CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
 
 
 def covered_modules(source: MethodSource, part: Partition) -> list[str]:
@@ -222,7 +223,7 @@ def covered_modules(source: MethodSource, part: Partition) -> list[str]:
     paths: list[str] = []
     for s in stacks:
         d = min(depth, len(s) - 1)
-        while s[d].short_cls in _CONTAINERS and d + 1 < len(s):
+        while s[d].short_cls in CONTAINERS and d + 1 < len(s):
             d += 1
         text = s[d].path
         if text not in paths:

@@ -259,6 +259,7 @@ class _Contents:
     inline: DelegateGraph | None = None
     nested: list[DelegateGraph] = field(default_factory=list)
     separate: list[DelegateGraph] = field(default_factory=list)
+    from_call: list[DelegateGraph] = field(default_factory=list)  # separate, linked from the call
 
 
 def _contents(
@@ -266,15 +267,16 @@ def _contents(
 ) -> _Contents:
     views = delegate.decoded.graphs
     referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
-    if len(parts.partitions) > FOLD_ABOVE:
-        # A method folded into blocks (a transformer's dozens of partitions) draws each delegate's
-        # operations as a graph of its own, opened from its DelegateCall: expanding everything
-        # then stays a picture of partitions, and Model Explorer draws it in half the time. A view
-        # at least as large as the method's instructions stays inside, so the method graph is
-        # still the one with the most nodes (the one Model Explorer opens first).
-        small = [v for v in views if len(v.nodes) + 2 < len(method.instructions)]
-        if len(small) == len(views):
-            return _Contents(separate=list(views))
+    # A method folded into blocks (a transformer's dozens of partitions) draws each delegate's
+    # operations as a graph of its own, opened from its DelegateCall: expanding everything then
+    # stays a picture of partitions, and Model Explorer draws it in half the time. A view at least
+    # as large as the method's instructions stays inside, so the method graph is still the one
+    # with the most nodes (the one Model Explorer opens first).
+    if len(parts.partitions) > FOLD_ABOVE and all(
+        len(v.nodes) + 2 < len(method.instructions) for v in views
+    ):
+        top = [v for v in views if v.name not in referenced]
+        return _Contents(separate=list(views), from_call=top)
     top = [v for v in views if v.name not in referenced]
     out = _Contents(separate=[v for v in views if v.name in referenced])
     if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(top[0].outputs) == n_outputs:
@@ -420,10 +422,7 @@ def method_graph(
             delegate_graph(v, separate_ids[v.name], separate_ids, colours)
             for v in contents.separate
         )
-        referenced = {s for v in contents.separate for op in v.nodes for s in op.subgraphs}
-        node.subgraphIds = [
-            separate_ids[v.name] for v in contents.separate if v.name not in referenced
-        ]
+        node.subgraphIds = [separate_ids[v.name] for v in contents.from_call]
         if contents.inline is None:
             _connect(node, flow.edges[ins.index], sources)
         else:
@@ -504,17 +503,21 @@ def method_graph(
     graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
     _source_annotations(method, parts, msrc, graph)
     if blocks:
-        _fold_into_blocks(method, parts, blocks, graph)
+        _fold_into_blocks(method, parts, blocks, block_of, graph)
     return graph, separate
 
 
 def _fold_into_blocks(
-    method: Method, parts: MethodPartitions, blocks: list[Block], graph: gb.Graph
+    method: Method,
+    parts: MethodPartitions,
+    blocks: list[Block],
+    block_of: dict[str, str],
+    graph: gb.Graph,
 ) -> None:
     """Put each folded partition's group inside its block's group (`analysis/blocks.py`): the
     method's first screen is then its blocks, each opening onto its partitions and CPU islands.
-    Boundary nodes between two partitions of one block were placed inside it already."""
-    block_of = {parts.partitions[i].name: b.name for b in blocks for i in b.partitions}
+    Boundary nodes between two partitions of one block were placed inside it already. `block_of`:
+    partition name -> its block's name."""
     for node in graph.nodes:
         top = node.namespace.split("/")[0]
         if top in block_of:
@@ -524,10 +527,12 @@ def _fold_into_blocks(
         (f"{block_of[k.split('/')[0]]}/{k}" if k.split("/")[0] in block_of else k): v
         for k, v in groups.items()
     }
+    moved = {
+        f"^{_regex_escape(name)}$": f"^{_regex_escape(block + '/' + name)}$"
+        for name, block in block_of.items()
+    }
     for config in graph.groupNodeConfigs or []:
-        name = next((n for n in block_of if config.namespaceRegex == f"^{_regex_escape(n)}$"), None)
-        if name is not None:
-            config.namespaceRegex = f"^{_regex_escape(block_of[name] + '/' + name)}$"
+        config.namespaceRegex = moved.get(config.namespaceRegex, config.namespaceRegex)
     for b in blocks:
         graph.groupNodeAttributes[b.name] = _block_facts(method, parts, b)
 

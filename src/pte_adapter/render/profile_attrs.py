@@ -68,6 +68,8 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
             },
         )
     groups = graph.groupNodeAttributes if graph.groupNodeAttributes is not None else {}
+    # A partition's group: its own name, or "<block>/<name>" in a method folded into blocks.
+    in_block = {k.split("/")[1]: k for k in groups if k.count("/") == 1}
     for p in summary["partitions"]:
         attrs = {"measured time": _partition_text(p)}
         if p.get("delegate_operators"):
@@ -77,7 +79,7 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
                 f"{_ms(p['inside_glue']['median'])}, outside them "
                 f"{_ms(p['outside_logged_ops']['median'])} (medians)"
             )
-        groups.setdefault(_group_key(groups, p["name"]), {}).update(attrs)
+        groups.setdefault(in_block.get(p["name"], p["name"]), {}).update(attrs)
     lat = summary["latency"]
     split = summary["split"]
     groups.setdefault("", {}).update(
@@ -95,11 +97,6 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
         }
     )
     graph.groupNodeAttributes = groups
-
-
-def _group_key(groups: dict[str, dict[str, str]], partition: str) -> str:
-    """A partition's group: its own name, or "<block>/<name>" in a method folded into blocks."""
-    return next((k for k in groups if k.endswith("/" + partition) and k.count("/") == 1), partition)
 
 
 def annotate_inner_ops(graph: gb.Graph, mp: MethodProfile) -> None:
