@@ -5,7 +5,7 @@ peer adapter, on the same program, one run after the other.
     python benchmarks/bench_browser.py --pte examples/mv2_lrn_ethosu85.pte --repeat 3
 
 Both adapters run in the real `model-explorer` web app in Debian's headless Chromium (as in
-tests/test_browser.py). The peer is Arm's `pte-adapter-model-explorer` 0.2.0, installed into a venv
+tests/e2e/test_browser.py). The peer is Arm's `pte-adapter-model-explorer` 0.2.0, installed into a venv
 of its own under bench_out/ (never imported here: it runs as its own server).
 
 What is timed, per adapter and run, from the moment the page is asked to load:
@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser_support import chromium, model_explorer_server, new_page  # noqa: E402
+from tests.support.browser import chromium, model_explorer_server, new_page  # noqa: E402
 
 DEFAULT_OUT = ROOT / "bench_out"
 PEER = "pte-adapter-model-explorer==0.2.0"

@@ -39,7 +39,7 @@ def reset_peak():
 t0 = time.perf_counter()
 import model_explorer  # noqa: F401
 import pte_adapter
-from pte_adapter.convert import convert_path
+from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.model_explorer import graphs_to_json
 t_import = time.perf_counter() - t0
 import gc; gc.collect()

@@ -42,9 +42,9 @@ def peak_kib():
     return 0
 
 from pte_adapter.api import load
-from pte_adapter.profile.etdump import load_etdump
-from pte_adapter.profile.join import join_profile
-from pte_adapter.profile.summary import profile_summary
+from pte_adapter.container.etdump import load_etdump
+from pte_adapter.analysis.profile.join import join_profile
+from pte_adapter.analysis.profile.summary import profile_summary
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")
 base = peak_kib()

@@ -3,14 +3,14 @@
     python scripts/fuzz.py --iterations 100000 --seed 1 --jobs 2
 
 Input *i* is fully determined by the seed, *i* and the example files (targets and mutators are in
-`tests/fuzz_support.py`), so any input the run reports can be rebuilt from its recipe. Each worker
+`tests/support/fuzz.py`), so any input the run reports can be rebuilt from its recipe. Each worker
 converts inside its own copy of a snapshot of `examples/`, under an address-space limit (an
 unbounded allocation shows up as MemoryError instead of swapping the machine).
 
 Printed: inputs per example kind and per target, outcomes by type (anything other than "ok" and
 "format" - `PteFormatError` - is a failure, as is a decoder exception that the delegate registry
 swallowed), slowest inputs, and peak RSS per worker. `--save DIR` writes each failing input as a
-minimised regression recipe (JSON) for `tests/fuzz_regressions/`. Exit status 1 on any failure.
+minimised regression recipe (JSON) for `tests/support/fuzz_regressions/`. Exit status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import fuzz_support as fs
+from tests.support import fuzz as fs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate `src/pte_adapter/profile/_etdump_schema.py` from the ETDump schema of the pinned
+"""Generate `src/pte_adapter/container/_generated/etdump_schema.py` from the ETDump schema of the pinned
 ExecuTorch wheel.
 
 Why generated: the ETDump reader addresses fields by vtable slot, and schema defaults matter here
@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
-OUT = Path(__file__).resolve().parents[1] / "src/pte_adapter/profile/_etdump_schema.py"
+OUT = Path(__file__).resolve().parents[1] / "src/pte_adapter/container/_generated/etdump_schema.py"
 FOLDER = "executorch/devtools/etdump"
 SCHEMA_FILES = ("etdump_schema_flatcc.fbs", "scalar_type.fbs")
 

@@ -13,7 +13,7 @@ Two sources, both from the pinned ethos-u-vela 5.2.0:
 
       python scripts/gen_ethosu_perf_data.py <path to the unpacked ethos-u-vela source>
 
-It rewrites `src/pte_adapter/delegates/ethosu/perf_data.py`.
+It rewrites `src/pte_adapter/delegates/ethosu/_generated/perf_data.py`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ OUT = (
     / "pte_adapter"
     / "delegates"
     / "ethosu"
+    / "_generated"
     / "perf_data.py"
 )
 ARCH = "ethosu/regor/architecture"

@@ -15,7 +15,7 @@ folder or the extracted .tar.gz works) and run
 
     python scripts/gen_ethosu_registers.py <path to the unpacked ethos-u-vela source>
 
-It rewrites `src/pte_adapter/delegates/ethosu/registers_u55.py` and `registers_u85.py`. The tests
+It rewrites `src/pte_adapter/delegates/ethosu/_generated/registers_u55.py` and `registers_u85.py`. The tests
 compare the U55/U65 table with ethos-u-vela's installed `ethosu.vela.ethos_u55_regs` enumerations.
 """
 
@@ -30,7 +30,14 @@ HEADERS = {
     "u55": ("ethosu/regor/architecture/ethosu65/ethos_u65_interface.hpp", "Ethos-U55/U65"),
     "u85": ("ethosu/regor/architecture/ethosu85/ethos_u85_interface.hpp", "Ethos-U85"),
 }
-OUT_DIR = Path(__file__).resolve().parent.parent / "src" / "pte_adapter" / "delegates" / "ethosu"
+OUT_DIR = (
+    Path(__file__).resolve().parent.parent
+    / "src"
+    / "pte_adapter"
+    / "delegates"
+    / "ethosu"
+    / "_generated"
+)
 
 _ENUM_RE = re.compile(r"^enum class (\w+) : \w+\s*\{(.*?)\};", re.S | re.M)
 _ENUM_ITEM_RE = re.compile(r"^\s*(\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)\s*,?\s*$", re.M)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate `src/pte_adapter/delegates/_xnnpack_schema.py` from the XNNPACK schema of the pinned
+"""Generate `src/pte_adapter/delegates/xnnpack/_generated/schema.py` from the XNNPACK schema of the pinned
 ExecuTorch wheel.
 
 Why generated: the XNNPACK schema has ~50 node kinds and grows with every ExecuTorch release. Slot
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "src/pte_adapter/delegates/_xnnpack_schema.py"
+OUT = Path(__file__).resolve().parents[1] / "src/pte_adapter/delegates/xnnpack/_generated/schema.py"
 SCHEMA_PACKAGE = "executorch.backends.xnnpack.serialization"
 SCHEMA_FILES = ("schema.fbs", "runtime_schema.fbs")
 

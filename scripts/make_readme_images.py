@@ -2,7 +2,7 @@
 
     python scripts/make_readme_images.py            # writes docs/images/*.png
 
-Uses the same machinery as tests/test_browser.py (the system Chromium, headless, driven by
+Uses the same machinery as tests/e2e/test_browser.py (the system Chromium, headless, driven by
 Playwright; `model-explorer --extensions=pte_adapter` on a free port):
 
 - method_graph.png: the fragmented Ethos-U example as Model Explorer first shows it (default
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser_support import (  # noqa: E402
+from tests.support.browser import (  # noqa: E402
     MEPage,
     chromium,
     model_explorer_server,

@@ -1,33 +1,10 @@
-"""Model Explorer entry point: `model-explorer --extensions=pte_adapter model.pte`."""
+"""Model Explorer's entry point: `model-explorer --extensions=pte_adapter model.pte`.
 
-from __future__ import annotations
+Model Explorer imports `<extension>.main` and registers every `Adapter` and `NodeDataProvider`
+class defined by then, so this module only imports the two; they live in `pte_adapter.explorer`.
+"""
 
-from typing import Any
+from pte_adapter.explorer.adapter import PteAdapter
+from pte_adapter.explorer.node_data_provider import PteProfileNodeData
 
-from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
-
-from pte_adapter.convert import convert_path
-
-# Defining the node data provider class registers it with Model Explorer next to the adapter.
-from pte_adapter.profile_provider import PteProfileNodeData  # noqa: F401
-
-
-class PteAdapter(Adapter):  # type: ignore[misc]
-    """Shows every method of an ExecuTorch program, grouped and coloured by backend."""
-
-    metadata = AdapterMetadata(
-        id="pte_adapter",
-        name="ExecuTorch .pte adapter",
-        description="ExecuTorch programs: methods, instructions, tensors and decoded delegate "
-        "payloads (Ethos-U, TOSA, XNNPACK), with NPU/CPU partitions made visible.",
-        fileExts=["pte", "tosa"],
-        # No source_repo: the project has no public repository yet, and a made-up URL would
-        # send users to the wrong place.
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-
-    def convert(self, model_path: str, settings: dict[str, Any]) -> ModelExplorerGraphs:
-        # A PteFormatError propagates: Model Explorer shows its message as the conversion error.
-        return {"graphs": convert_path(model_path)}
+__all__ = ["PteAdapter", "PteProfileNodeData"]

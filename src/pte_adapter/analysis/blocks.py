@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
 from pte_adapter.analysis.source import CONTAINERS, MethodSource
-from pte_adapter.program import Method
+from pte_adapter.program.model import Method
 
 # A method with more partitions and islands than this is folded into blocks.
 FOLD_ABOVE = 16

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pte_adapter.program import Instruction, InstructionKind, Method, Tensor, ValueKind
+from pte_adapter.program.model import Instruction, InstructionKind, Method, Tensor, ValueKind
 
 # Where an instruction input comes from, besides another instruction.
 FROM_METHOD_INPUT = -1

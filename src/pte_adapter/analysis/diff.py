@@ -20,7 +20,7 @@ from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.analysis.roles import partition_roles
 from pte_adapter.analysis.size import SizeReport, size_report
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary, method_summary
-from pte_adapter.program import Method, Program
+from pte_adapter.program.model import Method, Program
 
 # Method numbers compared, in display order: key -> label.
 METRICS: dict[str, str] = {

@@ -22,7 +22,7 @@ from typing import Any
 
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.delegates.ethosu.perf import ASSUMPTIONS, Target, target_for
-from pte_adapter.program import Method
+from pte_adapter.program.model import Method
 
 BACKEND = "EthosUBackend"
 FRAGMENTATION_ASSUMPTIONS = (

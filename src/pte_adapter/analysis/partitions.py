@@ -31,7 +31,7 @@ from pte_adapter.analysis.dataflow import (
     analyse_dataflow,
 )
 from pte_adapter.backends import CPU, group_prefix, is_glue
-from pte_adapter.program import InstructionKind, Method
+from pte_adapter.program.model import InstructionKind, Method
 
 __all__ = ["CPU", "Crossing", "MethodPartitions", "Partition", "is_glue", "partition_method"]
 

@@ -19,7 +19,7 @@ split view lines corresponding nodes up.
 from __future__ import annotations
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
-from pte_adapter.program import InstructionKind, Method
+from pte_adapter.program.model import InstructionKind, Method
 
 
 def partition_roles(parts: MethodPartitions) -> list[str]:

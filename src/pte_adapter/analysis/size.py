@@ -20,8 +20,8 @@ from typing import Any
 from pte_adapter.container.pte import PteFile
 from pte_adapter.delegates.payload_layout import PayloadSpan, payload_layout
 from pte_adapter.errors import PteFormatError
-from pte_adapter.program import Delegate, InstructionKind, Method, Program, Tensor
-from pte_adapter.reader import (
+from pte_adapter.program.model import Delegate, InstructionKind, Method, Program, Tensor
+from pte_adapter.program.reader import (
     P_CONSTANT_BUFFER,
     P_CONSTANT_SEGMENT,
     P_DELEGATE_DATA,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition, is_glue
 from pte_adapter.container.etrecord import EtRecord, EtRecordMethod, FxNode
-from pte_adapter.program import InstructionKind, Method, Program
+from pte_adapter.program.model import InstructionKind, Method, Program
 
 
 @dataclass(frozen=True)

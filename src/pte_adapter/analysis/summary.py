@@ -18,7 +18,7 @@ from pte_adapter.analysis.source import (
     program_source,
 )
 from pte_adapter.analysis.why import why_not_delegated
-from pte_adapter.program import Method, Program
+from pte_adapter.program.model import Method, Program
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from pte_adapter.analysis import _partition_rules as rules
 from pte_adapter.analysis.partitions import MethodPartitions, is_glue
-from pte_adapter.program import InstructionKind, Method, Tensor
+from pte_adapter.program.model import InstructionKind, Method, Tensor
 
 ARM_BACKENDS = ("EthosUBackend", "TOSABackend", "VgfBackend")
 XNNPACK_BACKEND = "XnnpackBackend"

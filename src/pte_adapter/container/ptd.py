@@ -10,9 +10,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from pte_adapter.container.flatbuf import FlatBuffer
 from pte_adapter.container.pte import BinaryFile, Span
 from pte_adapter.errors import PteFormatError
-from pte_adapter.flatbuf import FlatBuffer
 
 PTD_IDENTIFIER = b"FT01"
 PTD_HEADER_MAGIC = b"FH01"

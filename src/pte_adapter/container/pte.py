@@ -20,8 +20,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from pte_adapter.container.flatbuf import FlatBuffer
 from pte_adapter.errors import PteFormatError
-from pte_adapter.flatbuf import FlatBuffer
 
 PTE_IDENTIFIER = b"ET12"
 EXTENDED_HEADER_MAGIC = b"eh00"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pte_adapter.container.flatbuf import FlatBuffer
 from pte_adapter.container.sources import DataSources
 from pte_adapter.delegates import xnnpack
 from pte_adapter.delegates.ethosu import decode_stream
@@ -24,7 +25,6 @@ from pte_adapter.delegates.ethosu.commands import NpuOperation
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.delegates.tosa.reader import read_tosa
 from pte_adapter.errors import PteFormatError
-from pte_adapter.flatbuf import FlatBuffer
 
 WEIGHT_REGION = 0  # region ExecuTorch's Ethos-U runtime binds to the weight_data block
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from pte_adapter.backends import BACKENDS
 from pte_adapter.backends import sniff as sniff_backend
 from pte_adapter.container.sources import DataSources
-from pte_adapter.delegates.graph import DecodedDelegate
 from pte_adapter.errors import PteFormatError
+from pte_adapter.program.delegate_graph import DecodedDelegate
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
 from pte_adapter.analysis.summary import method_summary
 from pte_adapter.backends import legend
-from pte_adapter.program import Delegate, Method, Program, Tensor
+from pte_adapter.program.model import Delegate, Method, Program, Tensor
 
 
 def human_bytes(n: int | None) -> str:

@@ -46,8 +46,8 @@ from pte_adapter.backends import (
     CPU_GLUE_COLOUR,
     backend_colour,
 )
-from pte_adapter.delegates.graph import DelegateGraph, TensorInfo
-from pte_adapter.program import (
+from pte_adapter.program.delegate_graph import DelegateGraph, TensorInfo
+from pte_adapter.program.model import (
     Delegate,
     Instruction,
     InstructionKind,

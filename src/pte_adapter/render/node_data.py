@@ -19,9 +19,9 @@ import json
 import math
 from typing import Any, Final
 
-from pte_adapter.profile.join import MethodProfile, ProgramProfile
-from pte_adapter.profile.stats import Stats
-from pte_adapter.profile.summary import NS_PER_MS, delegate_inner_times, instruction_times
+from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
+from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.analysis.profile.summary import NS_PER_MS, delegate_inner_times, instruction_times
 from pte_adapter.render.model_explorer import instruction_node_ids, view_op_node_ids
 
 # Pale yellow (cheap) to deep red (expensive): readable under the black labels of Model Explorer.

@@ -20,11 +20,11 @@ from typing import Any, Final
 
 from model_explorer import graph_builder as gb
 
+from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
+from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.analysis.profile.summary import instruction_times, method_summary
 from pte_adapter.errors import PteFormatError
-from pte_adapter.profile.join import MethodProfile, ProgramProfile
-from pte_adapter.profile.stats import Stats
-from pte_adapter.profile.summary import instruction_times, method_summary
-from pte_adapter.program import Program
+from pte_adapter.program.model import Program
 from pte_adapter.render.model_explorer import instruction_node_ids
 from pte_adapter.render.node_data import inner_op_times
 from pte_adapter.render.profile_report import SPLIT_LABELS
@@ -122,7 +122,7 @@ def annotate_inner_ops(graph: gb.Graph, mp: MethodProfile) -> None:
 
 def annotate_graphs(graphs: list[gb.Graph], program: Program, etdump: Path) -> None:
     """Add the ETDump's measurements to the method graphs; a bad ETDump becomes a graph attribute."""
-    from pte_adapter.profile.load import load_profile
+    from pte_adapter.api.profile import load_profile
 
     methods = {m.name for m in program.methods}
     try:

@@ -24,9 +24,9 @@ from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, d
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
 from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
 from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
-from pte_adapter.delegates.graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
+from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
 
 __all__ = ["decode", "decode_stream"]
 

@@ -15,7 +15,7 @@ from array import array
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from pte_adapter.delegates.ethosu import registers_u55, registers_u85
+from pte_adapter.delegates.ethosu._generated import registers_u55, registers_u85
 from pte_adapter.delegates.ethosu.binstream import region_name
 
 # Operations that compute a feature map (the rest move data, wait or stop).

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from pte_adapter.delegates.ethosu import perf_data
+from pte_adapter.delegates.ethosu._generated import perf_data
 from pte_adapter.delegates.ethosu.commands import FeatureMap, NpuOperation
 
 ASSUMPTIONS = (

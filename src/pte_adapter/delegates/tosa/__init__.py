@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from pte_adapter.delegates.graph import DecodedDelegate, DelegateGraph
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.delegates.tosa.artifacts import existing_folders
 from pte_adapter.delegates.tosa.debuginfo import DebugJson, load_debug_json
@@ -23,6 +22,7 @@ from pte_adapter.delegates.tosa.graphs import (
     to_delegate_graphs,
 )
 from pte_adapter.delegates.tosa.reader import TosaModel, read_tosa
+from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph
 
 __all__ = [
     "DATA_OPS",

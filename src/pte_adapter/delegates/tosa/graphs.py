@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pte_adapter.delegates.graph import DelegateGraph, OpNode, TensorInfo
 from pte_adapter.delegates.tosa.debuginfo import (
     DebugJson,
     OpDebugInfo,
@@ -13,6 +12,7 @@ from pte_adapter.delegates.tosa.debuginfo import (
     parse_location,
 )
 from pte_adapter.delegates.tosa.reader import TosaBlock, TosaModel, TosaTensor
+from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
 
 # Operators that only materialise data; they are not work the delegate does.
 DATA_OPS = frozenset({"CONST", "CONST_SHAPE"})

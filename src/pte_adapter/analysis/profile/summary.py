@@ -1,0 +1,260 @@
+"""The measured-time numbers as plain data: what `pte-adapter profile` prints, its JSON, and what the
+Model Explorer overlay shows.
+
+Times are in milliseconds. ETDump times are ticks; the host runtime (ExecuTorch's Python runtime,
+`et_pal_current_ticks`) counts nanoseconds, which is the default `tick_ns=1.0`. A board's runtime
+may count CPU cycles: pass the tick length (ns per tick) for it.
+
+A share is the median over runs of `the part's time in the run / Method::execute of the run`. On a
+busy machine a few runs are preempted for milliseconds; a median of per-run shares is not pulled by
+them the way a ratio of sums is. The parts of a method's split therefore add up to about, not
+exactly, 100%.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pte_adapter.analysis.partitions import Partition
+from pte_adapter.analysis.profile.join import (
+    MethodProfile,
+    ProgramProfile,
+    kernel_event_name,
+    partition_time,
+    time_split,
+)
+from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.delegates.xnnpack.profile_events import XNNPACK_BACKEND, inner_node_times
+from pte_adapter.program.delegate_graph import DelegateGraph
+from pte_adapter.program.model import InstructionKind
+
+NS_PER_MS: Final = 1e6
+TOP_CPU_OPS: Final = 10
+TOP_DELEGATE_EVENTS: Final = 10
+SPLIT_KEYS: Final = ("delegates", "cpu_compute", "glue", "control", "runtime")
+DELEGATE_GLUE_PREFIXES: Final = ("Convert", "Transpose", "Copy")
+
+
+@dataclass(frozen=True)
+class InstructionTime:
+    """Measured time of one instruction over the runs (ms)."""
+
+    index: int
+    stats: Stats
+    share: float  # median over runs of its share of the run
+    calls: int  # instruction events over all runs (a loop body runs more than once per run)
+    runs: int  # runs in which it ran
+
+
+def _ratio(part: float, whole: float) -> float:
+    return part / whole if whole > 0 else 0.0
+
+
+def median_share(parts: list[float], totals: list[float]) -> float:
+    """Median over runs of part / total (runs without a total are left out)."""
+    ratios = [_ratio(p, t) for p, t in zip(parts, totals, strict=True) if t > 0]
+    return Stats.of(ratios).median if ratios else 0.0
+
+
+def instruction_times(mp: MethodProfile, tick_ns: float = 1.0) -> dict[int, InstructionTime]:
+    scale = tick_ns / NS_PER_MS
+    per: dict[int, list[float]] = defaultdict(list)
+    totals: dict[int, list[float]] = defaultdict(list)
+    calls: dict[int, int] = defaultdict(int)
+    for run in mp.runs:
+        for index, ticks in run.instruction_time.items():
+            per[index].append(ticks * scale)
+            totals[index].append((run.total or 0) * scale)
+            calls[index] += run.instruction_calls.get(index, 0)
+    return {
+        i: InstructionTime(i, Stats.of(v), median_share(v, totals[i]), calls[i], len(v))
+        for i, v in sorted(per.items())
+    }
+
+
+def _instruction_label(mp: MethodProfile, index: int) -> str:
+    method = mp.method
+    ins = method.instructions[index]
+    if (
+        ins.kind is InstructionKind.KERNEL
+        and ins.op_index is not None
+        and 0 <= ins.op_index < len(method.operators)
+    ):
+        return method.operators[ins.op_index].full_name
+    if (
+        ins.kind is InstructionKind.DELEGATE
+        and ins.delegate_index is not None
+        and (0 <= ins.delegate_index < len(method.delegates))
+    ):
+        return method.delegates[ins.delegate_index].id
+    return ins.kind.value
+
+
+def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
+    scale = tick_ns / NS_PER_MS
+    runs = mp.runs
+    latency = [(r.total or 0) * scale for r in runs]
+    splits = [time_split(mp, r) for r in runs]
+    split: dict[str, Any] = {}
+    for key in SPLIT_KEYS:
+        values = [s.get(key, 0) * scale for s in splits]
+        split[key] = {
+            **Stats.of(values).as_dict(),
+            "share": round(median_share(values, latency), 4),
+        }
+
+    partitions = []
+    for p in mp.partitions.partitions:
+        values = [partition_time(mp, r, p.index) * scale for r in runs]
+        entry: dict[str, Any] = {
+            "index": p.index,
+            "name": p.name,
+            "backend": p.backend,
+            "instructions": [p.instructions[0], p.instructions[-1]] if p.instructions else [],
+            **Stats.of(values).as_dict(),
+            "share": round(median_share(values, latency), 4),
+        }
+        if not p.is_cpu:
+            entry.update(_delegate_detail(mp, p.instructions, scale))
+            inner = delegate_inner_times(mp, p, tick_ns)
+            if inner is not None:
+                graph, node_times, fused = inner
+                entry["inner_nodes"] = {
+                    "graph": graph.name,
+                    "matched": len(node_times) + len(fused),
+                    "of": len(graph.nodes),
+                    "fused": fused,
+                    "times": {k: Stats.of(v).as_dict() for k, v in node_times.items()},
+                }
+        partitions.append(entry)
+
+    times = instruction_times(mp, tick_ns)
+    cpu = [
+        t for t in times.values() if mp.method.instructions[t.index].kind is InstructionKind.KERNEL
+    ]
+    cpu.sort(key=lambda t: -t.stats.median)
+    top = [
+        {
+            "instruction": t.index,
+            "op": _instruction_label(mp, t.index),
+            "partition": mp.partitions.partitions[mp.partitions.partition_of[t.index]].name,
+            **Stats.of([]).as_dict(),
+            **t.stats.as_dict(),
+            "share": round(t.share, 4),
+        }
+        for t in cpu[:TOP_CPU_OPS]
+    ]
+    return {
+        "name": mp.method.name,
+        "runs": len(runs),
+        "latency_ms": [round(v, 4) for v in latency],
+        "latency": Stats.of(latency).as_dict(),
+        "split": split,
+        "partitions": partitions,
+        "top_cpu_ops": top,
+    }
+
+
+def delegate_inner_times(
+    mp: MethodProfile, part: Partition, tick_ns: float = 1.0
+) -> tuple[DelegateGraph, dict[str, list[float]], dict[str, str]] | None:
+    """A delegate partition's logged operator times placed on its decoded nodes (ms per run), with
+    the nodes fused into another's operator; None where the events cannot be placed on nodes
+    (only XNNPACK's are understood: `xnnpack_ops.py`)."""
+    method = mp.method
+    d = part.delegate_index
+    if part.backend != XNNPACK_BACKEND or d is None or not 0 <= d < len(method.delegates):
+        return None
+    graphs = method.delegates[d].decoded.graphs
+    if not graphs:
+        return None
+    scale = tick_ns / NS_PER_MS
+    runs = [
+        [(e.label, e.duration * scale) for e in events]
+        for run in mp.runs
+        for index in part.instructions
+        if (events := run.delegate_events.get(index))
+    ]
+    if not runs:
+        return None
+    result = inner_node_times(graphs[0], runs)
+    return None if result is None else (graphs[0], *result)
+
+
+def is_delegate_glue(event_name: str) -> bool:
+    """A delegate's own data-movement operator: XNNPACK logs its runtime operators by type name,
+    and `Convert` (quantize/dequantize at the partition's edges), `Transpose` (NCHW<->NHWC layout)
+    and `Copy` move or re-encode data rather than compute the model."""
+    return event_name.startswith(DELEGATE_GLUE_PREFIXES)
+
+
+def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -> dict[str, Any]:
+    """What the delegate logged about itself: its operators, the part of them that only converts
+    data (layout, quantization), and the call's time outside them (ms per run)."""
+    by_name: dict[str, list[float]] = defaultdict(list)
+    compute: list[float] = []
+    glue: list[float] = []
+    outside: list[float] = []
+    for run in mp.runs:
+        for index in instructions:
+            events = run.delegate_events.get(index, [])
+            if not events:
+                continue
+            run_compute = run_glue = 0
+            for e in events:
+                by_name[e.label].append(e.duration * scale)
+                if is_delegate_glue(e.label):
+                    run_glue += e.duration
+                else:
+                    run_compute += e.duration
+            compute.append(run_compute * scale)
+            glue.append(run_glue * scale)
+            call = run.instruction_time.get(index, 0)
+            outside.append((call - run_compute - run_glue) * scale)
+    if not by_name:
+        return {"delegate_events": 0}
+    ranked = sorted(by_name.items(), key=lambda kv: -Stats.of(kv[1]).median)
+    return {
+        "delegate_events": sum(len(v) for v in by_name.values()),
+        "delegate_operators": len(by_name),
+        "inside_compute": Stats.of(compute).as_dict(),
+        "inside_glue": Stats.of(glue).as_dict(),
+        "outside_logged_ops": Stats.of(outside).as_dict(),
+        "top_delegate_ops": [
+            {"name": name, **Stats.of(v).as_dict()} for name, v in ranked[:TOP_DELEGATE_EVENTS]
+        ],
+    }
+
+
+def profile_summary(
+    profile: ProgramProfile, pte_name: str = "", tick_ns: float = 1.0
+) -> dict[str, Any]:
+    scale = tick_ns / NS_PER_MS
+    return {
+        "file": pte_name,
+        "etdump": profile.etdump.name,
+        "etdump_version": profile.etdump.version,
+        "tick_ns": tick_ns,
+        "methods": [method_summary(mp, tick_ns) for mp in profile.methods if mp.runs],
+        "load": [
+            {"name": p.event.label, "ms": round(p.event.duration * scale, 4)}
+            for p in profile.placed
+            if p.role == "load"
+        ],
+        "unplaced": [
+            {
+                "run": p.run,
+                "name": p.event.label,
+                "chain": p.event.chain_index,
+                "instruction_id": p.event.instruction_id,
+                "reason": p.reason,
+            }
+            for p in profile.unplaced
+        ],
+        "problems": list(profile.problems),
+    }
+
+
+__all__ = ["instruction_times", "kernel_event_name", "method_summary", "profile_summary"]

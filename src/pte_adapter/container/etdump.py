@@ -1,0 +1,250 @@
+"""Read an ETDump (`.etdp`): the events an ExecuTorch runtime recorded while it ran a program.
+
+Format (ExecuTorch `devtools/etdump/etdump_schema_flatcc.fbs`, written by flatcc): a size-prefixed
+FlatBuffer — bytes 0-3 hold the length of the buffer that follows, whose identifier is `ED00`.
+The root holds one `RunData` per event block the runtime opened: loading a method gives a block
+named "Default" (`Program::load_method`, `Method::init`), each `Method::execute` a block named
+"Execute". A block's events are profile events (name, chain and instruction, or the delegate's own
+debug id, start/end ticks), allocation events and debug events (intermediate values).
+
+The ETDump does not name the method a block ran: `join.py` finds it from the instructions.
+
+Everything goes through the bounds-checked reader in `flatbuf.py`, whose work budget is linear in the
+file size, so a corrupt or hostile file costs at most a few passes over its bytes. Any defect raises
+`PteFormatError` (or its `LimitExceededError`) saying where.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from pte_adapter.container._generated.etdump_schema import ENUMS, FILE_IDENTIFIER, TABLES, Field
+from pte_adapter.container.flatbuf import FlatBuffer, Table
+from pte_adapter.errors import PteFormatError
+
+SIZE_PREFIX: Final = 4
+# The largest ETDump this reader opens (a million events is about 100 MB): beyond that the file is
+# not one a person profiles by hand, and reading it would hold that much in Python objects.
+MAX_FILE_BYTES: Final = 256 << 20
+
+_ROOT = TABLES["ETDump"]
+_RUN = TABLES["RunData"]
+_EVENT = TABLES["Event"]
+_PROFILE = TABLES["ProfileEvent"]
+_ALLOC = TABLES["AllocationEvent"]
+_DEBUG = TABLES["DebugEvent"]
+_VALUE = TABLES["Value"]
+_ALLOCATOR = TABLES["Allocator"]
+_PROFILE_SCALARS: Final = tuple(
+    _PROFILE[f]
+    for f in ("chain_index", "instruction_id", "delegate_debug_id_int", "start_time", "end_time")
+)
+_STRUCTS: Final = {f: struct.Struct("<" + f) for f in "bBhHiIqQ"}
+
+
+@dataclass(frozen=True)
+class ProfileEvent:
+    index: int  # position among all events of its run (profile, allocation and debug together)
+    name: str  # "" when the runtime gave none (delegate events often carry only a debug id)
+    chain_index: int  # -1: not an instruction of a chain (Method::execute, load events)
+    instruction_id: int  # -1: none
+    delegate_debug_id_int: int  # -1: none
+    delegate_debug_id_str: str  # "": none
+    start: int  # ticks (nanoseconds for the host runtime)
+    end: int
+    metadata_bytes: int = 0  # size of delegate_debug_metadata
+
+    @property
+    def duration(self) -> int:
+        return self.end - self.start
+
+    @property
+    def is_delegate_internal(self) -> bool:
+        """Logged by a delegate about its own work (XNNPACK: one per runtime operator)."""
+        return self.delegate_debug_id_int != -1 or bool(self.delegate_debug_id_str)
+
+    @property
+    def label(self) -> str:
+        """What the event is called: its name, else the delegate's debug id (as Inspector does)."""
+        if self.name:
+            return self.name
+        if self.delegate_debug_id_str:
+            return self.delegate_debug_id_str
+        return str(self.delegate_debug_id_int)
+
+
+@dataclass(frozen=True)
+class AllocationEvent:
+    index: int
+    allocator_id: int
+    size: int
+
+
+@dataclass(frozen=True)
+class DebugEvent:
+    index: int
+    name: str
+    chain_index: int
+    instruction_id: int
+    delegate_debug_id_int: int
+    delegate_debug_id_str: str
+    value_type: str  # the ValueType of its entry ("Tensor", "Int", ...); "" when absent
+
+
+@dataclass
+class RunData:
+    index: int  # position in the file
+    name: str  # "Execute", "Default", ...
+    bundled_input_index: int
+    allocators: list[str] = field(default_factory=list)
+    profile_events: list[ProfileEvent] = field(default_factory=list)
+    allocation_events: list[AllocationEvent] = field(default_factory=list)
+    debug_events: list[DebugEvent] = field(default_factory=list)
+    empty_events: int = 0  # Event tables with none of the three members set
+
+
+@dataclass
+class ETDump:
+    name: str
+    size: int
+    version: int
+    runs: list[RunData]
+
+
+def _num(t: Table, spec: Field) -> int:
+    """An integer scalar field, with the schema's default when absent."""
+    return int(t.scalar(spec.slot, spec.fmt, int(spec.default)))
+
+
+def _nums(t: Table, specs: tuple[Field, ...]) -> list[int]:
+    """Several integer scalar fields of one table from one read of its vtable.
+
+    An ETDump holds hundreds of thousands of events, each with half a dozen scalars: reading
+    them one `Table.scalar` call at a time dominated the read. The checks are those of
+    `Table._field`: a field starts after the table's header and lies inside the buffer (`table_at`
+    has already checked that the whole vtable is in the buffer)."""
+    fb = t.fb
+    n = (t.vt_len - 4) // 2
+    offsets = struct.unpack_from(f"<{n}H", fb.data, t.vt + 4) if n > 0 else ()
+    out: list[int] = []
+    for spec in specs:
+        off = offsets[spec.slot] if spec.slot < n else 0
+        if off == 0:
+            out.append(int(spec.default))
+            continue
+        if off < 4:
+            raise fb.error(f"{t.what}: field {spec.name} overlaps the table header", t.pos)
+        reader = _STRUCTS[spec.fmt]
+        pos = t.pos + off
+        if pos + reader.size > fb.size:
+            raise fb.error(f"{t.what}: field {spec.name} runs past the end of the buffer", pos)
+        out.append(int(reader.unpack_from(fb.data, pos)[0]))
+    return out
+
+
+def _text(t: Table, spec: Field) -> str:
+    return t.string(spec.slot, spec.name) or ""
+
+
+def read_etdump(data: bytes | bytearray | memoryview, name: str = "<etdump>") -> ETDump:
+    """Parse an ETDump. Raises `PteFormatError` when the bytes are not one."""
+    data = memoryview(data).cast("B")
+    size = len(data)
+    if size > MAX_FILE_BYTES:
+        raise PteFormatError(f"ETDump of {size} bytes is larger than {MAX_FILE_BYTES}", part=name)
+    if size < SIZE_PREFIX + 8:
+        raise PteFormatError(f"too small for an ETDump ({size} bytes)", part=name, offset=0)
+    length = int.from_bytes(data[:SIZE_PREFIX], "little")
+    if length > size - SIZE_PREFIX or length < 8:
+        raise PteFormatError(
+            f"size prefix says {length} bytes follow, but {size - SIZE_PREFIX} do",
+            part=name,
+            offset=0,
+        )
+    fb = FlatBuffer(data[SIZE_PREFIX : SIZE_PREFIX + length], name, base=SIZE_PREFIX)
+    if fb.identifier() != FILE_IDENTIFIER:
+        raise PteFormatError(
+            f"not an ETDump: expected identifier {FILE_IDENTIFIER!r}, found {fb.identifier()!r}"
+            " (an ETDump is size-prefixed: the identifier sits at bytes 8-11)",
+            part=name,
+            offset=SIZE_PREFIX + 4,
+        )
+    root = fb.root(FILE_IDENTIFIER)
+    version = root.int(_ROOT["version"].slot, _ROOT["version"].fmt)
+    runs = [
+        _read_run(i, t) for i, t in enumerate(root.iter_tables(_ROOT["run_data"].slot, "run_data"))
+    ]
+    return ETDump(name, size, version, runs)
+
+
+def load_etdump(path: str | Path) -> ETDump:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
+    return read_etdump(data, path.name)
+
+
+def _read_run(index: int, t: Table) -> RunData:
+    run = RunData(index, _text(t, _RUN["name"]), _num(t, _RUN["bundled_input_index"]))
+    run.allocators = [
+        _text(a, _ALLOCATOR["name"]) for a in t.iter_tables(_RUN["allocators"].slot, "allocators")
+    ]
+    for i, ev in enumerate(t.iter_tables(_RUN["events"].slot, "events")):
+        profile = ev.table(_EVENT["profile_event"].slot, "profile_event")
+        if profile is not None:
+            run.profile_events.append(_read_profile(i, profile))
+            continue
+        alloc = ev.table(_EVENT["allocation_event"].slot, "allocation_event")
+        if alloc is not None:
+            run.allocation_events.append(
+                AllocationEvent(
+                    i, _num(alloc, _ALLOC["allocator_id"]), _num(alloc, _ALLOC["allocation_size"])
+                )
+            )
+            continue
+        debug = ev.table(_EVENT["debug_event"].slot, "debug_event")
+        if debug is not None:
+            run.debug_events.append(_read_debug(i, debug))
+            continue
+        run.empty_events += 1
+    return run
+
+
+def _read_profile(index: int, t: Table) -> ProfileEvent:
+    chain, instruction, delegate_id, start, end = _nums(t, _PROFILE_SCALARS)
+    return ProfileEvent(
+        index=index,
+        name=_text(t, _PROFILE["name"]),
+        chain_index=chain,
+        instruction_id=instruction,
+        delegate_debug_id_int=delegate_id,
+        delegate_debug_id_str=_text(t, _PROFILE["delegate_debug_id_str"]),
+        start=start,
+        end=end,
+        metadata_bytes=t.vector_len(
+            _PROFILE["delegate_debug_metadata"].slot, 1, "delegate_debug_metadata"
+        ),
+    )
+
+
+def _read_debug(index: int, t: Table) -> DebugEvent:
+    value_type = ""
+    entry = t.table(_DEBUG["debug_entry"].slot, "debug_entry")
+    if entry is not None:
+        spec = _VALUE["val"]
+        tag = _num(entry, spec)
+        value_type = ENUMS[spec.ref].get(tag, f"ValueType_{tag}")
+    return DebugEvent(
+        index=index,
+        name=_text(t, _DEBUG["name"]),
+        chain_index=_num(t, _DEBUG["chain_index"]),
+        instruction_id=_num(t, _DEBUG["instruction_id"]),
+        delegate_debug_id_int=_num(t, _DEBUG["delegate_debug_id_int"]),
+        delegate_debug_id_str=_text(t, _DEBUG["delegate_debug_id_str"]),
+        value_type=value_type,
+    )

@@ -1,0 +1,297 @@
+"""Attach the intermediate TOSA graph an Ethos-U delegate was compiled from, found beside the `.pte`.
+
+The Arm backend writes one `output_<tag>_<tosa_spec>.tosa` per partition into its artifact folder
+(`dump_intermediate_artifacts_to`). `<tag>` is a partition counter that the `.pte` does not record,
+so a file is matched to a delegate only by evidence:
+
+- the delegate's I/O as Vela compiled it (the Ethos-U decoder's "NPU operations" graph inputs and
+  outputs: shape and dtype) against the TOSA main block's inputs and outputs;
+- the delegate's `tosa_spec` compile spec against the spec in the file name.
+
+Shapes are compared with leading 1s dropped (Vela pads its I/O records to 6 dimensions). Each file
+comes from one partition, so an assignment is accepted only when the delegate has exactly one
+fitting file and that file fits no other delegate; everything else is reported on the delegate,
+never guessed. TOSABackend delegates need no matching (their payload is the file); the identical
+file, when present, is named in their summary. Which rule applies to which delegate id is in the
+backend's record (`Backend.sidecars` in `pte_adapter.backends`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pte_adapter.backends import SIDECARS_TOSA_BY_IO, SIDECARS_TOSA_IDENTICAL, backend_info
+from pte_adapter.delegates.tosa import find_debug_json, read_tosa, summarize, to_delegate_graphs
+from pte_adapter.delegates.tosa.artifacts import candidate_folders
+from pte_adapter.delegates.tosa.reader import TosaModel
+from pte_adapter.errors import PteFormatError
+from pte_adapter.program.delegate_graph import DelegateGraph
+from pte_adapter.program.model import Delegate, Program
+
+SIDECAR_GLOB = "output_tag*_*.tosa"
+_SIDECAR_NAME = re.compile(r"^output_(tag\d+)_(.+)\.tosa$")
+NPU_GRAPH = "NPU operations"
+SOURCE_GRAPH = "TOSA source"
+# Sidecars larger than this are not read (a .tosa beside a small .pte is never this big).
+MAX_SIDECAR_BYTES = 2**31
+
+Signature = tuple[tuple[tuple[int, ...], str], ...]
+
+
+@dataclass
+class Sidecar:
+    path: Path
+    tag: str
+    spec: str
+    data: bytes = b""
+    model: TosaModel | None = None
+    error: str = ""
+    inputs: Signature = ()
+    outputs: Signature = ()
+    parsed: bool = False  # parsing is deferred: a TOSABackend's own file only needs its bytes
+
+
+def _parse(sidecar: Sidecar) -> None:
+    if sidecar.parsed or sidecar.error:
+        return
+    sidecar.parsed = True
+    try:
+        sidecar.model = read_tosa(sidecar.data, sidecar.path.name)
+    except PteFormatError as e:
+        sidecar.error = str(e)
+        return
+    main = sidecar.model.main
+    sidecar.inputs = tuple(
+        (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype)
+        for t in main.inputs
+        if t in main.tensors
+    )
+    sidecar.outputs = tuple(
+        (normalise_shape(main.tensors[t].shape), main.tensors[t].dtype)
+        for t in main.outputs
+        if t in main.tensors
+    )
+
+
+@dataclass
+class _Candidate:
+    delegate: Delegate
+    folders: list[Path]  # searched, in order
+    folder: Path | None  # the folder its sidecars come from
+    inputs: Signature | None = None
+    outputs: Signature | None = None
+    fits: list[Sidecar] = field(default_factory=list)
+
+
+def normalise_shape(shape: Iterable[int] | None) -> tuple[int, ...]:
+    dims = list(shape or [])
+    while len(dims) > 1 and dims[0] == 1:
+        dims.pop(0)
+    return tuple(dims)
+
+
+def _signature(graph: DelegateGraph, ids: list[str]) -> Signature:
+    out = []
+    for tid in ids:
+        t = graph.tensors.get(tid)
+        out.append((normalise_shape(t.shape if t else None), t.dtype if t else ""))
+    return tuple(out)
+
+
+def _sidecar_folder(folders: list[Path]) -> Path | None:
+    """The first searched folder that holds any `output_tag*_*.tosa`."""
+    for folder in folders:
+        if folder.is_dir() and any(folder.glob(SIDECAR_GLOB)):
+            return folder
+    return None
+
+
+def _load_sidecars(folder: Path, cache: dict[Path, list[Sidecar]]) -> list[Sidecar]:
+    key = folder.resolve()
+    if key in cache:
+        return cache[key]
+    found: list[Sidecar] = []
+    for path in sorted(folder.glob(SIDECAR_GLOB)):
+        m = _SIDECAR_NAME.match(path.name)
+        if m is None or not path.is_file():
+            continue
+        sidecar = Sidecar(path, m.group(1), m.group(2))
+        try:
+            if path.stat().st_size > MAX_SIDECAR_BYTES:
+                raise PteFormatError("too large to read", part=path.name)
+            sidecar.data = path.read_bytes()
+        except (OSError, PteFormatError) as e:
+            sidecar.error = str(e)
+        found.append(sidecar)
+    cache[key] = found
+    return found
+
+
+def _payload_bytes(program: Program, delegate: Delegate) -> bytes | None:
+    try:
+        view = program.delegate_payload(delegate)
+    except PteFormatError:
+        return None
+    return None if view is None else bytes(view)
+
+
+def _describe(sig: Signature) -> str:
+    return ", ".join(f"{list(shape)} {dtype}" for shape, dtype in sig) or "none"
+
+
+def attach_tosa_sidecars(program: Program) -> None:
+    """Find, match and attach sidecar `.tosa` graphs; call after every delegate is decoded."""
+    if program.path is None:
+        return
+    cache: dict[Path, list[Sidecar]] = {}
+    candidates: list[_Candidate] = []
+    tosa_payloads: set[bytes] = set()
+    for method in program.methods:
+        for delegate in method.delegates:
+            folders = candidate_folders(program.path, delegate.spec("debug_artifact_path"))
+            rule = backend_info(delegate.id).sidecars
+            if rule == SIDECARS_TOSA_IDENTICAL:
+                _note_tosa_sidecar(program, delegate, folders, cache, tosa_payloads)
+            elif rule == SIDECARS_TOSA_BY_IO:
+                candidates.append(_Candidate(delegate, folders, _sidecar_folder(folders)))
+    if not candidates:
+        return
+    for cand in candidates:
+        graphs = cand.delegate.decoded.graphs
+        npu = next((g for g in graphs if g.name == NPU_GRAPH), None)
+        if npu is not None and (npu.inputs or npu.outputs):
+            cand.inputs = _signature(npu, npu.inputs)
+            cand.outputs = _signature(npu, npu.outputs)
+        if cand.folder is None:
+            continue
+        spec = cand.delegate.spec("tosa_spec")
+        for sidecar in _load_sidecars(cand.folder, cache):
+            if sidecar.data in tosa_payloads:
+                continue  # a TOSABackend delegate's own file
+            _parse(sidecar)
+            if sidecar.model is None:
+                continue  # unreadable (reported below)
+            if spec and sidecar.spec != spec:
+                continue
+            if cand.inputs is None or cand.outputs is None:
+                continue
+            if _fits(cand, sidecar):
+                cand.fits.append(sidecar)
+    _assign(candidates, cache)
+
+
+def _fits(cand: _Candidate, sidecar: Sidecar) -> bool:
+    assert cand.inputs is not None and cand.outputs is not None
+    return cand.inputs == sidecar.inputs and cand.outputs == sidecar.outputs
+
+
+def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> None:
+    # Mutual uniqueness: a delegate with one fitting file, which fits no other delegate.
+    fitted_by: dict[Path, list[_Candidate]] = {}
+    for cand in candidates:
+        for sidecar in cand.fits:
+            fitted_by.setdefault(sidecar.path, []).append(cand)
+    for cand in candidates:
+        decoded = cand.delegate.decoded
+        searched = ", ".join(str(f) for f in cand.folders)
+        if cand.folder is None:
+            # Nothing was dumped for this export: normal, so say it plainly but not as a fault.
+            decoded.summary["tosa_sidecar"] = f"none: no sidecar .tosa found (searched: {searched})"
+            continue
+        unreadable = [s for s in cache.get(cand.folder.resolve(), []) if s.error]
+        for s in unreadable:
+            decoded.problems.append(f"sidecar {s.path.name} could not be read: {s.error}")
+        if cand.inputs is None or cand.outputs is None:
+            decoded.problems.append(
+                f"sidecar .tosa files in {cand.folder} cannot be matched: this delegate's I/O is unknown"
+            )
+            continue
+        if not cand.fits:
+            decoded.problems.append(
+                f"no sidecar .tosa found (searched: {searched}; none in {cand.folder} has this "
+                f"delegate's I/O: inputs {_describe(cand.inputs)}, outputs {_describe(cand.outputs)}"
+                + (
+                    f", tosa_spec {cand.delegate.spec('tosa_spec')}"
+                    if cand.delegate.spec("tosa_spec")
+                    else ""
+                )
+                + ")"
+            )
+            continue
+        rivals = {id(c) for s in cand.fits for c in fitted_by[s.path]} - {id(cand)}
+        if len(cand.fits) > 1 or rivals:
+            files = ", ".join(s.path.name for s in cand.fits)
+            others = len(rivals)
+            decoded.problems.append(
+                f"sidecar .tosa is ambiguous: {files} fit this delegate's I/O"
+                + (f" and also fit {others} other delegate(s)" if others else "")
+                + "; not attached"
+            )
+            decoded.summary["tosa_sidecar"] = f"ambiguous: {files}"
+            continue
+        _attach(cand, cand.fits[0])
+
+
+def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
+    assert sidecar.model is not None
+    decoded = cand.delegate.decoded
+    debug_json = None
+    if not any(op.location for b in sidecar.model.blocks for op in b.operators):
+        # The sidecar's own folder (and nothing outside it) may hold its debug.json.
+        debug_json = find_debug_json(sidecar.path, None)
+    built = to_delegate_graphs(
+        sidecar.model, main_name=SOURCE_GRAPH, prefix=SOURCE_GRAPH, debug_json=debug_json
+    )
+    taken = {g.name for g in decoded.graphs}
+    renamed: dict[str, str] = {}
+    for graph in built.graphs:
+        if graph.name in taken:
+            renamed[graph.name] = f"{graph.name} ({sidecar.path.name})"
+            graph.name = renamed[graph.name]
+    # Control-flow links name graphs; keep them pointing at the renamed ones.
+    for graph in built.graphs:
+        for node in graph.nodes:
+            node.subgraphs = [renamed.get(s, s) for s in node.subgraphs]
+        graph.attrs["file"] = str(sidecar.path)
+    decoded.graphs.extend(built.graphs)
+    summary, stats = summarize(sidecar.model, built)
+    decoded.summary["tosa_sidecar"] = (
+        f"{sidecar.path.name} (matched by I/O: inputs {_describe(sidecar.inputs)}, "
+        f"outputs {_describe(sidecar.outputs)}; tosa_spec {sidecar.spec})"
+    )
+    for key in (
+        "tosa_version",
+        "tosa_operators",
+        "tosa_op_counts",
+        "tosa_constant_bytes",
+        "tosa_source_mapping",
+    ):
+        if key in summary:
+            decoded.summary[f"sidecar_{key}"] = summary[key]
+    for key, value in stats.items():
+        decoded.stats[f"sidecar_{key}"] = value
+    decoded.problems.extend(f"sidecar {sidecar.path.name}: {p}" for p in built.problems)
+
+
+def _note_tosa_sidecar(
+    program: Program,
+    delegate: Delegate,
+    folders: list[Path],
+    cache: dict[Path, list[Sidecar]],
+    tosa_payloads: set[bytes],
+) -> None:
+    """A TOSABackend payload is its sidecar; record the identical file, if any, and exclude it."""
+    payload = _payload_bytes(program, delegate)
+    if payload is None:
+        return
+    tosa_payloads.add(payload)
+    folder = _sidecar_folder(folders)
+    if folder is None:
+        return
+    for sidecar in _load_sidecars(folder, cache):
+        if sidecar.data == payload:
+            delegate.decoded.summary["tosa_sidecar"] = f"{sidecar.path} (identical to the payload)"
+            return

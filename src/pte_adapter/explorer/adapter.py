@@ -1,0 +1,30 @@
+"""The Model Explorer adapter: `model-explorer --extensions=pte_adapter model.pte`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
+
+from pte_adapter.explorer.convert import convert_path
+
+
+class PteAdapter(Adapter):  # type: ignore[misc]
+    """Shows every method of an ExecuTorch program, grouped and coloured by backend."""
+
+    metadata = AdapterMetadata(
+        id="pte_adapter",
+        name="ExecuTorch .pte adapter",
+        description="ExecuTorch programs: methods, instructions, tensors and decoded delegate "
+        "payloads (Ethos-U, TOSA, XNNPACK), with NPU/CPU partitions made visible.",
+        fileExts=["pte", "tosa"],
+        # No source_repo: the project has no public repository yet, and a made-up URL would
+        # send users to the wrong place.
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def convert(self, model_path: str, settings: dict[str, Any]) -> ModelExplorerGraphs:
+        # A PteFormatError propagates: Model Explorer shows its message as the conversion error.
+        return {"graphs": convert_path(model_path)}

@@ -1,0 +1,314 @@
+"""A small typed model of an ExecuTorch program, independent of Model Explorer.
+
+Plain dataclasses; `container.reader` builds them from a `.pte`. Field comments say where each
+number comes from in the file (ExecuTorch `schema/program.fbs`).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pte_adapter.container.pte import Span
+from pte_adapter.program.delegate_graph import DecodedDelegate
+
+if TYPE_CHECKING:
+    from pte_adapter.container.etrecord import EtRecord
+    from pte_adapter.container.sources import DataSources
+
+# ScalarType enum of `scalar_type.fbs`: value -> (name, bytes per element).
+SCALAR_TYPES: dict[int, tuple[str, float]] = {
+    0: ("uint8", 1),
+    1: ("int8", 1),
+    2: ("int16", 2),
+    3: ("int32", 4),
+    4: ("int64", 8),
+    5: ("float16", 2),
+    6: ("float32", 4),
+    7: ("float64", 8),
+    8: ("complex32", 4),
+    9: ("complex64", 8),
+    10: ("complex128", 16),
+    11: ("bool", 1),
+    12: ("qint8", 1),
+    13: ("quint8", 1),
+    14: ("qint32", 4),
+    15: ("bfloat16", 2),
+    16: ("quint4x2", 1),
+    17: ("quint2x4", 1),
+    22: ("bits16", 2),
+    23: ("float8_e5m2", 1),
+    24: ("float8_e4m3fn", 1),
+    25: ("float8_e5m2fnuz", 1),
+    26: ("float8_e4m3fnuz", 1),
+    27: ("uint16", 2),
+    28: ("uint32", 4),
+    29: ("uint64", 8),
+}
+
+SHAPE_DYNAMISM = {0: "static", 1: "dynamic_bound", 2: "dynamic_unbound"}
+
+
+def dtype_name(scalar_type: int) -> str:
+    return SCALAR_TYPES.get(scalar_type, (f"scalar_type_{scalar_type}", 0))[0]
+
+
+class ValueKind(enum.Enum):
+    """The `KernelTypes` union of an EValue (tag in parentheses)."""
+
+    NULL = "null"  # 1
+    INT = "int"  # 2
+    BOOL = "bool"  # 3
+    DOUBLE = "double"  # 4
+    TENSOR = "tensor"  # 5
+    STRING = "string"  # 6
+    INT_LIST = "int_list"  # 7: items are indices of Int values
+    DOUBLE_LIST = "double_list"  # 8
+    BOOL_LIST = "bool_list"  # 9
+    TENSOR_LIST = "tensor_list"  # 10: items are indices of Tensor values
+    OPTIONAL_TENSOR_LIST = "optional_tensor_list"  # 11: -1 = None
+    UNKNOWN = "unknown"  # a tag this reader does not know (newer schema); shown, not fatal
+
+
+VALUE_KIND_BY_TAG = {
+    1: ValueKind.NULL,
+    2: ValueKind.INT,
+    3: ValueKind.BOOL,
+    4: ValueKind.DOUBLE,
+    5: ValueKind.TENSOR,
+    6: ValueKind.STRING,
+    7: ValueKind.INT_LIST,
+    8: ValueKind.DOUBLE_LIST,
+    9: ValueKind.BOOL_LIST,
+    10: ValueKind.TENSOR_LIST,
+    11: ValueKind.OPTIONAL_TENSOR_LIST,
+}
+
+
+@dataclass
+class MemoryPlan:
+    """Where the memory planner put a tensor: `allocation_info`."""
+
+    arena: int  # memory_id, an index into non_const_buffer_sizes (0 is unused)
+    offset: int  # memory_offset_low | memory_offset_high << 32
+
+
+@dataclass
+class ConstantData:
+    """Where a constant tensor's bytes live."""
+
+    kind: str  # "constant_segment" | "inline_buffer" | "external" | "mutable_segment"
+    buffer_index: int  # data_buffer_idx (or mutable subsegment index)
+    key: str = ""  # fully qualified name for external (.ptd) tensors
+    source: str = ""  # file that holds the bytes ("" = not found)
+    offset: int | None = None  # absolute byte offset in `source`, when resolved
+    size: int | None = None  # bytes stored, when known
+
+
+# Element counts above this are shown as this: no real tensor is bigger, and multiplying the
+# dimensions of a corrupt shape (thousands of them, each up to 2**31) would build integers of
+# millions of digits.
+NUMEL_CAP = 1 << 62
+
+
+def saturating_numel(sizes: list[int]) -> int:
+    """The product of the sizes (a negative size counts as 0), capped at `NUMEL_CAP`."""
+    if any(s <= 0 for s in sizes):
+        return 0
+    n = 1
+    for s in sizes:
+        n *= s
+        if n > NUMEL_CAP:
+            return NUMEL_CAP
+    return n
+
+
+@dataclass
+class Tensor:
+    scalar_type: int
+    sizes: list[int]
+    dim_order: list[int]
+    dynamism: str  # "static" | "dynamic_bound" | "dynamic_unbound"
+    storage_offset: int = 0
+    requires_grad: bool = False
+    layout: int = 0
+    memory: MemoryPlan | None = None  # set for memory-planned (activation) tensors
+    constant: ConstantData | None = None  # set for constants and initialised mutable buffers
+    fqn: str = ""  # extra_tensor_info.fully_qualified_name
+
+    @property
+    def dtype(self) -> str:
+        return dtype_name(self.scalar_type)
+
+    @property
+    def numel(self) -> int:
+        return saturating_numel(self.sizes)
+
+    @property
+    def nbytes(self) -> int:
+        per = SCALAR_TYPES.get(self.scalar_type, ("", 0))[1]
+        return int(self.numel * per)
+
+
+ValuePayload = int | bool | float | str | list[int] | list[float] | list[bool] | Tensor | None
+
+
+@dataclass
+class Value:
+    index: int
+    kind: ValueKind
+    payload: ValuePayload = None  # Tensor for TENSOR; list of value indices for *_LIST of values
+
+
+@dataclass
+class Operator:
+    name: str  # e.g. "aten::convolution"
+    overload: str  # e.g. "out"
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+
+class InstructionKind(enum.Enum):
+    KERNEL = "KernelCall"  # 1
+    DELEGATE = "DelegateCall"  # 2
+    MOVE = "MoveCall"  # 3
+    JUMP_FALSE = "JumpFalseCall"  # 4
+    FREE = "FreeCall"  # 5
+    UNKNOWN = "UnknownInstruction"  # a union tag this reader does not know
+
+
+INSTRUCTION_KIND_BY_TAG = {
+    1: InstructionKind.KERNEL,
+    2: InstructionKind.DELEGATE,
+    3: InstructionKind.MOVE,
+    4: InstructionKind.JUMP_FALSE,
+    5: InstructionKind.FREE,
+}
+
+
+@dataclass
+class Instruction:
+    index: int  # position in the method, chains concatenated
+    chain: int
+    chain_position: int  # index within its chain (jump destinations count within the chain)
+    kind: InstructionKind
+    op_index: int | None = None  # KernelCall
+    delegate_index: int | None = None  # DelegateCall
+    args: list[int] = field(default_factory=list)  # KernelCall / DelegateCall value indices
+    move_from: int | None = None
+    move_to: int | None = None
+    cond_value: int | None = None  # JumpFalseCall
+    destination: int | None = None  # JumpFalseCall: instruction index within the chain
+    free_value: int | None = None  # FreeCall
+
+
+@dataclass
+class CompileSpec:
+    key: str
+    value: bytes
+
+    @property
+    def text(self) -> str:
+        """The value as text when it is printable UTF-8, else a short hex dump."""
+        try:
+            s = self.value.decode("utf-8")
+            if all(c.isprintable() or c in "\n\t" for c in s):
+                return s
+        except UnicodeDecodeError:
+            pass
+        if len(self.value) in (1, 4, 8):  # small ints (bools, enums) are common
+            return str(int.from_bytes(self.value, "little"))
+        head = self.value[:32].hex(" ")
+        return f"0x[{head}{' ...' if len(self.value) > 32 else ''}] ({len(self.value)} bytes)"
+
+
+@dataclass
+class Delegate:
+    index: int  # index in the method's delegates
+    id: str  # backend id, e.g. "EthosUBackend"
+    compile_specs: list[CompileSpec]
+    storage: str  # "inline" (backend_delegate_data) | "segment"
+    data_index: int  # index into backend_delegate_data or segments
+    payload_offset: int | None = None  # absolute offset in the .pte, when valid
+    payload_size: int | None = None
+    decoded: DecodedDelegate = field(default_factory=DecodedDelegate)
+    problems: list[str] = field(default_factory=list)
+
+    def spec(self, key: str) -> str | None:
+        for s in self.compile_specs:
+            if s.key == key:
+                return s.text
+        return None
+
+
+@dataclass
+class Chain:
+    index: int
+    inputs: list[int]
+    outputs: list[int]
+    first_instruction: int  # method-level index of its first instruction
+    num_instructions: int
+
+
+@dataclass
+class Method:
+    name: str
+    values: list[Value]
+    inputs: list[int]
+    outputs: list[int]
+    chains: list[Chain]
+    instructions: list[Instruction]
+    operators: list[Operator]
+    delegates: list[Delegate]
+    non_const_buffer_sizes: list[int]  # arena sizes; index 0 is unused by convention
+    problems: list[str] = field(default_factory=list)
+
+    def tensor(self, index: int) -> Tensor | None:
+        if 0 <= index < len(self.values):
+            payload = self.values[index].payload
+            if isinstance(payload, Tensor):
+                return payload
+        return None
+
+
+@dataclass
+class NamedData:
+    key: str
+    segment_index: int
+
+
+@dataclass
+class Program:
+    path: Path | None
+    file_size: int
+    version: int
+    methods: list[Method]
+    named_data: list[NamedData]
+    num_segments: int
+    num_constant_buffers: int  # legacy inline constant_buffer entries
+    program_size: int  # bytes of the FlatBuffer part (from the extended header, else the file)
+    segment_base_offset: int
+    sources: DataSources | None = None  # the .pte and any .ptd beside it; resolves named data
+    etrecord: EtRecord | None = None  # its ETRecord, only when it matched (`api.attach_etrecord`)
+    problems: list[str] = field(default_factory=list)
+
+    def delegate_payload(self, delegate: Delegate) -> memoryview | None:
+        """The delegate's payload bytes (a zero-copy view); None when the file is not at hand.
+
+        Raises PteFormatError when the recorded span lies outside the file."""
+        if self.sources is None or delegate.payload_offset is None or delegate.payload_size is None:
+            return None
+        return self.sources.pte.view(
+            Span(delegate.payload_offset, delegate.payload_size),
+            f"delegate {delegate.index} payload",
+        )
+
+    def method(self, name: str) -> Method:
+        for m in self.methods:
+            if m.name == name:
+                return m
+        raise KeyError(name)

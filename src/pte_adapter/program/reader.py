@@ -1,0 +1,335 @@
+"""Build the typed `Program` from a `.pte` container (no delegate decoding here).
+
+Slots follow `schema/program.fbs` (field i in declaration order is slot i; a union takes two).
+Cross-indices (operator, delegate, value, segment, buffer) are checked here: a bad index in one
+instruction or value becomes a problem on its method, not an exception that loses the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pte_adapter.container.flatbuf import Table
+from pte_adapter.container.pte import PteFile
+from pte_adapter.container.sources import DataSources
+from pte_adapter.errors import PteFormatError
+from pte_adapter.program.model import (
+    INSTRUCTION_KIND_BY_TAG,
+    SHAPE_DYNAMISM,
+    VALUE_KIND_BY_TAG,
+    Chain,
+    CompileSpec,
+    ConstantData,
+    Delegate,
+    Instruction,
+    InstructionKind,
+    MemoryPlan,
+    Method,
+    NamedData,
+    Operator,
+    Program,
+    Tensor,
+    Value,
+    ValueKind,
+    ValuePayload,
+)
+
+# Program
+P_VERSION, P_PLANS, P_CONSTANT_BUFFER, P_DELEGATE_DATA, P_SEGMENTS = 0, 1, 2, 3, 4
+P_CONSTANT_SEGMENT, P_MUTABLE_SEGMENTS, P_NAMED_DATA = 5, 6, 7
+# ExecutionPlan
+E_NAME, E_META, E_VALUES, E_INPUTS, E_OUTPUTS, E_CHAINS, E_OPERATORS, E_DELEGATES = range(8)
+E_BUFFER_SIZES = 8
+# Tensor
+T_SCALAR_TYPE, T_STORAGE_OFFSET, T_SIZES, T_DIM_ORDER, T_REQUIRES_GRAD = 0, 1, 2, 3, 4
+T_DATA_BUFFER, T_ALLOCATION, T_LAYOUT, T_DYNAMISM, T_EXTRA = 5, 6, 7, 8, 9
+# ExtraTensorInfo
+X_MUTABLE_IDX, X_FQN, X_LOCATION = 0, 1, 2
+TENSOR_DATA_EXTERNAL = 1
+
+
+def read_program(pte: PteFile, path: Path | None = None) -> Program:
+    root = pte.root
+    named = [
+        NamedData(t.string(0, "key") or "", t.int(1, "I"))
+        for t in root.iter_tables(P_NAMED_DATA, "named_data")
+    ]
+    sources = DataSources(
+        pte, {n.key: n.segment_index for n in named}, path.parent if path else None
+    )
+    program = Program(
+        path=path,
+        file_size=pte.size,
+        version=root.int(P_VERSION, "I"),
+        methods=[],
+        named_data=named,
+        num_segments=len(pte.segments),
+        num_constant_buffers=root.vector_len(P_CONSTANT_BUFFER),
+        program_size=pte.header.program_size if pte.header else pte.size,
+        segment_base_offset=pte.header.segment_base_offset if pte.header else 0,
+        sources=sources,
+    )
+    constants = _ConstantIndex(pte, root)
+    for i, plan in enumerate(root.iter_tables(P_PLANS, "execution_plan")):
+        program.methods.append(_read_method(plan, i, pte, root, constants, sources))
+    return program
+
+
+class _ConstantIndex:
+    """Resolves `data_buffer_idx` to bytes in the constant segment or the legacy inline buffers."""
+
+    def __init__(self, pte: PteFile, root: Table) -> None:
+        self.pte = pte
+        seg = root.table(P_CONSTANT_SEGMENT, "constant_segment")
+        self.segment_index = seg.int(0, "I") if seg else None
+        self.offsets = seg.ints(1, "Q", "offsets") if seg else []
+        self.inline = root.tables(P_CONSTANT_BUFFER, "constant_buffer") if not seg else []
+        if seg is not None and not self.offsets:
+            self.segment_index = None
+        self.mutable = [
+            (t.int(0, "I"), t.ints(1, "Q", "offsets"))
+            for t in root.iter_tables(P_MUTABLE_SEGMENTS, "mutable_data_segments")
+        ]
+
+    def constant(self, idx: int, nbytes: int) -> ConstantData:
+        if self.segment_index is not None:
+            data = ConstantData("constant_segment", idx, source=self.pte.name, size=nbytes)
+            if 0 < idx < len(self.offsets) and self.segment_index < len(self.pte.segments):
+                span = self.pte.segments[self.segment_index]
+                data.offset = span.offset + self.offsets[idx]
+            return data
+        data = ConstantData("inline_buffer", idx, source=self.pte.name)
+        if 0 < idx < len(self.inline):
+            found = self.inline[idx].bytes_span(0, "storage")
+            if found:
+                data.offset, data.size = found
+        return data
+
+    def mutable_initial(self, segment: int, idx: int, nbytes: int) -> ConstantData:
+        data = ConstantData("mutable_segment", idx, source=self.pte.name, size=nbytes)
+        if 0 <= segment < len(self.mutable):
+            seg_index, offsets = self.mutable[segment]
+            if 0 < idx < len(offsets) and seg_index < len(self.pte.segments):
+                data.offset = self.pte.segments[seg_index].offset + offsets[idx]
+        return data
+
+
+def _read_tensor(t: Table, constants: _ConstantIndex, sources: DataSources) -> Tensor:
+    alloc = t.table(T_ALLOCATION, "allocation_info")
+    tensor = Tensor(
+        scalar_type=t.int(T_SCALAR_TYPE, "b"),
+        sizes=t.ints(T_SIZES, "i", "sizes"),
+        dim_order=t.ints(T_DIM_ORDER, "B", "dim_order"),
+        dynamism=SHAPE_DYNAMISM.get(t.int(T_DYNAMISM, "b"), "unknown"),
+        storage_offset=t.int(T_STORAGE_OFFSET, "i"),
+        requires_grad=t.bool(T_REQUIRES_GRAD),
+        layout=t.int(T_LAYOUT, "b"),
+    )
+    if alloc is not None:
+        tensor.memory = MemoryPlan(alloc.int(0, "I"), alloc.int(1, "I") | (alloc.int(2, "I") << 32))
+    extra = t.table(T_EXTRA, "extra_tensor_info")
+    if extra is not None:
+        tensor.fqn = extra.string(X_FQN, "fully_qualified_name") or ""
+    buffer_idx = t.int(T_DATA_BUFFER, "I")
+    if extra is not None and extra.int(X_LOCATION, "b") == TENSOR_DATA_EXTERNAL:
+        tensor.constant = ConstantData("external", buffer_idx, key=tensor.fqn)
+        where = sources.locate(tensor.fqn) if tensor.fqn else None
+        if where is not None:
+            tensor.constant.source = where[0]
+            tensor.constant.offset = where[1].offset
+            tensor.constant.size = where[1].size
+    elif alloc is None and buffer_idx > 0:
+        tensor.constant = constants.constant(buffer_idx, tensor.nbytes)
+    elif alloc is not None and buffer_idx > 0:
+        # A memory-planned tensor with a data buffer is a mutable buffer with an initial value;
+        # the index points into mutable_data_segments[extra.mutable_data_segments_idx].offsets.
+        segment = extra.int(X_MUTABLE_IDX, "Q") if extra is not None else 0
+        tensor.constant = constants.mutable_initial(segment, buffer_idx, tensor.nbytes)
+    return tensor
+
+
+def _read_value(index: int, ev: Table, constants: _ConstantIndex, sources: DataSources) -> Value:
+    tag, val = ev.union(0, "val")
+    kind = VALUE_KIND_BY_TAG.get(tag, ValueKind.UNKNOWN)
+    payload: ValuePayload = None
+    if val is not None:
+        if kind is ValueKind.INT:
+            payload = val.int(0, "q")
+        elif kind is ValueKind.BOOL:
+            payload = val.bool(0)
+        elif kind is ValueKind.DOUBLE:
+            payload = val.float(0, "d")
+        elif kind is ValueKind.STRING:
+            payload = val.string(0, "string_val") or ""
+        elif kind is ValueKind.TENSOR:
+            payload = _read_tensor(val, constants, sources)
+        elif kind is ValueKind.INT_LIST:
+            payload = val.ints(0, "q", "items")
+        elif kind is ValueKind.DOUBLE_LIST:
+            payload = [float(x) for x in val.scalars(0, "d", "items")]
+        elif kind is ValueKind.BOOL_LIST:
+            payload = [bool(x) for x in val.ints(0, "B", "items")]
+        elif kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST):
+            payload = val.ints(0, "i", "items")
+    return Value(index, kind, payload)
+
+
+def _read_instruction(ins: Table, index: int, chain: int, position: int) -> Instruction:
+    tag, call = ins.union(0, "instr_args")
+    kind = INSTRUCTION_KIND_BY_TAG.get(tag, InstructionKind.UNKNOWN)
+    out = Instruction(index, chain, position, kind)
+    if call is None:
+        return out
+    if kind is InstructionKind.KERNEL:
+        out.op_index = call.int(0, "i")
+        out.args = call.ints(1, "i", "args")
+    elif kind is InstructionKind.DELEGATE:
+        out.delegate_index = call.int(0, "i")
+        out.args = call.ints(1, "i", "args")
+    elif kind is InstructionKind.MOVE:
+        out.move_from, out.move_to = call.int(0, "i"), call.int(1, "i")
+    elif kind is InstructionKind.JUMP_FALSE:
+        out.cond_value, out.destination = call.int(0, "i"), call.int(1, "i")
+    elif kind is InstructionKind.FREE:
+        out.free_value = call.int(0, "i")
+    return out
+
+
+def _read_delegate(index: int, d: Table, pte: PteFile, root: Table) -> Delegate:
+    specs = []
+    for cs in d.iter_tables(2, "compile_specs"):
+        raw = cs.bytes_view(1, "value")
+        specs.append(CompileSpec(cs.string(0, "key") or "", bytes(raw) if raw is not None else b""))
+    processed = d.table(1, "processed")
+    location = processed.int(0, "b") if processed else 0
+    data_index = processed.int(1, "I") if processed else 0
+    delegate = Delegate(
+        index=index,
+        id=d.string(0, "id") or "",
+        compile_specs=specs,
+        storage="segment" if location == 1 else "inline",
+        data_index=data_index,
+    )
+    try:
+        if location == 1:
+            if data_index >= len(pte.segments):
+                raise PteFormatError(
+                    f"delegate {index} ({delegate.id}) payload is segment {data_index}, but the "
+                    f"program has {len(pte.segments)} segments",
+                    part=pte.name,
+                )
+            span = pte.segments[data_index]
+            pte.view(span, f"delegate {index} payload")  # bounds check only
+            delegate.payload_offset, delegate.payload_size = span.offset, span.size
+        else:
+            n = root.vector_len(P_DELEGATE_DATA)
+            if data_index >= n:
+                raise PteFormatError(
+                    f"delegate {index} ({delegate.id}) payload is inline entry {data_index}, but "
+                    f"the program has {n} inline entries",
+                    part=pte.name,
+                )
+            entry = root.tables(P_DELEGATE_DATA, "backend_delegate_data")[data_index]
+            found = entry.bytes_span(0, "data")
+            if found is None:
+                raise PteFormatError(
+                    f"delegate {index} inline entry {data_index} has no data", part=pte.name
+                )
+            delegate.payload_offset, delegate.payload_size = found
+    except PteFormatError as e:
+        delegate.problems.append(str(e))
+    return delegate
+
+
+def _read_method(
+    plan: Table,
+    plan_index: int,
+    pte: PteFile,
+    root: Table,
+    constants: _ConstantIndex,
+    sources: DataSources,
+) -> Method:
+    name = plan.string(E_NAME, "name") or f"method_{plan_index}"
+    values = [
+        _read_value(i, ev, constants, sources)
+        for i, ev in enumerate(plan.iter_tables(E_VALUES, "values"))
+    ]
+    operators = [
+        Operator(t.string(0, "name") or "", t.string(1, "overload") or "")
+        for t in plan.iter_tables(E_OPERATORS, "operators")
+    ]
+    delegates = [
+        _read_delegate(i, d, pte, root)
+        for i, d in enumerate(plan.iter_tables(E_DELEGATES, "delegates"))
+    ]
+    chains: list[Chain] = []
+    instructions: list[Instruction] = []
+    for ci, chain in enumerate(plan.iter_tables(E_CHAINS, "chains")):
+        first = len(instructions)
+        for pos, ins in enumerate(chain.iter_tables(2, "instructions")):
+            instructions.append(_read_instruction(ins, len(instructions), ci, pos))
+        chains.append(
+            Chain(
+                ci,
+                chain.ints(0, "i", "inputs"),
+                chain.ints(1, "i", "outputs"),
+                first,
+                len(instructions) - first,
+            )
+        )
+    method = Method(
+        name=name,
+        values=values,
+        inputs=plan.ints(E_INPUTS, "i", "inputs"),
+        outputs=plan.ints(E_OUTPUTS, "i", "outputs"),
+        chains=chains,
+        instructions=instructions,
+        operators=operators,
+        delegates=delegates,
+        non_const_buffer_sizes=plan.ints(E_BUFFER_SIZES, "q", "non_const_buffer_sizes"),
+    )
+    method.problems.extend(_check_indices(method))
+    return method
+
+
+def _check_indices(m: Method) -> list[str]:
+    """Cross-index checks: every index an instruction or list uses must exist."""
+    problems: list[str] = []
+    nv = len(m.values)
+
+    def bad_value(i: int | None) -> bool:
+        return i is None or not 0 <= i < nv
+
+    for v in m.values:
+        if (
+            v.kind in (ValueKind.TENSOR_LIST, ValueKind.INT_LIST)
+            and isinstance(v.payload, list)
+            and any(bad_value(int(x)) for x in v.payload)
+        ):
+            problems.append(f"value {v.index}: tensor list refers to a missing value")
+    for i in m.inputs + m.outputs:
+        if bad_value(i):
+            problems.append(f"method input/output refers to value {i}; there are {nv}")
+    for ins in m.instructions:
+        where = f"instruction {ins.index} ({ins.kind.value})"
+        if ins.kind is InstructionKind.UNKNOWN:
+            problems.append(f"{where}: unknown instruction kind")
+        if ins.kind is InstructionKind.KERNEL and not 0 <= (ins.op_index or 0) < len(m.operators):
+            problems.append(f"{where}: operator index {ins.op_index} out of range")
+        if ins.kind is InstructionKind.DELEGATE and not (
+            0 <= (ins.delegate_index or 0) < len(m.delegates)
+        ):
+            problems.append(f"{where}: delegate index {ins.delegate_index} out of range")
+        used = list(ins.args)
+        if ins.kind is InstructionKind.MOVE:
+            used = [ins.move_from or 0, ins.move_to or 0]
+        elif ins.kind is InstructionKind.JUMP_FALSE:
+            used = [ins.cond_value or 0]
+            chain = m.chains[ins.chain]
+            if not 0 <= (ins.destination or 0) <= chain.num_instructions:
+                problems.append(f"{where}: jump destination {ins.destination} outside its chain")
+        elif ins.kind is InstructionKind.FREE:
+            used = [ins.free_value or 0]
+        if any(bad_value(a) for a in used):
+            problems.append(f"{where}: refers to a value index outside 0..{nv - 1}")
+    return problems

@@ -1,0 +1,156 @@
+"""The measured-time overlay as a user sees it: real Model Explorer in headless Chromium.
+
+`pte-adapter profile --node-data` writes Model Explorer node data for the XNNPACK MobileNetV2 and
+its real ETDump; Model Explorer opens the `.pte` with that node data (what "Add per-node data" or
+`--node_data_paths` does), and the test checks what a user would: the XNNPACK operations drawn
+inside the partition's group are painted in the overlay's gradient (its top colour is not in the
+renderer's palette, so it can only come from the node data), the side panel's largest value is
+Inspector's, and the group and the delegate call carry their measured time. Expected
+values come from ExecuTorch's Inspector over the same `.etdp`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.parse
+import warnings
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pte_adapter
+from pte_adapter.analysis.partitions import partition_method
+from pte_adapter.cli import main as cli_main
+from pte_adapter.render.node_data import GRADIENT
+from tests.support.browser import MEPage, chromium, find_chromium, model_explorer_server, new_page
+from tests.support.examples import example
+
+pytestmark = pytest.mark.slow
+
+EXAMPLE = "mv2_xnnpack_int8"
+MIN_COLOUR_PIXELS = 150
+LOW, HIGH = GRADIENT[0]["bgColor"], GRADIENT[-1]["bgColor"]
+
+
+def _node_ids(path: Path, method: str = "forward") -> list[str]:
+    """The renderer's node id of each instruction (its role id)."""
+    from pte_adapter.analysis.partitions import partition_method
+    from pte_adapter.render.model_explorer import instruction_node_ids
+
+    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
+    return instruction_node_ids(m, partition_method(m))
+
+
+def _require_chromium() -> None:
+    try:
+        find_chromium()
+    except RuntimeError as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
+
+
+_require_chromium()
+
+
+def _with_node_data(url: str, node_data: Path) -> str:
+    """The app URL Model Explorer printed, plus a node data file (as --node_data_paths adds it)."""
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qs(parts.query)
+    data = json.loads(query["data"][0])
+    data["nodeData"] = [str(node_data.resolve())]
+    data["nodeDataTargets"] = [""]
+    query["data"] = [json.dumps(data)]
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, doseq=True)))
+
+
+@pytest.fixture(scope="module")
+def overlay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MEPage]:
+    pte = example(EXAMPLE)
+    node_data = tmp_path_factory.mktemp("overlay") / "nd.json"
+    assert cli_main(["profile", str(pte), "--node-data", str(node_data), "--json"]) == 0
+    with model_explorer_server(pte) as url, chromium() as browser:
+        me = MEPage(new_page(browser))
+        try:
+            me.open(_with_node_data(url, node_data))
+            yield me
+        finally:
+            me.page.context.close()
+
+
+@cache
+def _events() -> dict[str, list[float]]:
+    from executorch.devtools import Inspector
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ins = Inspector(etdump_path=str(example(EXAMPLE).with_suffix(".etdp")))
+    return {
+        e.name: list(e.perf_data.raw)
+        for b in ins.event_blocks
+        for e in b.events
+        if e.perf_data is not None and (e.is_delegated_op or e.name == "DELEGATE_CALL")
+    }
+
+
+def _inspector_events() -> dict[str, list[float]]:
+    """Inspector's per-run times of the XNNPACK operators and of DELEGATE_CALL, by event name."""
+    return dict(_events())
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + c if c in r"\.^$*+?{}[]|()" else c for c in text).replace(" ", "\\ ")
+
+
+def _aggregated_max(me: MEPage) -> float:
+    """The "Max" row of the node data panel's aggregated stats, as the side panel shows it."""
+    text = me.page.locator("body").inner_text()
+    m = re.search(r"Aggregated stats.*?\bMax\s+([0-9.]+)", text, re.S)
+    assert m, "no aggregated node data stats in the side panel"
+    return float(m.group(1))
+
+
+def _expected_values() -> list[float]:
+    """The overlay's values by Inspector: each XNNPACK operator's median, and the call's median
+    time outside its operators (the DelegateCall node; its operators carry the rest)."""
+    events = _inspector_events()
+    call = events.pop("DELEGATE_CALL")
+    outside = [c - sum(v[i] for v in events.values()) for i, c in enumerate(call)]
+    return [float(np.median(v)) for v in events.values()] + [float(np.median(outside))]
+
+
+def test_operations_are_coloured_by_time(overlay: MEPage) -> None:
+    me = overlay
+    me.select_graph("forward")
+    me.expand_all()
+    assert "measured time (median ms)" in me.page.locator("body").inner_text()
+    slowest = max(_expected_values())
+    assert _aggregated_max(me) == pytest.approx(slowest, abs=1e-6)
+    # Centre the slowest operation's node (found by its attribute) and look at its colour.
+    query = f"^{_escape('measured median')}={_escape(f'{slowest:.3f} ms')}$"
+    hits = me.search(query)
+    assert hits, query
+    me.locate(hits[0].node_id, query)
+    ink = me.ink(colours=(HIGH, LOW))
+    assert ink.colours[HIGH] > MIN_COLOUR_PIXELS, (
+        f"the slowest node is not in the top colour: {ink}"
+    )
+
+
+def test_partition_group_carries_its_time(overlay: MEPage) -> None:
+    me = overlay
+    me.select_graph("forward")
+    call = float(np.median(_inspector_events()["DELEGATE_CALL"]))
+    (part,) = partition_method(pte_adapter.load(example(EXAMPLE)).methods[0]).partitions
+    # The partition's group (a layer, searchable by its group attributes) and the delegate call
+    # carry the measured time of the call.
+    hits = me.search(f"^{_escape('measured time')}={_escape(f'median {call:.3f} ms')}")
+    assert {h.node_id for h in hits} == {f"{part.name}___group___"}, hits
+    hits = me.search(f"^{_escape('measured median')}={_escape(f'{call:.3f} ms')}$")
+    assert {h.node_id for h in hits} == {_node_ids(example(EXAMPLE))[0]}, hits
+    me.clear_search()

@@ -1,0 +1,194 @@
+"""The command line a newcomer meets: `check` never passes vacuously, clear usage errors, --version."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pte_adapter
+from pte_adapter.analysis.partitions import partition_method
+from pte_adapter.analysis.summary import MethodSummary, summarize
+from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, main
+from pte_adapter.render.facts import method_facts
+from tests.support.examples import ROOT, example, oracle
+
+CORTEX_M = "convnet_cortex_m_ethosu85"
+
+
+def _oracle_cpu_kernels(path: Path) -> Counter[str]:
+    plan: Any = oracle(path).program.execution_plan[0]  # type: ignore[attr-defined]
+    names: Counter[str] = Counter()
+    for chain in plan.chains:
+        for ins in chain.instructions:
+            call = ins.instr_args
+            if type(call).__name__ == "KernelCall":
+                op = plan.operators[call.op_index]
+                names[f"{op.name}.{op.overload}" if op.overload else op.name] += 1
+    return names
+
+
+def test_cortex_m_kernels_are_compute_not_glue(capsys: pytest.CaptureFixture[str]) -> None:
+    """Arm's CPU fallback runs a Linear as cortex_m::quantized_linear: that is CPU compute, so a
+    gate for 'nothing computes on the CPU' must fail (it passed while glue was 'contains
+    quantize')."""
+    path = example(CORTEX_M)
+    kernels = _oracle_cpu_kernels(path)
+    assert kernels == Counter(
+        {
+            "cortex_m::quantize_per_tensor.out": 1,
+            "cortex_m::quantized_linear.out": 1,
+            "cortex_m::dequantize_per_tensor.out": 1,
+        }
+    )
+    m = summarize(pte_adapter.load(path))["methods"][0]
+    assert m["cpu_compute_ops"] == {"cortex_m::quantized_linear.out": 1}
+    assert m["cpu_glue_ops"] == {
+        "cortex_m::dequantize_per_tensor.out": 1,
+        "cortex_m::quantize_per_tensor.out": 1,
+    }
+    assert main(["check", str(path), "--max-cpu-ops", "0"]) == EXIT_CHECK_FAILED
+    assert "cortex_m::quantized_linear.out ×1" in capsys.readouterr().err
+
+
+def test_check_without_a_limit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(example("mv2_ethosu85_full"))]) == EXIT_USAGE
+    assert "no limit given" in capsys.readouterr().err
+    # Even with a backend: naming a backend is not a limit.
+    assert (
+        main(["check", str(example("mv2_ethosu85_full")), "--backend", "EthosUBackend"])
+        == EXIT_USAGE
+    )
+
+
+def test_check_of_a_method_that_does_not_exist(capsys: pytest.CaptureFixture[str]) -> None:
+    path = example("two_methods")
+    names = [m.name for m in pte_adapter.load(path).methods]
+    assert main(["check", str(path), "--max-partitions", "0", "--method", "nope"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "no method 'nope'" in err and all(n in err for n in names)
+    assert main(["check", str(path), "--max-partitions", "0", "--method", names[0]]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"{names[0]}: 0 delegate partitions")
+    assert not any(line.startswith(f"{names[1]}:") for line in out.splitlines())
+
+
+def test_check_reports_a_backend_the_program_does_not_use(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = example("mv2_xnnpack_int8")
+    assert (
+        main(["check", str(path), "--backend", "EthosUBackend", "--max-partitions", "1"]) == EXIT_OK
+    )
+    captured = capsys.readouterr()
+    assert "forward: 0 EthosUBackend partitions" in captured.out
+    assert "no EthosUBackend partitions (delegates it uses: XnnpackBackend)" in captured.err
+    # ... and a minimum turns that into a failure.
+    assert (
+        main(["check", str(path), "--backend", "EthosUBackend", "--min-partitions", "1"])
+        == EXIT_CHECK_FAILED
+    )
+    assert "FAIL forward: 0 EthosUBackend partitions < 1" in capsys.readouterr().err
+
+
+def test_check_lists_every_limit_exceeded(capsys: pytest.CaptureFixture[str]) -> None:
+    path = example("mv2_lrn_ethosu85")
+    assert (
+        main(["check", str(path), "--max-partitions", "1", "--max-cpu-islands", "1"])
+        == EXIT_CHECK_FAILED
+    )
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if not line.startswith("  why ")] == [
+        "FAIL forward: 2 delegate partitions > 1",
+        "FAIL forward: 3 CPU islands > 1",
+    ]
+    # Then the CPU op that splits the NPU graph, its layer and the partitioner rule (issue 13).
+    assert lines[2:] == [
+        "  why aten::avg_pool3d.out in features.4 (LocalResponseNorm): aten.avg_pool3d: not "
+        "supported by the Arm backend for TOSA-1.0+INT+int16+int4+cf (in no operator list or "
+        "registered check) — ExecuTorch 1.5.1 rules"
+    ]
+
+
+def test_export_to_a_missing_folder_or_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(example("cond"))
+    assert main(["export", path, "-o", str(tmp_path / "missing" / "g.json")]) == EXIT_USAGE
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["export", path, "-o", str(tmp_path)]) == EXIT_USAGE
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["export", path, "-o", str(tmp_path / "g.json")]) == EXIT_OK
+    assert json.loads((tmp_path / "g.json").read_text())["graphs"]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pte-adapter {pte_adapter.__version__}"
+
+
+@pytest.mark.parametrize(
+    ("side_file", "what"),
+    [
+        ("mv2_u85_weights.ptd", "external data file (.ptd)"),
+        ("mv2_tosa_artifacts/output_tag0_TOSA-1.0+INT.tosa", "TOSA flatbuffer (.tosa)"),
+    ],
+)
+def test_a_side_file_is_named_for_what_it_is(
+    side_file: str, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = ROOT / "examples" / side_file
+    assert path.exists()
+    assert main(["summary", str(path)]) == EXIT_BAD_FILE
+    assert what in capsys.readouterr().err
+
+
+def test_one_tensor_is_singular(capsys: pytest.CaptureFixture[str]) -> None:
+    path = example(CORTEX_M)
+    assert main(["summary", str(path)]) == EXIT_OK
+    text = capsys.readouterr().out
+    assert "CPU→EthosUBackend 1 tensor / " in text
+    assert "1 tensors" not in text
+
+
+def test_readme_documents_every_json_key() -> None:
+    """The README's table of `--json` keys names exactly the keys the JSON has."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### JSON keys", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE))
+    method_keys = set(MethodSummary.__dataclass_fields__)
+    data = summarize(pte_adapter.load(example("mv2_lrn_ethosu85")))
+    partition_keys = set(data["methods"][0]["partitions"][0])
+    assert documented == set(data) | method_keys | partition_keys
+
+
+def test_summary_of_a_corrupt_side_ptd_still_works(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `.ptd` beside the `.pte` that cannot be read is a problem of the program, shown in the
+    text, the JSON and the Model Explorer attributes; the `.pte` still opens."""
+    src = example("mv2_ethosu85_ptd")
+    shutil.copy(src, tmp_path / src.name)
+    ptd = ROOT / "examples" / "mv2_u85_weights.ptd"
+    data = bytearray(ptd.read_bytes())
+    data[8:12] = b"XXXX"  # break the FlatTensor header magic
+    (tmp_path / ptd.name).write_bytes(bytes(data))
+    program = pte_adapter.load(tmp_path / src.name)
+    assert len(program.problems) == 1
+    assert program.problems[0].startswith("external data file mv2_u85_weights.ptd: ")
+    assert "bad FlatTensor header" in program.problems[0]
+    assert summarize(program)["problems"] == program.problems
+    method = program.methods[0]  # the Model Explorer graph attribute
+    facts = method_facts(program, method, partition_method(method))
+    assert facts["file_problems"] == program.problems[0]
+    assert main(["summary", str(tmp_path / src.name)]) == EXIT_OK
+    assert f"problem: {program.problems[0]}" in capsys.readouterr().out
+    assert main(["summary", str(tmp_path / src.name), "--json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["problems"] == program.problems

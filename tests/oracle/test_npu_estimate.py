@@ -1,0 +1,419 @@
+"""The Ethos-U performance estimate against Vela's own.
+
+Oracles:
+- the system configs, memory modes and accelerator tables in delegates/ethosu/perf_data.py
+  against ethos-u-vela's Python ArchitectureFeatures reading the same vela.ini;
+- the estimate per partition against Vela's performance estimation of the same compilation: the
+  test runs the `vela` CLI on every sidecar .tosa an Ethos-U example keeps, with the delegate's own
+  compile flags, picks the compile whose command stream is byte-identical to the payload's (so
+  Vela's numbers describe exactly these bytes), and compares our cycles with Vela's summary CSV
+  (`cycles_total`, the sum of its per-layer `Op Cycles`), our MAC count with `nn_macs` and our
+  compute bound with Vela's NPU cycles (`cycles_npu`). Payloads come from ExecuTorch's
+  deserializer.
+
+The per-partition table is printed (pytest -s shows it). Aim: within 25 %; a partition allowed
+further off is listed in WIDER with the reason found by comparing Vela's per-layer CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shlex
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pte_adapter.delegates.ethosu import decode, decode_stream
+from pte_adapter.delegates.ethosu._generated import perf_data
+from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
+from pte_adapter.delegates.ethosu.commands import COMPUTE_OPS
+from pte_adapter.delegates.ethosu.perf import estimate_operations, target_for
+from pte_adapter.delegates.registry import DecodeContext
+from tests.oracle.test_ethosu import ETHOSU_PTES, Partition, _partitions, _vela_exe
+
+TOLERANCE = 0.25
+# Partitions allowed further off, with the reason (found in Vela's per-layer CSV).
+WIDER = {
+    "mv2_ethosu55/forward/0": (
+        0.40,
+        "Vela costs the input Transpose (NCHW->NHWC) with a placeholder from memory traffic "
+        "(2 x 28,800 cycles, its 'TODO: measure variable-implementation ops'); the command stream "
+        "carries it out as 161 average-pool operations (one whole copy, then 160 3x160x1 slices), which the pooling "
+        "model (Vela's own formula) costs 704k cycles. Without them the two agree within 6 %.",
+    ),
+    "convnet_cortex_m_ethosu85/forward/0": (
+        TOLERANCE,  # the total is held to the usual limit; only the compute check is waived
+        "Three tiny operations (768 to 74k MACs), so Vela's fixed per-operation costs dominate its "
+        "NPU cycles (Transpose 2768, Conv 1135, Conv 1161 = 5064; ours 2432, 1024, 640 = 4096, "
+        "-19.1 %). Its block compute (--enable-debug-db, perf_debug_main) is 2432, 1024, 512: the "
+        "first two are ours exactly. The rest: (1) Vela costs every operation as not cascaded, "
+        "adding its first IFM block read and last OFM block write (336, 111 and 160 cycles), "
+        "which we leave out (adding them reproduces 2768 and 1135 exactly but moves the MV2 U85 "
+        "partitions' compute from a mean |dev| of 1.0 % to 1.8 %); (2) the second Conv's weight "
+        "DMA (1632 bytes from Dram, 1112 cycles) is only partly hidden under the first Conv, and "
+        "Vela puts the unhidden 489 cycles into that Conv's NPU cycles, where we count DMA as "
+        "its own serial operation (in the total, not in the MAC busy count); (3) that Conv writes "
+        "transposed (the model's final Transpose, fused; Vela costs it 0): Vela clips its "
+        "compute-frame OFM block 8x8x16 against the written shape 16x8x8, giving two 8x8x8 "
+        "blocks (512 cycles) where the hardware runs one 8x8x16 block (640, ours).",
+    ),
+}
+NPU_TOLERANCE = 0.05  # our compute bound vs Vela's NPU cycles (same structure, same blocks)
+
+
+@dataclass
+class VelaEstimate:
+    tosa: str
+    cmd_data: bytes
+    summary: dict[str, str]
+    per_layer: list[dict[str, str]]
+
+
+def _run_vela(tosa: Path, flags: list[str], out: Path) -> VelaEstimate:
+    cmd = [
+        "nice",
+        "-n",
+        "10",
+        _vela_exe(),
+        *flags,
+        f"--output-dir={out}",
+        "--verbose-performance",
+        str(tosa),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, f"vela failed on {tosa.name}:\n{proc.stderr[-2000:]}"
+    with np.load(next(out.glob("*_vela.npz")), allow_pickle=True) as npz:
+        cmd_data = npz["cmd_data"].tobytes()
+    with next(out.glob("*_summary_*.csv")).open() as f:
+        summary = next(csv.DictReader(f))
+    with next(out.glob("*_per-layer.csv")).open() as f:
+        per_layer = list(csv.DictReader(f))
+    return VelaEstimate(tosa.name, cmd_data, summary, per_layer)
+
+
+@pytest.fixture(scope="module")
+def partitions() -> list[Partition]:
+    parts = [part for p in ETHOSU_PTES for part in _partitions(p)]
+    if not parts:
+        pytest.fail("no Ethos-U example programs in examples/: run examples/build_examples.py")
+    return parts
+
+
+@pytest.fixture(scope="module")
+def vela_estimates(
+    partitions: list[Partition], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, VelaEstimate]:
+    """partition name -> Vela's estimate of the compile that gave byte-identical command data."""
+    jobs: list[tuple[Path, list[str]]] = []
+    for pte in ETHOSU_PTES:
+        parts = [p for p in partitions if p.pte == pte]
+        art = pte.with_name(f"{pte.stem}_artifacts")
+        if not parts or not art.is_dir():
+            continue
+        flags = shlex.split(parts[0].specs["compile_flags"].decode())
+        flags = [f for f in flags if not f.startswith("--output-dir")]
+        jobs += [(t, flags) for t in sorted(art.glob("*.tosa")) if t.name != "out.tosa"]
+    if not jobs:
+        pytest.skip("no Ethos-U example keeps its TOSA artifacts")
+    base = tmp_path_factory.mktemp("vela_perf")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = list(
+            pool.map(lambda ij: _run_vela(ij[1][0], ij[1][1], base / str(ij[0])), enumerate(jobs))
+        )
+    out: dict[str, VelaEstimate] = {}
+    for part in partitions:
+        cmd = parse_bin_stream(memoryview(part.payload)).data("cmd_data")
+        assert cmd is not None
+        for run in runs:
+            if run.cmd_data == bytes(cmd):
+                out[part.name] = run
+    return out
+
+
+def test_estimate_per_partition_against_vela(
+    partitions: list[Partition], vela_estimates: dict[str, VelaEstimate]
+) -> None:
+    rows = [
+        f"{'partition':<28} {'ours cycles':>12} {'Vela cycles':>12} {'dev':>7}  "
+        f"{'ours MACs':>11} {'Vela MACs':>11}  {'ours compute':>12} {'Vela NPU':>10} {'dev':>7}"
+    ]
+    failures = []
+    checked = 0
+    for part in partitions:
+        vela = vela_estimates.get(part.name)
+        if vela is None:
+            continue
+        checked += 1
+        stats = decode(memoryview(part.payload), part.ctx()).stats
+        ours = int(stats["npu_est_cycles"])
+        theirs = int(vela.summary["cycles_total"])
+        # Vela's total is the sum of its per-layer rows: the per-layer CSV is the same estimate.
+        assert theirs == sum(int(r["Op Cycles"]) for r in vela.per_layer)
+        dev = (ours - theirs) / theirs
+        compute = int(stats["npu_est_busy_MAC"])
+        npu = int(vela.summary["cycles_npu"])
+        npu_dev = (compute - npu) / npu
+        macs, vela_macs = int(stats["npu_est_macs"]), int(vela.summary["nn_macs"])
+        rows.append(
+            f"{part.name:<28} {ours:>12} {theirs:>12} {dev:>+7.1%}  {macs:>11} "
+            f"{vela_macs:>11}  {compute:>12} {npu:>10} {npu_dev:>+7.1%}"
+        )
+        limit, why = WIDER.get(part.name, (TOLERANCE, ""))
+        if abs(dev) > limit:
+            failures.append(f"{part.name}: {dev:+.1%} (limit {limit:.0%}) {why}")
+        # The same clock: time is cycles at the system config's core clock.
+        clock = float(vela.summary["core_clock"])
+        assert stats["npu_est_us"] == pytest.approx(ours / clock * 1e6, abs=0.1)
+        # MACs: the same layers, counted from the registers; the U55 transpose-by-pooling adds
+        # one MAC per element Vela does not count.
+        assert macs == pytest.approx(vela_macs, rel=0.01), part.name
+        if part.name not in WIDER:
+            assert abs(npu_dev) <= NPU_TOLERANCE, f"{part.name}: compute {npu_dev:+.1%}"
+    print("\n" + "\n".join(rows))
+    for name, (_limit, why) in WIDER.items():
+        print(f"{name}: {why}")
+    assert checked, "no partition was matched to a Vela compile"
+    assert not failures, "\n".join(failures)
+
+
+def test_every_partition_with_artifacts_is_estimated_by_vela(
+    partitions: list[Partition], vela_estimates: dict[str, VelaEstimate]
+) -> None:
+    for part in partitions:
+        if part.pte.with_name(f"{part.pte.stem}_artifacts").is_dir():
+            assert part.name in vela_estimates, f"{part.name}: no sidecar reproduces it"
+
+
+# --- the data module against Vela's Python reading of the same vela.ini ----------------------
+
+
+def _vela_arch(accel: str, system: str, mode: str):  # type: ignore[no-untyped-def]
+    from ethosu.vela.architecture_features import ArchitectureFeatures
+
+    ini = str(resources.files("ethosu").joinpath("config_files/Arm/vela.ini"))
+    return ArchitectureFeatures([ini], accel, system, mode, 3, False, None)
+
+
+@pytest.mark.parametrize("system", sorted(perf_data.SYSTEM_CONFIGS))
+def test_system_configs_match_vela(system: str) -> None:
+    from ethosu.vela.architecture_features import MemArea
+    from ethosu.vela.errors import VelaError
+
+    accel = {"Ethos_U55": "ethos-u55-128", "Ethos_U65": "ethos-u65-256"}.get(
+        system[:9], "ethos-u85-256"
+    )
+    checked = 0
+    for mode in sorted(perf_data.MEMORY_MODES):
+        try:
+            arch = _vela_arch(accel, system, mode)
+        except VelaError:
+            continue  # Vela refuses the combination (e.g. an arena in read-only flash)
+        checked += 1
+        ours = target_for(accel, system, mode)
+        assert ours.clock_hz == arch.core_clock
+        areas = {0: arch.const_mem_area, 1: arch.arena_mem_area, 2: arch.cache_mem_area}
+        for region, port in areas.items():
+            mem_area = arch._mem_port_mapping(port)
+            mem = ours.regions[region]
+            # Vela's Python core names SRAM-held constants of Sram_Only "OnChipFlash" (with the
+            # SRAM's parameters); regor and the hardware see the SRAM.
+            expected = "Sram" if mem_area.name == "OnChipFlash" else mem_area.name
+            assert mem.name == expected, (system, mode, region)
+            assert mem.bandwidth == pytest.approx(arch.memory_bandwidths_per_cycle[mem_area])
+            assert mem.burst == arch.memory_burst_length[mem_area]
+            assert mem.read_latency == arch.memory_latency[mem_area][0]
+            assert mem.write_latency == arch.memory_latency[mem_area][1]
+        assert {m.name for m in ours.regions.values()} <= {a.name for a in MemArea}
+    assert checked, f"Vela accepts no memory mode with {system}"
+
+
+@pytest.mark.parametrize("accel", [a for a in sorted(perf_data.ACCELERATORS) if "u85" not in a])
+def test_u55_u65_tables_match_vela(accel: str) -> None:
+    system = "Ethos_U55_High_End_Embedded" if "u55" in accel else "Ethos_U65_High_End"
+    arch = _vela_arch(accel, system, "Shared_Sram")
+    ours = target_for(accel, system, "Shared_Sram")
+    assert ours.macs == arch.config.macs
+    assert ours.cores == arch.ncores
+    ub = arch.ofm_ublock  # Vela's Block is (width, height, depth)
+    assert ours.ofm_ublocks[0] == (ub.height, ub.width, ub.depth)
+    assert ours.output_cycles == pytest.approx(arch.output_cycles_per_elem)
+    assert ours.activation_cycles == pytest.approx(arch.activation_cycles_per_elem)
+
+
+def test_u85_macs_match_vela() -> None:
+    for accel in (a for a in perf_data.ACCELERATORS if "u85" in a):
+        arch = _vela_arch(accel, "Ethos_U85_SYS_DRAM_Mid", "Shared_Sram")
+        ours = target_for(accel)
+        assert ours.macs == arch.num_macs_per_cycle
+        for h, w, c in ours.ofm_ublocks:  # every micro-block feeds all MACs, 8 per dot product
+            assert h * w * c * 8 == ours.macs
+
+
+# --- never fails a file -------------------------------------------------------------------------
+
+
+def test_unknown_system_config_is_said_not_raised(partitions: list[Partition]) -> None:
+    part = partitions[0]
+    specs = dict(part.specs)
+    specs["compile_flags"] = specs["compile_flags"].replace(
+        b"--system-config=", b"--system-config=No_Such_"
+    )
+    result = decode(memoryview(part.payload), DecodeContext("EthosUBackend", specs))
+    assert result.summary["npu_estimate"].startswith("not estimated: system config")
+    assert "npu_est_cycles" not in result.stats
+    assert result.inner_op_count and result.graphs[0].nodes  # the payload still decodes
+
+
+def test_missing_system_config_uses_vela_defaults(partitions: list[Partition]) -> None:
+    part = partitions[0]
+    specs = dict(part.specs)
+    flags = [
+        f
+        for f in shlex.split(specs["compile_flags"].decode())
+        if not f.startswith(("--system-config", "--memory-mode"))
+    ]
+    specs["compile_flags"] = " ".join(flags).encode()
+    result = decode(memoryview(part.payload), DecodeContext("EthosUBackend", specs))
+    assert "Vela's default" in result.summary["npu_estimate_assumed"]
+    assert int(result.stats["npu_est_cycles"]) > 0
+
+
+def test_operation_the_model_cannot_read_is_marked(partitions: list[Partition]) -> None:
+    part = partitions[0]
+    _s, config, cmds, _p = decode_stream(memoryview(part.payload), part.ctx())
+    assert config is not None and cmds is not None
+    target = target_for(config.accelerator_config)
+    ops = cmds.operations
+    broken = next(op for op in ops if op.name == "NPU_OP_CONV")
+    broken.kernel = None  # what a stream cut before the kernel registers would give
+    estimates = estimate_operations(ops, target)
+    marked = [e for e in estimates if e.index == broken.index]
+    assert len(marked) == 1 and not marked[0].covered and "not estimated" in marked[0].note
+    assert all(e.covered for e in estimates if e.index != broken.index)
+
+
+def test_truncated_stream_still_estimates_what_was_decoded(partitions: list[Partition]) -> None:
+    part = partitions[0]
+    payload = bytearray(part.payload)
+    stream = parse_bin_stream(memoryview(part.payload))
+    cmd = stream.block("cmd_data")
+    assert cmd is not None
+    # Overwrite the second half of the command words with an unknown opcode.
+    start = cmd.header_offset + 32 + cmd.size // 2
+    payload[start : start + 8] = b"\xff\x03\x00\x00\xff\x03\x00\x00"
+    result = decode(memoryview(bytes(payload)), part.ctx())
+    assert result.problems
+    assert int(result.stats["npu_est_cycles"]) > 0
+
+
+def test_node_attributes_carry_the_estimate(partitions: list[Partition]) -> None:
+    part = partitions[0]
+    result = decode(memoryview(part.payload), part.ctx())
+    nodes = [n for n in result.graphs[0].nodes if n.kind in COMPUTE_OPS]
+    assert nodes
+    for n in nodes:
+        assert "est_cycles" in n.attrs and "est_bound" in n.attrs, n.id
+    total = sum(int(n.attrs["est_cycles"]) for n in nodes)
+    assert total <= int(result.stats["npu_est_cycles"]) + len(nodes)
+
+
+def test_huge_kernel_registers_do_not_multiply_the_work(partitions: list[Partition]) -> None:
+    """A kernel of 65536x65536 (the registers' maximum) costs a constant amount of work."""
+    part = partitions[0]
+    _s, config, cmds, _p = decode_stream(memoryview(part.payload), part.ctx())
+    assert config is not None and cmds is not None
+    op = next(op for op in cmds.operations if op.name == "NPU_OP_CONV")
+    small = estimate_operations([op], target_for(config.accelerator_config))[0]
+    op.kernel = (65536, 65536)
+    huge = estimate_operations([op], target_for(config.accelerator_config))[0]
+    assert huge.covered and huge.compute_cycles > small.compute_cycles * 1000
+
+
+def test_method_estimate_in_summary_json_and_text() -> None:
+    from pte_adapter.analysis.summary import summarize
+    from pte_adapter.api import load
+    from pte_adapter.render.report import json_report, text_report
+
+    pte = next(p for p in ETHOSU_PTES if p.stem == "mv2_lrn_ethosu85")
+    program = load(pte)
+    summary = summarize(program)
+    method = summary["methods"][0]
+    est = method["npu_estimate"]
+    parts = [p for p in method["partitions"] if p["backend"] == "EthosUBackend"]
+    assert est["partitions"] == len(parts) == 2
+    assert est["cycles"] == sum(p["delegate_stats"]["npu_est_cycles"] for p in parts)
+    assert est["busiest"] in est["busy_cycles"]
+    frag = est["fragmentation"]
+    # Crossings into, out of and between the NPU partitions, each tensor once.
+    expected = sum(n for d, n in method["crossing_bytes"].items() if "EthosUBackend" in d)
+    expected += sum(n for d, n in method["handoff_bytes"].items() if "EthosUBackend" in d)
+    assert frag["boundary_bytes"] == expected > 0
+    assert frag["invocations"] == 2 and frag["assumptions"]
+    assert frag["cycles"] == frag["boundary_cycles"] + frag["invocation_cycles"]
+    assert '"npu_estimate"' in json_report(summary)
+    text = text_report(summary)
+    assert "NPU estimate" in text and "boundary cost (est.)" in text
+    # Programs without an Ethos-U partition have no estimate.
+    other = summarize(load(pte.with_name("mv2_xnnpack_int8.pte")))
+    assert other["methods"][0]["npu_estimate"] is None
+
+
+def test_generated_vela_ini_data_is_current() -> None:
+    """perf_data's system configs, memory modes and defaults are what the generator reads from
+    the installed, pinned ethos-u-vela (the regor tables need its source and are checked above
+    against Vela's Python tables instead)."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_ethosu_perf_data.py"
+    spec = importlib.util.spec_from_file_location("gen_ethosu_perf_data", script)
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    ini = resources.files("ethosu").joinpath("config_files/Arm/vela.ini").read_text()
+    systems, modes = gen.read_ini(ini)
+    assert systems == perf_data.SYSTEM_CONFIGS
+    assert modes == perf_data.MEMORY_MODES
+    arch_py = resources.files("ethosu").joinpath("vela/architecture_features.py").read_text()
+    assert gen.read_defaults(arch_py) == perf_data.DEFAULTS
+    from importlib.metadata import version
+
+    assert version("ethos-u-vela") == perf_data.VELA_VERSION
+
+
+def test_npu_overlay_colours_every_estimated_operation(tmp_path: Path) -> None:
+    from pte_adapter.api import load
+    from pte_adapter.cli import main
+
+    pte = next(p for p in ETHOSU_PTES if p.stem == "mv2_lrn_ethosu85")
+    graph_json, overlay_json = tmp_path / "g.json", tmp_path / "overlay.json"
+    assert (
+        main(["export", str(pte), "-o", str(graph_json), "--npu-overlay", str(overlay_json)]) == 0
+    )
+    graphs = {g["id"]: g for g in json.loads(graph_json.read_text())["graphs"]}
+    overlay = json.loads(overlay_json.read_text())
+    assert overlay
+    colored = 0
+    for graph_id, data in overlay.items():
+        nodes = {n["id"]: n for n in graphs[graph_id]["nodes"]}
+        assert data["gradient"] and data["results"]
+        for node_id, result in data["results"].items():
+            attrs = {a["key"]: a["value"] for a in nodes[node_id]["attrs"]}
+            assert int(attrs["est_cycles"]) == result["value"]
+        estimated = [n for n in nodes.values() if any(a["key"] == "est_cycles" for a in n["attrs"])]
+        assert len(estimated) == len(data["results"])
+        colored += len(data["results"])
+    # Every NPU compute operation of every Ethos-U partition is coloured.
+    program = load(pte)
+    compute = sum(
+        d.decoded.stats["npu_ops"]
+        for m in program.methods
+        for d in m.delegates
+        if d.id == "EthosUBackend"
+    )
+    assert colored == compute > 0

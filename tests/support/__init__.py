@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: example files and oracles, the browser driver, the fuzzer."""

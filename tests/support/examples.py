@@ -1,0 +1,29 @@
+"""The example programs built by examples/build_examples.py, and ExecuTorch's own reading of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SCRIPTS = ROOT / "scripts"
+EXAMPLE_PTES = sorted(EXAMPLES.glob("*.pte"))
+
+
+def example(name: str) -> Path:
+    """Path of a committed example; a missing example is a failure, not a skip."""
+    path = EXAMPLES / f"{name}.pte"
+    assert path.exists(), f"example {path} is missing: run examples/build_examples.py"
+    return path
+
+
+def oracle(path: Path, cache: dict[Path, object] | None = None) -> object:
+    """ExecuTorch's own deserializer: an independent reading of the same bytes."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    if cache is not None and path in cache:
+        return cache[path]
+    result = deserialize_pte_binary(path.read_bytes())
+    if cache is not None:
+        cache[path] = result
+    return result
