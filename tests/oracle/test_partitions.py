@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import pte_adapter
-from pte_adapter.analysis.summary import MethodSummary, PartitionSummary, summarize
+from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+from pte_adapter.api import summarize
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, main
 from pte_adapter.program.model import SCALAR_TYPES
 from tests.support.examples import example, oracle

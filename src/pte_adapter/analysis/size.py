@@ -20,6 +20,7 @@ from typing import Any
 from pte_adapter.container.pte import PteFile
 from pte_adapter.delegates.payload_layout import PayloadSpan, payload_layout
 from pte_adapter.errors import PteFormatError
+from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Program, Tensor
 from pte_adapter.program.reader import (
     P_CONSTANT_BUFFER,
@@ -455,52 +456,52 @@ def _external(program: Program, b: _Builder) -> list[ExternalFile]:
 
 
 def delegate_constants(program: Program) -> list[ConstantEntry]:
-    """Constants inside delegate payloads, from the decoded delegate graphs: XNNPACK and TOSA
-    constant tensors with the operations that read them, and each Ethos-U operation's encoded
-    weight and scale streams."""
+    """Constants inside delegate payloads, from the decoded delegate graphs: each operation's own
+    constant streams (an Ethos-U operation's weights and scales) and each constant tensor (XNNPACK,
+    TOSA, VGF) with the operations that read it. Views from side files are not the payload's."""
     out: list[ConstantEntry] = []
     for m in program.methods:
         for d in m.delegates:
             owner = f"{m.name} delegate {d.index} ({d.id})"
-            graphs = d.decoded.graphs[:1] if d.id == "EthosUBackend" else d.decoded.graphs
-            for g in graphs:
-                if d.id == "EthosUBackend":
-                    for node in g.nodes:
-                        n = int(node.attrs.get("weight_bytes", 0) or 0)
-                        n += int(node.attrs.get("scale_bytes", 0) or 0)
-                        if n:
-                            out.append(
-                                ConstantEntry(
-                                    f"{node.label} weights and scales",
-                                    n,
-                                    "weight_data",
-                                    None,
-                                    [],
-                                    [node.id],
-                                    owner,
-                                )
-                            )
-                    continue
-                readers: dict[str, list[str]] = defaultdict(list)
-                for node in g.nodes:
-                    for tid in dict.fromkeys(node.inputs):
-                        readers[tid].append(f"{node.label} {node.id}")
-                for t in g.tensors.values():
-                    raw = t.attrs.get("constant_bytes")
-                    if raw is None or not raw.isdigit() or int(raw) == 0:
-                        continue
-                    shape = "[" + ", ".join(str(x) for x in t.shape or []) + "]"
-                    out.append(
-                        ConstantEntry(
-                            f"{t.name or t.id}: {shape} {t.dtype}",
-                            int(raw),
-                            t.attrs.get("data", g.name),
-                            None,
-                            [],
-                            readers.get(t.id, []),
-                            owner,
-                        )
-                    )
+            for g in d.decoded.graphs:
+                if g.from_payload:
+                    out.extend(_graph_constants(g, owner))
+    return out
+
+
+def _graph_constants(g: DelegateGraph, owner: str) -> list[ConstantEntry]:
+    out: list[ConstantEntry] = []
+    readers: dict[str, list[str]] = defaultdict(list)
+    for node in g.nodes:
+        if node.constant_bytes:
+            out.append(
+                ConstantEntry(
+                    f"{node.label} weights and scales",
+                    node.constant_bytes,
+                    "weight_data",
+                    None,
+                    [],
+                    [node.id],
+                    owner,
+                )
+            )
+        for tid in dict.fromkeys(node.inputs):
+            readers[tid].append(f"{node.label} {node.id}")
+    for t in g.tensors.values():
+        if not t.constant_bytes:
+            continue
+        shape = "[" + ", ".join(str(x) for x in t.shape or []) + "]"
+        out.append(
+            ConstantEntry(
+                f"{t.name or t.id}: {shape} {t.dtype}",
+                t.constant_bytes,
+                t.attrs.get("data", g.name),  # where it is stored, as the decoder words it
+                None,
+                [],
+                readers.get(t.id, []),
+                owner,
+            )
+        )
     return out
 
 

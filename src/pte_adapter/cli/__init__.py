@@ -41,13 +41,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"-o {out}: the folder {out.parent} does not exist")
     if getattr(args, "vela", False):
-        from pte_adapter.api import load
+        from pte_adapter.api import analyse, load
         from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
         from pte_adapter.render.model_explorer import program_graphs
 
         program = load(args.model)
         compare_with_vela(program, args.timeout)
-        graphs = program_graphs(program)
+        graphs = program_graphs(analyse(program))
     else:
         graphs = convert_path(args.model)
     data = graphs_to_json(graphs, Path(args.model).name)
@@ -67,19 +67,19 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from pte_adapter.analysis.summary import summarize
-    from pte_adapter.api import load
+    from pte_adapter.api import open_analysis
     from pte_adapter.render.report import json_report, text_report
+    from pte_adapter.render.summary_json import summary_json
 
-    summary = summarize(load(args.model, etrecord=args.etrecord))
-    print(json_report(summary) if args.json else text_report(summary))
+    result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
+    print(json_report(summary_json(result)) if args.json else text_report(result))
     return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.check import NO_LIMIT, CheckUsageError, Limits, run_check
-    from pte_adapter.analysis.summary import summarize
-    from pte_adapter.api import load
+    from pte_adapter.api import open_analysis
+    from pte_adapter.render.check_report import failure_lines, notes, report_lines
 
     limits = Limits(
         args.max_partitions,
@@ -91,17 +91,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     )
     if not limits.any_limit():  # before reading the file: the command line alone is wrong
         raise UsageError(NO_LIMIT)
+    result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
     try:
-        result = run_check(summarize(load(args.model, etrecord=args.etrecord)), limits)
+        checked = run_check([m.summary for m in result.methods], limits)
     except CheckUsageError as e:
         raise UsageError(str(e)) from e
-    for line in result.notes:
+    for line in notes(checked):
         print(f"note: {line}", file=sys.stderr)
-    for line in result.failures:
+    for line in failure_lines(checked):
         print(line, file=sys.stderr)
-    if not result.ok:
+    if not checked.ok:
         return EXIT_CHECK_FAILED
-    for line in result.report:
+    for line in report_lines(checked):
         print(line)
     print("OK")
     return EXIT_OK
@@ -124,25 +125,26 @@ def _version() -> str:
 
 
 def _cmd_size(args: argparse.Namespace) -> int:
-    from pte_adapter.analysis.size import size_report
-    from pte_adapter.api import load
+    from pte_adapter.api import open_analysis
     from pte_adapter.render.size_report import json_size_report, text_size_report
 
-    report = size_report(load(args.model))
+    report = open_analysis(args.model, profile=False).size()
     print(json_size_report(report) if args.json else text_size_report(report))
     return EXIT_OK
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.diff import diff_programs
-    from pte_adapter.api import load
-    from pte_adapter.render.diff_report import json_diff_report, text_diff_report
+    from pte_adapter.api import open_analysis
+    from pte_adapter.render.diff_report import json_diff_report, regression_text, text_diff_report
 
-    diff = diff_programs(load(args.before), load(args.after))
+    diff = diff_programs(
+        open_analysis(args.before, profile=False), open_analysis(args.after, profile=False)
+    )
     print(json_diff_report(diff) if args.json else text_diff_report(diff))
-    if args.fail_on_regression and diff["regressions"]:
-        for r in diff["regressions"]:
-            print(f"REGRESSION {r}", file=sys.stderr)
+    if args.fail_on_regression and diff.regressions:
+        for r in diff.regressions:
+            print(f"REGRESSION {regression_text(r)}", file=sys.stderr)
         return EXIT_CHECK_FAILED
     return EXIT_OK
 

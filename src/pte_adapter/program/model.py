@@ -293,7 +293,9 @@ class Program:
     program_size: int  # bytes of the FlatBuffer part (from the extended header, else the file)
     segment_base_offset: int
     sources: DataSources | None = None  # the .pte and any .ptd beside it; resolves named data
-    etrecord: EtRecord | None = None  # its ETRecord, only when it matched (`api.attach_etrecord`)
+    # The ETRecord found beside it (or named), as read; whether it belongs to this program is
+    # decided by the analysis (`analysis.source.match_source`).
+    etrecord: EtRecord | None = None
     problems: list[str] = field(default_factory=list)
 
     def delegate_payload(self, delegate: Delegate) -> memoryview | None:

@@ -28,18 +28,11 @@ from typing import Any
 
 from model_explorer import graph_builder as gb
 
-from pte_adapter.analysis.blocks import FOLD_ABOVE, Block, fold_partitions
+from pte_adapter.analysis.blocks import FOLD_ABOVE, Block
 from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, Dataflow, TensorEdge
-from pte_adapter.analysis.partitions import (
-    Crossing,
-    MethodPartitions,
-    Partition,
-    is_glue,
-    partition_method,
-)
-from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
-from pte_adapter.analysis.source import MethodSource, partition_sources, program_source
-from pte_adapter.analysis.why import Reason, why_not_delegated
+from pte_adapter.analysis.partitions import Crossing, MethodPartitions, Partition, is_glue
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
+from pte_adapter.analysis.why import Reason
 from pte_adapter.backends import (
     CPU_COMPUTE_COLOUR,
     CPU_CONTROL_COLOUR,
@@ -52,7 +45,6 @@ from pte_adapter.program.model import (
     Instruction,
     InstructionKind,
     Method,
-    Program,
     Value,
     ValueKind,
 )
@@ -87,11 +79,6 @@ def _style(colours: tuple[str, str]) -> gb.GraphNodeStyle:
     return gb.GraphNodeStyle(
         backgroundColor=colours[0], borderColor=colours[1], hoveredBorderColor=colours[1]
     )
-
-
-def instruction_node_ids(method: Method, parts: MethodPartitions) -> list[str]:
-    """Node id of each instruction: its role id, stable across re-exports of the same model."""
-    return instruction_role_ids(method, parts)
 
 
 # -- method graphs ------------------------------------------------------------------------------
@@ -359,17 +346,13 @@ def _boundary_facts(method: Method, parts: MethodPartitions, part: Partition) ->
 
 
 def method_graph(
-    program: Program,
-    method: Method,
-    parts: MethodPartitions,
-    graph_id: str,
+    result: ProgramAnalysis, ma: MethodAnalysis, graph_id: str
 ) -> tuple[gb.Graph, list[gb.Graph]]:
     """The method graph, plus the separate graphs its nodes link to (control-flow blocks)."""
+    method, parts = ma.method, ma.partitions
     flow = parts.dataflow
-    ids = instruction_node_ids(method, parts)
-    source = program_source(program)
-    msrc = source.methods.get(method.name) if source else None
-    blocks = fold_partitions(method, parts, msrc) or []
+    ids = ma.instruction_ids
+    blocks = ma.blocks
     graph = gb.Graph(id=graph_id)
     separate: list[gb.Graph] = []
     inputs = gb.GraphNode(id=INPUTS_ID, label="Graph Inputs")
@@ -468,7 +451,7 @@ def method_graph(
             )
     graph.nodes.append(outputs)
 
-    graph.groupNodeAttributes = {"": facts.method_facts(program, method, parts)}
+    graph.groupNodeAttributes = {"": facts.method_facts(result, ma)}
     configs: list[gb.GroupNodeConfig] = []
     for part in parts.partitions:
         attrs = facts.partition_facts(method, part)
@@ -491,7 +474,7 @@ def method_graph(
     part_order = {p.name: p.index for p in parts.partitions}
     part_order[METHOD_INPUT], part_order[METHOD_OUTPUT] = -1, len(parts.partitions)
     cpu_sides = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
-    roles = dict(zip((p.name for p in parts.partitions), partition_roles(parts), strict=True))
+    roles = dict(zip((p.name for p in parts.partitions), ma.roles, strict=True))
     roles[METHOD_INPUT], roles[METHOD_OUTPUT] = INPUTS_ID, OUTPUTS_ID
     block_of = {parts.partitions[i].name: b.name for b in blocks for i in b.partitions}
     graph.nodes.extend(
@@ -501,7 +484,7 @@ def method_graph(
     )
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.layoutConfigs = gb.LayoutConfigs(keepLayersWithASingleChild=True)
-    _source_annotations(method, parts, msrc, graph)
+    _source_annotations(ma, graph)
     if blocks:
         _fold_into_blocks(method, parts, blocks, block_of, graph)
     return graph, separate
@@ -567,9 +550,7 @@ def _block_facts(method: Method, parts: MethodPartitions, block: Block) -> dict[
 NEST_LAYERS_ABOVE = 16
 
 
-def _source_annotations(
-    method: Method, parts: MethodPartitions, msrc: MethodSource | None, graph: gb.Graph
-) -> None:
+def _source_annotations(ma: MethodAnalysis, graph: gb.Graph) -> None:
     """The ETRecord's layers and the partitioner rules' reasons (issue 13) on the method graph.
 
     Node attributes: module, class, source line, why not delegated. Group attributes: modules
@@ -579,14 +560,14 @@ def _source_annotations(
     NPU partitions) shows its kernels as soon as it is opened. The first namespace component stays
     the partition, which everything else keys on.
     """
-    reasons = why_not_delegated(method, parts)
+    method, parts, msrc, reasons = ma.method, ma.partitions, ma.source, ma.reasons
     if msrc is None and not reasons:
         return
     by_ins: dict[int, list[Reason]] = {}
     for r in reasons:
         by_ins.setdefault(r.instruction, []).append(r)
     nodes = {n.id: n for n in graph.nodes}
-    ids = instruction_node_ids(method, parts)
+    ids = ma.instruction_ids
     for ins in method.instructions:
         node = nodes.get(ids[ins.index])
         if node is None:
@@ -604,7 +585,7 @@ def _source_annotations(
             and ins.kind is InstructionKind.KERNEL
         ):
             node.namespace = "/".join([part.name, *layers])
-    psrc = partition_sources(method, msrc, parts)
+    psrc = ma.partition_sources
     for part in parts.partitions:
         mine = [r for r in reasons if parts.partition_of[r.instruction] == part.index]
         graph.groupNodeAttributes.setdefault(part.name, {}).update(
@@ -840,11 +821,10 @@ def delegate_graph(
     return graph
 
 
-def view_op_node_ids(
-    method: Method, parts: MethodPartitions, instruction: int, view_name: str
-) -> list[str] | None:
+def view_op_node_ids(ma: MethodAnalysis, instruction: int, view_name: str) -> list[str] | None:
     """Ids of a delegate view's operations in the method graph, in the view's node order (as
     `method_graph` numbers them); None when the view is drawn as a separate graph or not at all."""
+    method, parts = ma.method, ma.partitions
     d = method.instructions[instruction].delegate_index
     if d is None or not 0 <= d < len(method.delegates):
         return None
@@ -856,7 +836,7 @@ def view_op_node_ids(
         len(flow.edges[instruction]),
         len(flow.io[instruction].output_tensors),
     )
-    prefix = instruction_node_ids(method, parts)[instruction]
+    prefix = ma.instruction_ids[instruction]
     if contents.inline is not None and contents.inline.name == view_name:
         return [f"{prefix}.{pos}" for pos in range(len(contents.inline.nodes))]
     for view in contents.nested:
@@ -870,15 +850,15 @@ def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str)
     return f"{method_graph_id} / {partition_name} / {view_name}"
 
 
-def program_graphs(program: Program) -> list[gb.Graph]:
+def program_graphs(result: ProgramAnalysis) -> list[gb.Graph]:
     """One graph per method (first, so Model Explorer lists them first), then the control-flow
     blocks its delegate nodes link to. Every delegate view is drawn inside its method graph, so a
     method graph always has more nodes than any other graph: Model Explorer opens the graph with the
     most nodes, and that is the method's partitions."""
     graphs: list[gb.Graph] = []
     extra: list[gb.Graph] = []
-    for method in program.methods:
-        graph, separate = method_graph(program, method, partition_method(method), method.name)
+    for ma in result.methods:
+        graph, separate = method_graph(result, ma, ma.name)
         graphs.append(graph)
         extra.extend(separate)
     return graphs + extra

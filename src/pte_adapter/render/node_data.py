@@ -19,10 +19,9 @@ import json
 import math
 from typing import Any, Final
 
-from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
 from pte_adapter.analysis.profile.stats import Stats
-from pte_adapter.analysis.profile.summary import NS_PER_MS, delegate_inner_times, instruction_times
-from pte_adapter.render.model_explorer import instruction_node_ids, view_op_node_ids
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
+from pte_adapter.render.model_explorer import view_op_node_ids
 
 # Pale yellow (cheap) to deep red (expensive): readable under the black labels of Model Explorer.
 GRADIENT: Final = [
@@ -32,46 +31,38 @@ GRADIENT: Final = [
 ]
 
 
-def inner_op_times(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, tuple[list[float], str]]:
+def inner_op_times(ma: MethodAnalysis) -> dict[str, tuple[list[float], str]]:
     """Rendered node id -> (ms per run, "") for each decoded delegate operation with a time, and
     -> ([], rendered id of the operation it was fused into) for fused ones."""
     out: dict[str, tuple[list[float], str]] = {}
-    for part in mp.partitions.delegate_partitions:
-        inner = delegate_inner_times(mp, part, tick_ns)
-        if inner is None or not part.instructions:
-            continue
-        view, times, fused = inner
-        ids = view_op_node_ids(mp.method, mp.partitions, part.instructions[0], view.name)
+    if ma.measured is None:
+        return out
+    for index, inner in ma.measured.inner.items():
+        part = ma.partitions.partitions[index]
+        view = inner.graph
+        ids = view_op_node_ids(ma, part.instructions[0], view.name)
         if ids is None or len(ids) != len(view.nodes):
             continue
         rendered = {op.id: ids[pos] for pos, op in enumerate(view.nodes)}
-        for op, values in times.items():
+        for op, values in inner.times.items():
             out[rendered[op]] = (values, "")
-        for op, owner in fused.items():
+        for op, owner in inner.fused.items():
             out[rendered[op]] = ([], rendered[owner])
     return out
 
 
-def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
-    """Median over runs of a DelegateCall's time outside the operations its delegate logged."""
-    values = [
-        (run.instruction_time.get(index, 0) - sum(e.duration for e in events)) * scale
-        for run in mp.runs
-        if (events := run.delegate_events.get(index))
-    ]
-    return Stats.of(values).median
-
-
-def method_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
-    scale = tick_ns / NS_PER_MS
-    inner = inner_op_times(mp, tick_ns)
-    ids = instruction_node_ids(mp.method, mp.partitions)
+def method_node_data(ma: MethodAnalysis) -> dict[str, Any]:
+    """The overlay of one method graph (empty results when the method did not run)."""
+    inner = inner_op_times(ma)
+    ids = ma.instruction_ids
     timed = [k for k, (v, _) in inner.items() if v]
     results: dict[str, dict[str, float]] = {}
-    for index, t in instruction_times(mp, tick_ns).items():
+    times = ma.measured.instruction_times if ma.measured else {}
+    outside = ma.measured.outside_ops if ma.measured else {}
+    for index, t in times.items():
         # A call whose operations carry their own times keeps only its time outside them.
         mapped = any(k.startswith(f"{ids[index]}.") for k in timed)
-        value = _outside_ops(mp, index, scale) if mapped else t.stats.median
+        value = outside.get(index, math.nan) if mapped else t.stats.median
         if not math.isnan(value):
             results[ids[index]] = {"value": round(value, 6)}
     for nid, (values, _) in inner.items():
@@ -84,10 +75,10 @@ def method_node_data(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
     }
 
 
-def model_node_data(profile: ProgramProfile, tick_ns: float = 1.0) -> dict[str, Any]:
+def model_node_data(result: ProgramAnalysis) -> dict[str, Any]:
     """Node data for every method graph that has runs, keyed by graph id (the method name)."""
-    return {mp.method.name: method_node_data(mp, tick_ns) for mp in profile.methods if mp.runs}
+    return {ma.name: method_node_data(ma) for ma in result.methods if ma.measured is not None}
 
 
-def node_data_json(profile: ProgramProfile, tick_ns: float = 1.0) -> str:
-    return json.dumps(model_node_data(profile, tick_ns), indent=1)
+def node_data_json(result: ProgramAnalysis) -> str:
+    return json.dumps(model_node_data(result), indent=1)

@@ -15,17 +15,12 @@ attribute to each method graph and never stops the `.pte` from opening.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Final
 
 from model_explorer import graph_builder as gb
 
-from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
 from pte_adapter.analysis.profile.stats import Stats
-from pte_adapter.analysis.profile.summary import instruction_times, method_summary
-from pte_adapter.errors import PteFormatError
-from pte_adapter.program.model import Program
-from pte_adapter.render.model_explorer import instruction_node_ids
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.node_data import inner_op_times
 from pte_adapter.render.profile_report import SPLIT_LABELS
 
@@ -47,14 +42,13 @@ def _partition_text(p: dict[str, Any]) -> str:
     )
 
 
-def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) -> None:
-    mp = profile.method(method_name)
-    if mp is None or not mp.runs:
+def annotate_method(graph: gb.Graph, ma: MethodAnalysis, etdump_name: str) -> None:
+    if ma.measured is None:
         return
-    summary = method_summary(mp)
+    summary = ma.measured.summary
     nodes = {n.id: n for n in graph.nodes}
-    ids = instruction_node_ids(mp.method, mp.partitions)
-    for index, t in instruction_times(mp).items():
+    ids = ma.instruction_ids
+    for index, t in ma.measured.instruction_times.items():
         node = nodes.get(ids[index]) if 0 <= index < len(ids) else None
         if node is None:
             continue
@@ -84,7 +78,7 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
     split = summary["split"]
     groups.setdefault("", {}).update(
         {
-            "measured profile": f"{profile.etdump.name}, {summary['runs']} runs",
+            "measured profile": f"{etdump_name}, {summary['runs']} runs",
             "measured latency": (
                 f"median {_ms(lat['median'])} (p10 {_ms(lat['p10'])}, p90 {_ms(lat['p90'])}, "
                 f"min {_ms(lat['min'])}, max {_ms(lat['max'])})"
@@ -99,10 +93,10 @@ def annotate_method(graph: gb.Graph, profile: ProgramProfile, method_name: str) 
     graph.groupNodeAttributes = groups
 
 
-def annotate_inner_ops(graph: gb.Graph, mp: MethodProfile) -> None:
+def annotate_inner_ops(graph: gb.Graph, ma: MethodAnalysis) -> None:
     """Times on the decoded delegate operations drawn inside their partition's group."""
     nodes = {n.id: n for n in graph.nodes}
-    for nid, (values, owner) in inner_op_times(mp).items():
+    for nid, (values, owner) in inner_op_times(ma).items():
         node = nodes.get(nid)
         if node is None:
             continue
@@ -120,23 +114,20 @@ def annotate_inner_ops(graph: gb.Graph, mp: MethodProfile) -> None:
             _add(node, {"measured": f"fused into {owner} ({label}) at run time"})
 
 
-def annotate_graphs(graphs: list[gb.Graph], program: Program, etdump: Path) -> None:
+def annotate_graphs(graphs: list[gb.Graph], result: ProgramAnalysis) -> None:
     """Add the ETDump's measurements to the method graphs; a bad ETDump becomes a graph attribute."""
-    from pte_adapter.api.profile import load_profile
-
-    methods = {m.name for m in program.methods}
-    try:
-        _, profile = load_profile(program.path or etdump, etdump, program=program)
-    except PteFormatError as e:
+    by_name = {m.name: m for m in result.methods}
+    if result.profile_error is not None:
         for g in graphs:
-            if g.id in methods:
+            if g.id in by_name:
                 groups = g.groupNodeAttributes if g.groupNodeAttributes is not None else {}
-                groups.setdefault("", {})[PROBLEM_KEY] = str(e)
+                groups.setdefault("", {})[PROBLEM_KEY] = str(result.profile_error)
                 g.groupNodeAttributes = groups
         return
+    if result.profile is None:
+        return
     for g in graphs:
-        if g.id in methods:
-            annotate_method(g, profile, g.id)
-            mp = profile.method(g.id)
-            if mp is not None and mp.runs:
-                annotate_inner_ops(g, mp)
+        ma = by_name.get(g.id)
+        if ma is not None and ma.measured is not None:
+            annotate_method(g, ma, result.profile.etdump.name)
+            annotate_inner_ops(g, ma)

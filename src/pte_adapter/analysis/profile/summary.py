@@ -14,6 +14,7 @@ exactly, 100%.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,7 +27,8 @@ from pte_adapter.analysis.profile.join import (
     time_split,
 )
 from pte_adapter.analysis.profile.stats import Stats
-from pte_adapter.delegates.xnnpack.profile_events import XNNPACK_BACKEND, inner_node_times
+from pte_adapter.backends import BACKENDS
+from pte_adapter.delegates.registry import hook
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import InstructionKind
 
@@ -162,10 +164,13 @@ def delegate_inner_times(
 ) -> tuple[DelegateGraph, dict[str, list[float]], dict[str, str]] | None:
     """A delegate partition's logged operator times placed on its decoded nodes (ms per run), with
     the nodes fused into another's operator; None where the events cannot be placed on nodes
-    (only XNNPACK's are understood: `xnnpack_ops.py`)."""
+    (only backends with a `profile_events` hook, e.g. XNNPACK's, are understood)."""
     method = mp.method
     d = part.delegate_index
-    if part.backend != XNNPACK_BACKEND or d is None or not 0 <= d < len(method.delegates):
+    record = BACKENDS.get(part.backend)
+    if record is None or record.profile_events is None:
+        return None
+    if d is None or not 0 <= d < len(method.delegates):
         return None
     graphs = method.delegates[d].decoded.graphs
     if not graphs:
@@ -179,7 +184,11 @@ def delegate_inner_times(
     ]
     if not runs:
         return None
-    result = inner_node_times(graphs[0], runs)
+    place: Callable[
+        [DelegateGraph, list[list[tuple[str, float]]]],
+        tuple[dict[str, list[float]], dict[str, str]] | None,
+    ] = hook(record.profile_events)
+    result = place(graphs[0], runs)
     return None if result is None else (graphs[0], *result)
 
 
@@ -229,15 +238,22 @@ def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -
 
 
 def profile_summary(
-    profile: ProgramProfile, pte_name: str = "", tick_ns: float = 1.0
+    profile: ProgramProfile,
+    pte_name: str = "",
+    tick_ns: float = 1.0,
+    methods: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """Everything `pte-adapter profile` reports; `methods`: each method's `method_summary`, when
+    already made."""
     scale = tick_ns / NS_PER_MS
     return {
         "file": pte_name,
         "etdump": profile.etdump.name,
         "etdump_version": profile.etdump.version,
         "tick_ns": tick_ns,
-        "methods": [method_summary(mp, tick_ns) for mp in profile.methods if mp.runs],
+        "methods": methods
+        if methods is not None
+        else [method_summary(mp, tick_ns) for mp in profile.methods if mp.runs],
         "load": [
             {"name": p.event.label, "ms": round(p.event.duration * scale, 4)}
             for p in profile.placed

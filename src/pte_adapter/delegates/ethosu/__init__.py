@@ -23,10 +23,25 @@ from pte_adapter.delegates.ethosu.binstream import (
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
 from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
-from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
+from pte_adapter.delegates.ethosu.perf import (
+    ASSUMPTIONS,
+    Memory,
+    OpEstimate,
+    Target,
+    estimate_operations,
+    target_for,
+)
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
-from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
+from pte_adapter.program.delegate_graph import (
+    DecodedDelegate,
+    DelegateEstimate,
+    DelegateGraph,
+    EstimateTarget,
+    MemoryTiming,
+    OpNode,
+    TensorInfo,
+)
 
 __all__ = ["decode", "decode_stream"]
 
@@ -118,7 +133,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     stats["npu_weight_stream_bytes"] = sum(op.weight_bytes for op in compute)
     stats["npu_scale_stream_bytes"] = sum(op.scale_bytes for op in compute)
     if config is not None and commands is not None:
-        _estimate(ctx, config, ops, graph, summary, stats)
+        _estimate(ctx, config, ops, graph, result)
     graph.attrs.update(summary)
     return result
 
@@ -128,8 +143,7 @@ def _estimate(
     config: NpuConfig,
     ops: list[NpuOperation],
     graph: DelegateGraph,
-    summary: dict[str, str],
-    stats: dict[str, int | float | str],
+    result: DecodedDelegate,
 ) -> None:
     """Performance estimate per NPU operation (node attributes) and for the partition (stats).
 
@@ -143,25 +157,27 @@ def _estimate(
             _flag(flags, "--memory-mode"),
         )
     except ValueError as e:
-        summary["npu_estimate"] = f"not estimated: {e}"
+        result.summary["npu_estimate"] = f"not estimated: {e}"
         return
     estimates = estimate_operations(ops, target)
     by_node = {f"npu_op_{e.index}": e for e in estimates}
     for node in graph.nodes:
-        est = by_node.get(node.id)
-        if est is not None:
-            node.attrs.update(_estimate_attrs(est, target))
-    stats.update(partition_estimate(estimates, target))
-    summary["npu_estimate"] = (
-        f"{stats['npu_est_cycles']} cycles = {stats['npu_est_us']} us at "
-        f"{target.clock_hz / 1e6:g} MHz, busiest {stats['npu_est_busiest']} "
+        op = by_node.get(node.id)
+        if op is not None:
+            node.attrs.update(_estimate_attrs(op, target))
+            node.cost_cycles = round(op.cycles) if op.covered else None
+    total = result.estimate = partition_estimate(estimates, target)
+    result.stats.update(estimate_stats(total))
+    result.summary["npu_estimate"] = (
+        f"{total.cycles} cycles = {total.time_us} us at "
+        f"{target.clock_hz / 1e6:g} MHz, busiest {total.busiest} "
         f"({target.system_config} / {target.memory_mode})"
     )
     if target.assumed:
-        summary["npu_estimate_assumed"] = "; ".join(target.assumed)
+        result.summary["npu_estimate_assumed"] = "; ".join(target.assumed)
 
 
-def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str, int | float | str]:
+def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateEstimate:
     """Sums over a partition's operations: cycles, time, MACs and the busy cycles per resource."""
     covered = [e for e in estimates if e.covered]
     cycles = sum(e.cycles for e in covered)
@@ -169,23 +185,49 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str,
     for e in covered:
         for mem, c in e.memory_cycles.items():
             busy[mem] = busy.get(mem, 0.0) + c
-    busiest = max(busy.items(), key=lambda kv: kv[1])[0]
-    out: dict[str, int | float | str] = {
-        "npu_est_cycles": round(cycles),
-        "npu_est_us": round(cycles / target.clock_hz * 1e6, 1),
-        "npu_est_macs": sum(e.macs for e in covered),
-        "npu_est_busiest": busiest,
-        "npu_est_clock_mhz": round(target.clock_hz / 1e6, 3),
-        "npu_est_target": f"{target.accelerator} {target.system_config} {target.memory_mode}",
-        "npu_est_not_covered": len(estimates) - len(covered),
-    }
-    for name, c in sorted(busy.items()):
-        out[f"npu_est_busy_{name}"] = round(c)
     moved: dict[str, int] = {}
     for e in covered:
         for mem, n in e.bytes_by_memory().items():
             moved[mem] = moved.get(mem, 0) + n
-    for name, n in sorted(moved.items()):
+    return DelegateEstimate(
+        target=EstimateTarget(
+            target.accelerator,
+            target.system_config,
+            target.memory_mode,
+            target.clock_hz,
+            _timing(target.regions[0]),
+            _timing(target.regions[1]),
+        ),
+        cycles=round(cycles),
+        time_us=round(cycles / target.clock_hz * 1e6, 1),
+        macs=sum(e.macs for e in covered),
+        busy_cycles={name: round(c) for name, c in sorted(busy.items())},
+        busiest=max(busy.items(), key=lambda kv: kv[1])[0],
+        bytes_by_memory=dict(sorted(moved.items())),
+        not_covered=len(estimates) - len(covered),
+        assumptions=ASSUMPTIONS,
+    )
+
+
+def _timing(mem: Memory) -> MemoryTiming:
+    return MemoryTiming(mem.name, mem.bandwidth, mem.read_latency, mem.write_latency)
+
+
+def estimate_stats(est: DelegateEstimate) -> dict[str, int | float | str]:
+    """The estimate as the partition's report numbers (`npu_est_*` in `summary --json`)."""
+    t = est.target
+    out: dict[str, int | float | str] = {
+        "npu_est_cycles": est.cycles,
+        "npu_est_us": est.time_us,
+        "npu_est_macs": est.macs,
+        "npu_est_busiest": est.busiest,
+        "npu_est_clock_mhz": round(t.clock_hz / 1e6, 3),
+        "npu_est_target": f"{t.accelerator} {t.system_config} {t.memory_mode}",
+        "npu_est_not_covered": est.not_covered,
+    }
+    for name, c in est.busy_cycles.items():
+        out[f"npu_est_busy_{name}"] = c
+    for name, n in est.bytes_by_memory.items():
         out[f"npu_est_bytes_{name}"] = n
     return out
 
@@ -363,6 +405,7 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) 
                 inputs=inputs,
                 outputs=[out_id],
                 attrs=op.attrs(),
+                constant_bytes=op.weight_bytes + op.scale_bytes,
             )
         )
     by_id = {n.outputs[0]: n for n in graph.nodes}

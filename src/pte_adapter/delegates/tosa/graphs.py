@@ -202,6 +202,7 @@ def _tensor_info(tensor: TosaTensor) -> TensorInfo:
         shape=None if tensor.is_shape else tensor.shape,
         dtype=tensor.dtype,
         attrs=attrs,
+        constant_bytes=tensor.data_size or None,
     )
 
 

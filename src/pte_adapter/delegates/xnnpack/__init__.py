@@ -234,6 +234,15 @@ def _tensor_id(value_id: int) -> str:
     return f"v{value_id}"
 
 
+@dataclass(frozen=True)
+class ConstantRef:
+    """One constant a value refers to: its size in bytes (wherever it is stored) and its
+    attributes for people."""
+
+    nbytes: int | None  # None: not a constant
+    attrs: dict[str, str]
+
+
 @dataclass
 class _Constants:
     """Resolves ConstantDataOffset entries; counts what it found for the summary."""
@@ -249,10 +258,10 @@ class _Constants:
     missing: list[str] = field(default_factory=list)
     in_payload: int = 0
 
-    def describe(self, idx: int) -> dict[str, str]:
-        """Attributes for constant `idx` (0 = not a constant)."""
+    def describe(self, idx: int) -> ConstantRef:
+        """Constant `idx` (0 = not a constant): its size and what to show of it."""
         if idx == 0:
-            return {}
+            return ConstantRef(None, {})
         if self.entries:
             if idx >= len(self.entries):
                 raise PteFormatError(
@@ -278,10 +287,10 @@ class _Constants:
                     attrs["data"] = f"{source} @ {at}"
                     if self.ctx.sources is None or source != self.ctx.sources.pte.name:
                         self.external_files[source] += 1
-                return attrs
+                return ConstantRef(size, attrs)
             if offset == UINT64_MAX:
                 attrs["data"] = "none (no named key and no offset)"
-                return attrs
+                return ConstantRef(size, attrs)
             if offset + size > self.header.constant_size:
                 raise PteFormatError(
                     f"constant {idx} spans [{offset}, {offset + size}) of a "
@@ -290,16 +299,19 @@ class _Constants:
                 )
             self.in_payload += 1
             attrs["data"] = self._payload_at(self.header.constant_offset + offset)
-            return attrs
+            return ConstantRef(size, attrs)
         if idx < len(self.legacy_buffers):
             at, size = self.legacy_buffers[idx]
             self.total_bytes += size
             self.in_payload += 1
-            return {
-                "constant_bytes": str(size),
-                "constant_index": str(idx),
-                "data": self._payload_at(at) + " (inline constant_buffer)",
-            }
+            return ConstantRef(
+                size,
+                {
+                    "constant_bytes": str(size),
+                    "constant_index": str(idx),
+                    "data": self._payload_at(at) + " (inline constant_buffer)",
+                },
+            )
         raise PteFormatError(
             f"constant_buffer_idx {idx} refers to no constant data "
             f"({len(self.legacy_buffers)} inline buffers)",
@@ -353,7 +365,7 @@ def _quant_attrs(quant: tuple[str, Record] | None, consts: _Constants) -> dict[s
             idx = _int(f.get("scale_buffer_idx"))
             count = _int(f.get("num_scales"))
             if idx:
-                attrs["scale_data"] = consts.describe(idx).get("data", "")
+                attrs["scale_data"] = consts.describe(idx).attrs.get("data", "")
                 head = consts.head_floats(idx, count, kind == "PerChannelGroupQuant")
         attrs["num_scales"] = str(count)
         attrs["scales"] = format_value(head, count) if head else "(not read)"
@@ -400,8 +412,9 @@ def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInf
     if isinstance(dq, str) and dq != "xnn_datatype_invalid":
         attrs["dq_datatype"] = _dtype(dq)
     attrs.update(_quant_attrs(quant, consts))
-    attrs.update(consts.describe(_int(f.get("constant_buffer_idx"))))
-    role = "constant" if "constant_bytes" in attrs else ""
+    constant = consts.describe(_int(f.get("constant_buffer_idx")))
+    attrs.update(constant.attrs)
+    role = "constant" if constant.nbytes is not None else ""
     if flags & 1:
         role = "input"
     elif flags & 2:
@@ -412,6 +425,7 @@ def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInf
         shape=shape,
         dtype=_dtype(str(f.get("datatype"))),
         attrs=attrs,
+        constant_bytes=constant.nbytes,
     )
 
 
@@ -421,6 +435,7 @@ def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInf
 def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
     union = xnode.fields.get("xnode_union")
     attrs: dict[str, str] = {}
+    params: dict[str, int] = {}  # the integer fields as numbers (geometry, groups, flags)
     inputs: list[str] = []
     outputs: list[str] = []
     if not isinstance(union, tuple):
@@ -444,6 +459,8 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
                 attrs[name] = hex(int(v)) if isinstance(v, int) else format_value(v)
             else:
                 attrs[name] = format_value(v, rec.counts.get(name))
+            if isinstance(v, int) and not isinstance(v, bool) and not name.endswith("_id"):
+                params[name] = v
     handle = xnode.fields.get("debug_handle")
     attrs["debug_handle"] = format_value(handle)
     mm = xnode.fields.get("output_min_max")
@@ -451,7 +468,13 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
         attrs["output_min"] = format_value(mm.fields.get("output_min"))
         attrs["output_max"] = format_value(mm.fields.get("output_max"))
     return OpNode(
-        id=f"xnode{index}", kind=kind, label=kind, inputs=inputs, outputs=outputs, attrs=attrs
+        id=f"xnode{index}",
+        kind=kind,
+        label=kind,
+        inputs=inputs,
+        outputs=outputs,
+        attrs=attrs,
+        params=params,
     )
 
 
