@@ -1,7 +1,7 @@
 """The fragmentation numbers as plain data: what the CLI prints, the JSON holds and the API returns.
 
 `summarize(program)` -> {"file": ..., "methods": [MethodSummary as dict, ...]}. Keys are stable;
-new keys may be added, existing ones keep their meaning (documented in the README).
+new keys may be added, existing ones keep their meaning (documented in docs/json.md).
 """
 
 from __future__ import annotations
