@@ -162,7 +162,7 @@ def delegate_inner_times(
 ) -> tuple[DelegateGraph, dict[str, list[float]], dict[str, str]] | None:
     """A delegate partition's logged operator times placed on its decoded nodes (ms per run), with
     the nodes fused into another's operator; None where the events cannot be placed on nodes
-    (only XNNPACK's are understood: `xnnpack_ops.py`)."""
+    (only XNNPACK's are understood: `delegates/xnnpack/profile_events.py`)."""
     method = mp.method
     d = part.delegate_index
     if part.backend != XNNPACK_BACKEND or d is None or not 0 <= d < len(method.delegates):
