@@ -5,7 +5,7 @@ ExecuTorch wheel.
 Why generated: the XNNPACK schema has ~50 node kinds and grows with every ExecuTorch release. Slot
 numbers and union tags typed by hand drift silently; a table derived from the schema the exporter
 itself used does not. The decoder reads the tables generically, so a new node kind needs only a
-re-run of this script (and `tests/test_xnnpack_schema.py` fails until the committed file matches).
+re-run of this script (and `tests/oracle/test_xnnpack.py` fails until the committed file matches).
 
 Two schema files ship in the wheel: `schema.fbs` (what the exporter writes, identifier `XN01`) and
 `runtime_schema.fbs` (what the C++ runtime reads, identifier `XN00`). The runtime one keeps fields the

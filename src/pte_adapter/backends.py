@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 CPU = "CPU"
 
-# How a backend's sidecar files are found (see delegates/tosa_sidecars.py).
+# How a backend's sidecar files are found (see delegates/tosa/sidecars.py).
 SIDECARS_NONE = ""
 # The Arm backends' intermediate `output_tag*_*.tosa`, matched to a delegate by its I/O.
 SIDECARS_TOSA_BY_IO = "tosa matched by I/O"

@@ -6,7 +6,7 @@ method's chains run them): delegate partitions per backend ("NPU partition 2 (Et
 islands on their own ("CPU island 1"). Names are printable ASCII: Model Explorer draws group labels
 with an ASCII-only WebGL font. Names, prefixes and the glue list come from `pte_adapter.backends`.
 
-A *crossing* (the one definition; the README repeats it):
+A *crossing* (the one definition; docs/partitions.md repeats it):
 - Only data reads count: the tensor inputs of KernelCalls and DelegateCalls, and the method's
   outputs (read by the caller, on the CPU side). FreeCall and JumpFalseCall reads are control, not
   data. A MoveCall is looked through: whoever reads the moved value reads what the move's source

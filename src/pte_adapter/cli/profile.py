@@ -1,6 +1,7 @@
 """`pte-adapter profile model.pte [model.etdp]`: measured time per partition and per run.
 
-Registered by cli.py; kept apart so that the command's options and output live in one place."""
+Registered by cli/__init__.py; kept apart so that the command's options and output live in one
+place."""
 
 from __future__ import annotations
 

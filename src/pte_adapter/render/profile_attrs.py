@@ -7,7 +7,8 @@ The renderer draws the program; this adds what the ETDump measured, on the same 
 - the method (graph attributes, shown when nothing is selected): latency over the runs and the
   measured split between delegates, CPU compute, glue, control flow and runtime overhead;
 - the decoded delegate operations drawn inside a partition, where the delegate's events could be
-  placed on them (XNNPACK: `profile/xnnpack_ops.py`), and those fused into another's operator.
+  placed on them (XNNPACK: `delegates/xnnpack/profile_events.py`), and those fused into another's
+  operator.
 
 A missing ETDump adds nothing; a corrupt or foreign one adds one `measured profile problem`
 attribute to each method graph and never stops the `.pte` from opening.

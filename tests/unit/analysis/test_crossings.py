@@ -2,9 +2,10 @@
 
 Real toolchains do not (yet) emit a delegate inside a loop, a freed delegate output or a tensor read
 by two CPU islands, so these cases are built as `Method` objects directly. The rule being checked
-is the one in `analysis/partitions.py` and the README: data reads only (FreeCall/JumpFalseCall are
-control, MoveCall is looked through), each tensor once per direction per receiving partition
-(the caller counts as one receiver), bytes by the same rule, loop-carried reads included.
+is the one in `analysis/partitions.py` and docs/partitions.md: data reads only
+(FreeCall/JumpFalseCall are control, MoveCall is looked through), each tensor once per direction per
+receiving partition (the caller counts as one receiver), bytes by the same rule, loop-carried reads
+included.
 """
 
 from __future__ import annotations

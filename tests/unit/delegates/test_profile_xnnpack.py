@@ -1,4 +1,5 @@
-"""XNNPACK's per-operator events placed on the decoded XNNPACK nodes (profile/xnnpack_ops.py).
+"""XNNPACK's per-operator events placed on the decoded XNNPACK nodes
+(delegates/xnnpack/profile_events.py).
 
 Times: ExecuTorch's Inspector over the same `.etdp` (run by run). Structure: the decoded XNNPACK
 graph (itself checked against ExecuTorch's XNNPACK schema in test_xnnpack.py) — every event lands

@@ -116,7 +116,8 @@ def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -
             drawn = [v for v in views if v.name not in referenced]
             inner = {k: n for k, n in nodes.items() if k.startswith(f"{ins}.")}
             if len(partition_method(method).partitions) > SMALL_METHOD:
-                # Folded into blocks: each view is a graph of its own (tests/test_blocks.py).
+                # Folded into blocks: each view is a graph of its own
+                # (tests/unit/analysis/test_blocks.py).
                 assert not inner, part.name
                 continue
             assert len(inner) == sum(len(v.nodes) for v in drawn), part.name
