@@ -336,12 +336,13 @@ def test_huge_kernel_registers_do_not_multiply_the_work(partitions: list[Partiti
 
 
 def test_method_estimate_in_summary_json_and_text() -> None:
-    from pte_adapter.api import load, summarize
+    from pte_adapter.api import analyse, load, summarize
     from pte_adapter.render.report import json_report, text_report
 
     pte = next(p for p in ETHOSU_PTES if p.stem == "mv2_lrn_ethosu85")
     program = load(pte)
-    summary = summarize(program)
+    result = analyse(program)
+    summary = summarize(result)
     method = summary["methods"][0]
     est = method["npu_estimate"]
     parts = [p for p in method["partitions"] if p["backend"] == "EthosUBackend"]
@@ -356,7 +357,7 @@ def test_method_estimate_in_summary_json_and_text() -> None:
     assert frag["invocations"] == 2 and frag["assumptions"]
     assert frag["cycles"] == frag["boundary_cycles"] + frag["invocation_cycles"]
     assert '"npu_estimate"' in json_report(summary)
-    text = text_report(summary)
+    text = text_report(result)
     assert "NPU estimate" in text and "boundary cost (est.)" in text
     # Programs without an Ethos-U partition have no estimate.
     other = summarize(load(pte.with_name("mv2_xnnpack_int8.pte")))
