@@ -18,11 +18,9 @@ from pte_adapter.analysis.partitions import CPU, MethodPartitions, partition_met
 from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import Method
-from pte_adapter.render.model_explorer import (
-    delegate_graph_id,
-    graphs_to_json,
-    tensor_label,
-)
+from pte_adapter.render.model_explorer import graphs_to_json
+from pte_adapter.render.plan.boundaries import tensor_label
+from pte_adapter.render.plan.views import delegate_graph_id
 from tests.support.browser import MEPage, chromium, model_explorer_server, new_page
 from tests.support.examples import example
 

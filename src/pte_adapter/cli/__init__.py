@@ -32,24 +32,31 @@ class UsageError(Exception):
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from pte_adapter.explorer.convert import convert_path
-    from pte_adapter.render.model_explorer import graphs_to_json
+    from pte_adapter.api import analyse, load, open_analysis
+    from pte_adapter.backends import for_file
+    from pte_adapter.render.model_explorer import build_graph, graphs_to_json
+    from pte_adapter.render.payload_file import payload_file_graphs
+    from pte_adapter.render.plan.program import program_plan
 
     out = Path(args.output)
     if out.is_dir():
         raise UsageError(f"-o {out}: is a directory; give a file name, e.g. {out / 'graph.json'}")
     if not out.parent.is_dir():
         raise UsageError(f"-o {out}: the folder {out.parent} does not exist")
-    if getattr(args, "vela", False):
-        from pte_adapter.api import analyse, load
-        from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
-        from pte_adapter.render.model_explorer import program_graphs
-
-        program = load(args.model)
-        compare_with_vela(program, args.timeout)
-        graphs = program_graphs(analyse(program))
+    backend = for_file(Path(args.model).suffix)
+    if backend is not None:  # a bare payload file (.tosa): its graphs, nothing to overlay
+        graphs, result, plan = payload_file_graphs(Path(args.model), backend), None, None
     else:
-        graphs = convert_path(args.model)
+        if getattr(args, "vela", False):
+            from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
+
+            program = load(args.model)
+            compare_with_vela(program, args.timeout)
+            result = analyse(program)
+        else:
+            result = open_analysis(args.model)
+        plan = program_plan(result)
+        graphs = [build_graph(g) for g in plan.graphs]
     data = graphs_to_json(graphs, Path(args.model).name)
     try:
         out.write_text(json.dumps(data, ensure_ascii=False))
@@ -58,9 +65,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
     n = len(data["graphs"])
     print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
     if getattr(args, "npu_overlay", None):
+        from model_explorer.node_data_builder import ModelNodeData
+
         from pte_adapter.render.npu_overlay import npu_overlay
 
-        overlay = npu_overlay(data)
+        overlay = npu_overlay(result, plan) if result and plan else ModelNodeData(graphsData={})
         Path(args.npu_overlay).write_text(overlay.to_json_string(indent=1))
         print(f"wrote {args.npu_overlay} ({len(overlay.graphsData)} graphs with NPU estimates)")
     return EXIT_OK

@@ -59,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
     print(json_profile(summary) if args.json else text_profile(summary))
     if args.node_data:
         from pte_adapter.render.node_data import node_data_json
+        from pte_adapter.render.plan.program import program_plan
 
-        Path(args.node_data).write_text(node_data_json(result))
+        Path(args.node_data).write_text(node_data_json(result, program_plan(result)))
         if not args.json:
             print(f"wrote {args.node_data}")
     if args.plot:

@@ -32,7 +32,8 @@ ETDUMP_FIELD = "etdump"
 def graph_node_data(model_path: str, graph_id: str, etdump: str | None) -> GraphNodeData:
     """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
     from pte_adapter.api import analyse, etdump_beside, load, read_etdump_beside
-    from pte_adapter.render.node_data import method_node_data
+    from pte_adapter.render.node_data import model_node_data
+    from pte_adapter.render.plan.program import program_plan
 
     dump = read_etdump_beside(model_path, etdump or etdump_beside(model_path))
     result = analyse(load(model_path), dump)
@@ -45,7 +46,7 @@ def graph_node_data(model_path: str, graph_id: str, etdump: str | None) -> Graph
             f"the ETDump has no times for graph '{graph_id}' (methods it ran: {ran})",
             part=dump.name if dump is not None else "",
         )
-    data = method_node_data(method)
+    data = model_node_data(result, program_plan(result))[graph_id]
     return GraphNodeData(
         name=data["name"],
         results={k: NodeDataResult(value=v["value"]) for k, v in data["results"].items()},

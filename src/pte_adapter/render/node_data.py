@@ -6,9 +6,10 @@ graph id, each value a `GraphNodeData` — `results` maps a node id to `{"value"
 "Add per-node data" button loads such a file, and `model-explorer model.pte --extensions=pte_adapter
 --node_data_paths=model.nodedata.json` opens the model with it applied.
 
-Values are median milliseconds over the runs, on the renderer's node ids (`render/model_explorer.py`):
-every profiled instruction, and the decoded operations drawn inside a delegate's group where the
-delegate's events could be placed on them (XNNPACK). Model Explorer sums a group's children, so a
+Values are median milliseconds over the runs, on the node ids the plan drew (`render/plan/`):
+every profiled instruction, and the decoded delegate operations, wherever they were drawn (inside
+the partition's group, or in a graph of their own in a folded method), where the delegate's events
+could be placed on them (XNNPACK). Model Explorer sums a group's children, so a
 DelegateCall whose operations carry their own times gets only the part of the call outside them:
 the group's sum is then the call's time, not twice it.
 """
@@ -21,8 +22,10 @@ from typing import Any, Final
 
 from pte_adapter.analysis.profile.stats import Stats
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
-from pte_adapter.render.model_explorer import view_op_node_ids
+from pte_adapter.render.plan.graph import MethodPlacement, ProgramPlan
+from pte_adapter.render.plan.measured import inner_op_times
 
+NAME: Final = "measured time (median ms)"
 # Pale yellow (cheap) to deep red (expensive): readable under the black labels of Model Explorer.
 GRADIENT: Final = [
     {"stop": 0, "bgColor": "#fff7bc"},
@@ -31,54 +34,37 @@ GRADIENT: Final = [
 ]
 
 
-def inner_op_times(ma: MethodAnalysis) -> dict[str, tuple[list[float], str]]:
-    """Rendered node id -> (ms per run, "") for each decoded delegate operation with a time, and
-    -> ([], rendered id of the operation it was fused into) for fused ones."""
-    out: dict[str, tuple[list[float], str]] = {}
-    if ma.measured is None:
-        return out
-    for index, inner in ma.measured.inner.items():
-        part = ma.partitions.partitions[index]
-        view = inner.graph
-        ids = view_op_node_ids(ma, part.instructions[0], view.name)
-        if ids is None or len(ids) != len(view.nodes):
-            continue
-        rendered = {op.id: ids[pos] for pos, op in enumerate(view.nodes)}
-        for op, values in inner.times.items():
-            out[rendered[op]] = (values, "")
-        for op, owner in inner.fused.items():
-            out[rendered[op]] = ([], rendered[owner])
-    return out
-
-
-def method_node_data(ma: MethodAnalysis) -> dict[str, Any]:
-    """The overlay of one method graph (empty results when the method did not run)."""
-    inner = inner_op_times(ma)
-    ids = ma.instruction_ids
-    timed = [k for k, (v, _) in inner.items() if v]
-    results: dict[str, dict[str, float]] = {}
+def method_node_data(ma: MethodAnalysis, placement: MethodPlacement) -> dict[str, dict[str, Any]]:
+    """The overlay of one method, per graph id: its method graph, and any graph of its own that
+    holds timed delegate operations."""
+    inner = inner_op_times(ma, placement)
+    ids, gid = ma.instruction_ids, placement.graph_id
+    timed = [nid for (g, nid), (v, _) in inner.items() if v and g == gid]
+    per_graph: dict[str, dict[str, dict[str, float]]] = {gid: {}}
     times = ma.measured.instruction_times if ma.measured else {}
     outside = ma.measured.outside_ops if ma.measured else {}
     for index, t in times.items():
-        # A call whose operations carry their own times keeps only its time outside them.
+        # A call whose operations carry their own times in its group keeps only its time
+        # outside them: Model Explorer sums a group's children.
         mapped = any(k.startswith(f"{ids[index]}.") for k in timed)
         value = outside.get(index, math.nan) if mapped else t.stats.median
         if not math.isnan(value):
-            results[ids[index]] = {"value": round(value, 6)}
-    for nid, (values, _) in inner.items():
+            per_graph[gid][ids[index]] = {"value": round(value, 6)}
+    for (g, nid), (values, _) in inner.items():
         if values:
-            results[nid] = {"value": round(Stats.of(values).median, 6)}
-    return {
-        "name": "measured time (median ms)",
-        "results": results,
-        "gradient": GRADIENT,
-    }
+            per_graph.setdefault(g, {})[nid] = {"value": round(Stats.of(values).median, 6)}
+    return {g: {"name": NAME, "results": r, "gradient": GRADIENT} for g, r in per_graph.items()}
 
 
-def model_node_data(result: ProgramAnalysis) -> dict[str, Any]:
-    """Node data for every method graph that has runs, keyed by graph id (the method name)."""
-    return {ma.name: method_node_data(ma) for ma in result.methods if ma.measured is not None}
+def model_node_data(result: ProgramAnalysis, plan: ProgramPlan) -> dict[str, Any]:
+    """Node data for every graph with measured times, keyed by graph id (a method's graph id is
+    its name)."""
+    out: dict[str, Any] = {}
+    for ma in result.methods:
+        if ma.measured is not None:
+            out.update(method_node_data(ma, plan.methods[ma.name]))
+    return out
 
 
-def node_data_json(result: ProgramAnalysis) -> str:
-    return json.dumps(model_node_data(result), indent=1)
+def node_data_json(result: ProgramAnalysis, plan: ProgramPlan) -> str:
+    return json.dumps(model_node_data(result, plan), indent=1)

@@ -22,6 +22,7 @@ from pte_adapter.analysis.profile.summary import delegate_inner_times, profile_s
 from pte_adapter.delegates.xnnpack.profile_events import fits, match_events, operator_type
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.node_data import model_node_data
+from pte_adapter.render.plan.program import program_plan
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
@@ -131,7 +132,7 @@ def test_operations_in_the_method_graph_get_node_data_and_attributes() -> None:
     result = pte_adapter.open_analysis(EXAMPLES / "mv2_xnnpack_int8.pte")
     profile = result.profile
     assert profile is not None
-    data = model_node_data(result)
+    data = model_node_data(result, program_plan(result))
     assert set(data) == {"forward"}
     (graph,) = [g for g in convert_path(EXAMPLES / "mv2_xnnpack_int8.pte") if g.id == "forward"]
     nodes = {n.id: n for n in graph.nodes}

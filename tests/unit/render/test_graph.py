@@ -14,11 +14,8 @@ from pte_adapter.analysis.dataflow import analyse_dataflow
 from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import InstructionKind, ValueKind
-from pte_adapter.render.model_explorer import (
-    NEAR_PARTITIONS,
-    SMALL_METHOD,
-    graphs_to_json,
-)
+from pte_adapter.render.model_explorer import graphs_to_json
+from pte_adapter.render.plan.boundaries import NEAR_PARTITIONS, SMALL_METHOD
 from tests.oracle.test_partitions import _oracle_runs
 from tests.support.examples import oracle
 

@@ -101,7 +101,7 @@ def test_model_explorer_nodes_and_groups_carry_source_and_why() -> None:
 def test_undelegated_island_opens_layer_by_layer() -> None:
     """SmallNet without a delegate is one CPU island of 25 kernels; with its ETRecord every kernel
     sits in the layers of the model (features.0 is a ConvBNReLU: Conv2d, BatchNorm2d, ReLU6)."""
-    from pte_adapter.render.model_explorer import NEST_LAYERS_ABOVE
+    from pte_adapter.render.plan.annotations import NEST_LAYERS_ABOVE
 
     assert len(pte_adapter.load(example("undelegated")).methods[0].instructions) > NEST_LAYERS_ABOVE
     g = _method_graph("undelegated")
