@@ -1,0 +1,1 @@
+"""Generated from a pinned dependency by `scripts/` (see each module's header); never edited by hand."""
