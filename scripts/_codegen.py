@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import sys
 from dataclasses import dataclass
 from importlib import metadata
@@ -59,7 +60,25 @@ def source_file(dist: str, version: str, root: Path, path: str) -> tuple[Source,
     if not file.is_file():
         raise SystemExit(f"missing {file} (is {root} the unpacked {dist} {version} source?)")
     data = file.read_bytes()
-    return Source(dist, version, path, hashlib.sha256(data).hexdigest()), data.decode("utf-8")
+    digest = hashlib.sha256(data).hexdigest()
+    return Source(dist, version, f"{path} (source distribution)", digest), data.decode("utf-8")
+
+
+def sdist_version(root: Path, dist: str) -> str:
+    """The version an unpacked source distribution declares (its PKG-INFO), checked to be `dist`'s."""
+    info = root / "PKG-INFO"
+    if not info.is_file():
+        raise SystemExit(f"{root} has no PKG-INFO: not an unpacked source distribution")
+    text = info.read_text(encoding="utf-8")
+    name = re.search(r"^Name:\s*(\S+)", text, re.M)
+    version = re.search(r"^Version:\s*(\S+)", text, re.M)
+    if name is None or version is None or _normal(name.group(1)) != _normal(dist):
+        raise SystemExit(f"{root} is not a {dist} source distribution")
+    return version.group(1)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def header(what: str, script: str, sources: list[Source], notes: str = "") -> str:
