@@ -27,6 +27,15 @@ REPO = Path(__file__).resolve().parents[1]
 GENERATED_MARK = "GENERATED - do not edit."
 
 
+# Every `_generated/__init__.py` (scripts/regen.py writes and checks them).
+PACKAGE_INIT = (
+    '"""Generated modules, never edited by hand. Each one\'s header names the scripts/gen_*.py that\n'
+    "wrote it and the pinned inputs (distribution, version, sha256) it was generated from; see\n"
+    '"Generated code" in docs/contributing.md. Regenerate: `python scripts/regen.py` (`--check`\n'
+    'tells whether they are current)."""\n'
+)
+
+
 @dataclass(frozen=True)
 class Source:
     """One pinned input: a file or module of an installed (or downloaded) distribution."""

@@ -364,18 +364,6 @@ def test_method_estimate_in_summary_json_and_text() -> None:
     assert other["methods"][0]["npu_estimate"] is None
 
 
-def test_generated_vela_ini_data_is_current() -> None:
-    """perf_data's system configs, memory modes and defaults are what the generator reads from
-    the installed, pinned ethos-u-vela (the regor tables need its source and are checked above
-    against Vela's Python tables instead)."""
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_ethosu_perf_data.py"
-    run = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
-
-
 def test_npu_overlay_colours_every_estimated_operation(tmp_path: Path) -> None:
     from pte_adapter.api import load
     from pte_adapter.cli import main
