@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate `src/pte_adapter/delegates/tosa/_generated/tables.py` from the pinned TOSA FlatBuffers schemas.
+"""Generate `src/pte_adapter/delegates/tosa/_generated/tosa_schema.py` from the pinned TOSA FlatBuffers schemas.
 
 The TOSA reader needs three kinds of schema facts: enum values (operators, data types, modes),
 the member list of the `Attribute` union with each attribute table's fields, and the slot of every
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from _codegen import REPO, Source, emit, header, installed_file, parser
 
-OUTPUT = REPO / "src" / "pte_adapter" / "delegates" / "tosa" / "_generated" / "tables.py"
+OUTPUT = REPO / "src" / "pte_adapter" / "delegates" / "tosa" / "_generated" / "tosa_schema.py"
 
 # Tables whose field slots the reader addresses by name.
 STRUCTURAL_TABLES = (

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate `src/pte_adapter/delegates/xnnpack/_generated/schema.py` from the XNNPACK schema of the pinned
+"""Generate `src/pte_adapter/delegates/xnnpack/_generated/xnnpack_schema.py` from the XNNPACK schema of the pinned
 ExecuTorch wheel.
 
 Why generated: the XNNPACK schema has ~50 node kinds and grows with every ExecuTorch release. Slot
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from _codegen import REPO, emit, header, installed_file, parser
 
-OUT = REPO / "src/pte_adapter/delegates/xnnpack/_generated/schema.py"
+OUT = REPO / "src/pte_adapter/delegates/xnnpack/_generated/xnnpack_schema.py"
 SCHEMA_PACKAGE = "executorch.backends.xnnpack.serialization"
 SCHEMA_FILES = ("schema.fbs", "runtime_schema.fbs")
 

@@ -63,8 +63,10 @@ GENERATORS = (
         ("container/_generated/program_schema.py", "container/_generated/flat_tensor_schema.py"),
     ),
     Generator("etdump", "gen_etdump_tables.py", ("container/_generated/etdump_schema.py",)),
-    Generator("xnnpack", "gen_xnnpack_tables.py", ("delegates/xnnpack/_generated/schema.py",)),
-    Generator("tosa", "gen_tosa_tables.py", ("delegates/tosa/_generated/tables.py",)),
+    Generator(
+        "xnnpack", "gen_xnnpack_tables.py", ("delegates/xnnpack/_generated/xnnpack_schema.py",)
+    ),
+    Generator("tosa", "gen_tosa_tables.py", ("delegates/tosa/_generated/tosa_schema.py",)),
     Generator(
         "partition_rules",
         "gen_partition_rules.py",
