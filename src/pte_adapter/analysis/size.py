@@ -327,20 +327,18 @@ class _Builder:
         cs = root.table(S.Program.constant_segment, "constant_segment")
         if cs is not None:
             idx = cs.int(S.SubsegmentOffsets.segment_index, "I")
-            offsets = cs.ints(S.SubsegmentOffsets.offsets, "Q", "offsets")
             if 0 <= idx < len(segs) and idx not in roles:
                 roles[idx] = self._buffers_part(
                     "constant_segment",
                     f"segment {idx}: constant segment",
                     segs[idx].offset,
                     segs[idx].size,
-                    offsets,
+                    cs.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
                     "constant",
                     "constant_segment[{}]",
                 )
-        for k, t in enumerate(
-            root.iter_tables(S.Program.mutable_data_segments, "mutable_data_segments")
-        ):
+        mutable = root.iter_tables(S.Program.mutable_data_segments, "mutable_data_segments")
+        for k, t in enumerate(mutable):
             idx = t.int(S.SubsegmentOffsets.segment_index, "I")
             if 0 <= idx < len(segs) and idx not in roles:
                 roles[idx] = self._buffers_part(
