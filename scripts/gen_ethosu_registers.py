@@ -109,9 +109,9 @@ def render(source: Source, product: str, text: str) -> str:
         "# Enumerations of the interface: enum name -> value -> name.",
         "ENUMS: Final[dict[str, dict[int, str]]] = {",
     ]
-    for name, items in enums.items():
+    for name, members in enums.items():
         lines.append(f'    "{name}": {{')
-        lines += [f'        {k}: "{v}",' for k, v in items.items()]
+        lines += [f'        {k}: "{v}",' for k, v in members.items()]
         lines.append("    },")
     lines += ["}", ""]
     return "\n".join(lines)
