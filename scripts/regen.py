@@ -114,6 +114,13 @@ def vela_source() -> tuple[Path | None, str]:
     root = cache_dir() / f"ethos_u_vela-{version}"
     if (root / "PKG-INFO").is_file():
         return root, ""
+    try:
+        return _download_vela(version, digest, root)
+    except OSError as e:  # a cache that cannot be written, a full disk
+        return None, f"cannot unpack the {VELA} sdist into {cache_dir()}: {e}"
+
+
+def _download_vela(version: str, digest: str, root: Path) -> tuple[Path | None, str]:
     cache_dir().mkdir(parents=True, exist_ok=True)
     print(f"downloading the {VELA} {version} source distribution into {cache_dir()} (once)")
     with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
