@@ -364,28 +364,6 @@ def test_method_estimate_in_summary_json_and_text() -> None:
     assert other["methods"][0]["npu_estimate"] is None
 
 
-def test_generated_vela_ini_data_is_current() -> None:
-    """perf_data's system configs, memory modes and defaults are what the generator reads from
-    the installed, pinned ethos-u-vela (the regor tables need its source and are checked above
-    against Vela's Python tables instead)."""
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_ethosu_perf_data.py"
-    spec = importlib.util.spec_from_file_location("gen_ethosu_perf_data", script)
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    ini = resources.files("ethosu").joinpath("config_files/Arm/vela.ini").read_text()
-    systems, modes = gen.read_ini(ini)
-    assert systems == perf_data.SYSTEM_CONFIGS
-    assert modes == perf_data.MEMORY_MODES
-    arch_py = resources.files("ethosu").joinpath("vela/architecture_features.py").read_text()
-    assert gen.read_defaults(arch_py) == perf_data.DEFAULTS
-    from importlib.metadata import version
-
-    assert version("ethos-u-vela") == perf_data.VELA_VERSION
-
-
 def test_npu_overlay_colours_every_estimated_operation(tmp_path: Path) -> None:
     from pte_adapter.api import load
     from pte_adapter.cli import main

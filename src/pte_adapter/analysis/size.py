@@ -17,17 +17,12 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pte_adapter.container._generated import program_schema as S
 from pte_adapter.container.pte import PteFile
 from pte_adapter.delegates.payload_layout import PayloadSpan, payload_layout
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Program, Tensor
-from pte_adapter.program.reader import (
-    P_CONSTANT_BUFFER,
-    P_CONSTANT_SEGMENT,
-    P_DELEGATE_DATA,
-    P_MUTABLE_SEGMENTS,
-)
 
 FILE_HEADER_BYTES = 8  # u32 root offset + identifier "ET12"
 
@@ -300,17 +295,19 @@ class _Builder:
         parts: list[SizePart] = []
         users = self._delegate_users()
         root = self.pte.root
-        for i, entry in enumerate(root.iter_tables(P_DELEGATE_DATA, "backend_delegate_data")):
-            span = entry.bytes_span(0, "data")
+        for i, entry in enumerate(
+            root.iter_tables(S.Program.backend_delegate_data, "backend_delegate_data")
+        ):
+            span = entry.bytes_span(S.BackendDelegateInlineData.data, "data")
             if span is not None and span[1]:
                 parts.append(
                     self._payload_part(
                         span[0], span[1], f"inline delegate data {i}", users.get(("inline", i), [])
                     )
                 )
-        if root.table(P_CONSTANT_SEGMENT, "constant_segment") is None:
-            for i, buf in enumerate(root.iter_tables(P_CONSTANT_BUFFER, "constant_buffer")):
-                span = buf.bytes_span(0, "storage")
+        if root.table(S.Program.constant_segment, "constant_segment") is None:
+            for i, buf in enumerate(root.iter_tables(S.Program.constant_buffer, "constant_buffer")):
+                span = buf.bytes_span(S.Buffer.storage, "storage")
                 if span is not None and span[1]:
                     parts.append(
                         self._constant_part(
@@ -328,29 +325,29 @@ class _Builder:
             users = delegate_users.get(("segment", i))
             if users:
                 roles[i] = self._payload_part(span.offset, span.size, f"segment {i}", users)
-        cs = root.table(P_CONSTANT_SEGMENT, "constant_segment")
+        cs = root.table(S.Program.constant_segment, "constant_segment")
         if cs is not None:
-            idx = cs.int(0, "I")
-            offsets = cs.ints(1, "Q", "offsets")
+            idx = cs.int(S.SubsegmentOffsets.segment_index, "I")
             if 0 <= idx < len(segs) and idx not in roles:
                 roles[idx] = self._buffers_part(
                     "constant_segment",
                     f"segment {idx}: constant segment",
                     segs[idx].offset,
                     segs[idx].size,
-                    offsets,
+                    cs.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
                     "constant",
                     "constant_segment[{}]",
                 )
-        for k, t in enumerate(root.iter_tables(P_MUTABLE_SEGMENTS, "mutable_data_segments")):
-            idx = t.int(0, "I")
+        mutable = root.iter_tables(S.Program.mutable_data_segments, "mutable_data_segments")
+        for k, t in enumerate(mutable):
+            idx = t.int(S.SubsegmentOffsets.segment_index, "I")
             if 0 <= idx < len(segs) and idx not in roles:
                 roles[idx] = self._buffers_part(
                     "mutable_segment",
                     f"segment {idx}: mutable data {k}",
                     segs[idx].offset,
                     segs[idx].size,
-                    t.ints(1, "Q", "offsets"),
+                    t.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
                     "mutable",
                     f"mutable_segment {k}" + "[{}]",
                 )

@@ -25,7 +25,7 @@ from typing import Final, TypeAlias
 
 from pte_adapter.container.flatbuf import FlatBuffer, Table
 from pte_adapter.delegates.registry import DecodeContext
-from pte_adapter.delegates.xnnpack._generated.schema import (
+from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
     ENUMS,
     FILE_IDENTIFIER,
     RUNTIME_FILE_IDENTIFIER,

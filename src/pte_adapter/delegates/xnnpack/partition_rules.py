@@ -1,15 +1,21 @@
 """Why ExecuTorch's XNNPACK partitioner would refuse a CPU kernel: it has no config for the
 operator, or a config whose constraints refused it on the pre-delegation graph (which the `.pte`
-does not keep). Configs from the pinned ExecuTorch (`analysis/_partition_rules.py`)."""
+does not keep). Configs from the pinned ExecuTorch (`_generated/partition_configs.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from pte_adapter.analysis import _partition_rules as rules
-from pte_adapter.delegates.arm.partition_rules import RULES, operator_base
+from pte_adapter.delegates.xnnpack._generated import partition_configs
 from pte_adapter.delegates.registry import Verdict
 from pte_adapter.program.model import Delegate, Method
+
+RULES = f"ExecuTorch {partition_configs.EXECUTORCH_VERSION} rules"
+
+
+def operator_base(name: str) -> str:
+    """`aten::avg_pool3d.out` -> `aten.avg_pool3d` (how the rules name operators)."""
+    return ".".join(name.replace("::", ".").split(".")[:2])
 
 
 def xnnpack_reason(op: str) -> tuple[str, str]:
@@ -20,7 +26,7 @@ def xnnpack_reason(op: str) -> tuple[str, str]:
     configs = sorted(
         {
             c
-            for k, c in rules.XNNPACK_CONFIGS.items()
+            for k, c in partition_configs.XNNPACK_CONFIGS.items()
             if k.split(".")[0] == name and functional in (None, k.partition(".")[2])
         }
     )
