@@ -11,13 +11,13 @@ first use and kept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
 from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
+from pte_adapter.analysis.profile.report_types import ProfileSummary
 from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
 from pte_adapter.analysis.size import SizeReport, size_report
 from pte_adapter.analysis.source import (
@@ -62,7 +62,7 @@ class ProgramAnalysis:
     problems: list[str]  # the program's, then the side files'
     profile: ProgramProfile | None = None
     # `pte-adapter profile`'s numbers (analysis/profile/summary.py), with the profile.
-    profile_summary: dict[str, Any] | None = None
+    profile_summary: ProfileSummary | None = None
     # An ETDump that could not be used (corrupt, or recorded running another program).
     profile_error: PteFormatError | None = None
     _size: SizeReport | None = field(default=None, repr=False)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Final
+from typing import Final
+
+from pte_adapter.analysis.profile.report_types import ProfileSummary
 
 SPARKS: Final = "▁▂▃▄▅▆▇█"
 HIST_BINS: Final = 8
@@ -56,7 +58,7 @@ def _pct(v: float) -> str:
     return f"{v:.1%}"
 
 
-def text_profile(summary: dict[str, Any]) -> str:
+def text_profile(summary: ProfileSummary) -> str:
     lines: list[str] = []
     lines.append(
         f"{summary['file']} + {summary['etdump']}: times in ms "
@@ -119,8 +121,8 @@ def text_profile(summary: dict[str, Any]) -> str:
         for p in m["partitions"]:
             if p.get("top_delegate_ops"):
                 lines.append(f"  top delegate operators ({p['name']}):")
-                for op in p["top_delegate_ops"][:5]:
-                    lines.append(f"    {op['name']:<58} median {_ms(op['median']):>8}")
+                for dop in p["top_delegate_ops"][:5]:
+                    lines.append(f"    {dop['name']:<58} median {_ms(dop['median']):>8}")
     if summary["load"]:
         lines.append("")
         lines.append("load: " + ", ".join(f"{e['name']} {_ms(e['ms'])}" for e in summary["load"]))
@@ -137,5 +139,5 @@ def text_profile(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def json_profile(summary: dict[str, Any]) -> str:
+def json_profile(summary: ProfileSummary) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False)

@@ -9,9 +9,9 @@ node-data overlay and `pte-adapter profile` all read this.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
+from pte_adapter.analysis.profile.report_types import MethodTimes, ProfileSummary
 from pte_adapter.analysis.profile.stats import Stats
 from pte_adapter.analysis.profile.summary import (
     NS_PER_MS,
@@ -35,7 +35,7 @@ class InnerTimes:
 
 @dataclass
 class MethodMeasurement:
-    summary: dict[str, Any]  # `pte-adapter profile`'s numbers for the method (summary.py)
+    summary: MethodTimes  # `pte-adapter profile`'s numbers for the method (summary.py)
     instruction_times: dict[int, InstructionTime]
     inner: dict[int, InnerTimes]  # partition index -> its delegate's operations, when placed
     outside_ops: dict[int, float]  # DelegateCall instruction -> median ms outside logged ops
@@ -53,16 +53,19 @@ def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
 
 def measure_method(mp: MethodProfile, tick_ns: float = 1.0) -> MethodMeasurement:
     scale = tick_ns / NS_PER_MS
+    placements = {}
     inner: dict[int, InnerTimes] = {}
     outside: dict[int, float] = {}
     for part in mp.partitions.delegate_partitions:
         placed = delegate_inner_times(mp, part, tick_ns)
         if placed is not None and part.instructions:
+            placements[part.index] = placed
             inner[part.index] = InnerTimes(*placed)
             outside[part.instructions[0]] = _outside_ops(mp, part.instructions[0], scale)
+    times = instruction_times(mp, tick_ns)
     return MethodMeasurement(
-        summary=method_summary(mp, tick_ns),
-        instruction_times=instruction_times(mp, tick_ns),
+        summary=method_summary(mp, tick_ns, times, placements),
+        instruction_times=times,
         inner=inner,
         outside_ops=outside,
     )
@@ -70,7 +73,7 @@ def measure_method(mp: MethodProfile, tick_ns: float = 1.0) -> MethodMeasurement
 
 def measure_program(
     profile: ProgramProfile, pte_name: str, tick_ns: float = 1.0
-) -> tuple[dict[str, Any], dict[str, MethodMeasurement]]:
+) -> tuple[ProfileSummary, dict[str, MethodMeasurement]]:
     """The profile summary of the whole program, and each method's measurement."""
     per_method = {mp.method.name: measure_method(mp, tick_ns) for mp in profile.methods if mp.runs}
     summaries = [m.summary for m in per_method.values()]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pte_adapter.delegates.xnnpack._generated import partition_configs
 from pte_adapter.delegates.registry import Verdict
+from pte_adapter.delegates.xnnpack._generated import partition_configs
 from pte_adapter.program.model import Delegate, Method
 
 RULES = f"ExecuTorch {partition_configs.EXECUTORCH_VERSION} rules"

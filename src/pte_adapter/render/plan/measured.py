@@ -15,8 +15,9 @@ never stops the `.pte` from opening.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
+from pte_adapter.analysis.profile.report_types import PartitionTimes
 from pte_adapter.analysis.profile.stats import Stats
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
@@ -29,7 +30,7 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f} ms"
 
 
-def _partition_text(p: dict[str, Any]) -> str:
+def _partition_text(p: PartitionTimes) -> str:
     return (
         f"median {_ms(p['median'])} (p10 {_ms(p['p10'])}, p90 {_ms(p['p90'])}), "
         f"{p['share']:.1%} of the run"
