@@ -18,9 +18,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_OK, main
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+from tests.support.examples import EXAMPLES
 
 
 def _node_ids(path: Path, method: str = "forward") -> list[str]:

@@ -22,9 +22,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.explorer.node_data_provider import PROVIDER_ID, PteProfileNodeData
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+from tests.support.examples import EXAMPLES
 
 
 def _node_ids(path: Path, method: str = "forward") -> list[str]:

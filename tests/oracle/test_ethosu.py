@@ -28,8 +28,7 @@ from pte_adapter.container.sources import Located
 from pte_adapter.delegates.ethosu import decode, decode_stream
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.registry import DecodeContext
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.support.examples import EXAMPLES
 
 
 @dataclass

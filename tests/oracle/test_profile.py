@@ -31,9 +31,8 @@ from pte_adapter.analysis.profile.summary import instruction_times, profile_summ
 from pte_adapter.api import load
 from pte_adapter.container.etdump import ETDump, ProfileEvent, load_etdump, read_etdump
 from pte_adapter.errors import PteFormatError
+from tests.support.examples import EXAMPLES
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 ETDPS = sorted(EXAMPLES.glob("*.etdp"))
 MIN_RUNS = 10
 

@@ -22,8 +22,8 @@ from pte_adapter.delegates.tosa import decode, read_tosa, read_tosa_file
 from pte_adapter.delegates.tosa.reader import SMALL_CONSTANT_ELEMENTS
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
+from tests.support.examples import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOSA_EXAMPLES = ("mv2_tosa.pte", "tosa_debug.pte")
 
 # The adapter's readable dtype names: schema names lower-cased, floats named like PyTorch's.

@@ -29,8 +29,8 @@ from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from pte_adapter.program.model import Delegate, Program
+from tests.support.examples import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 XNN_EXAMPLES = sorted(EXAMPLES.glob("*xnnpack*.pte"))
 INVALID = 0xFFFFFFFF
 # flatc's JSON prints floats with 6 decimal places, our attributes with 6 significant digits: both

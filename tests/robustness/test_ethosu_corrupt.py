@@ -7,7 +7,6 @@ so each test breaks exactly one thing.
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +19,8 @@ from pte_adapter.delegates.ethosu.commands import decode_commands
 from pte_adapter.delegates.ethosu.cop import parse_cop
 from pte_adapter.delegates.registry import DecodeContext, decode_payload
 from pte_adapter.errors import PteFormatError
+from tests.support.examples import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = struct.Struct("<16sIB11s")
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.examples import ROOT
 
 # Debian's package installs the real binary here; /usr/bin/chromium is a shell wrapper.
 CHROMIUM_CANDIDATES = (

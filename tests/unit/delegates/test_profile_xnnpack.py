@@ -23,9 +23,8 @@ from pte_adapter.delegates.xnnpack.profile_events import fits, match_events, ope
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.node_data import model_node_data
 from pte_adapter.render.plan.program import program_plan
+from tests.support.examples import EXAMPLES
 
-ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "examples"
 STEMS = ["mv2_xnnpack_fp32", "mv2_xnnpack_int8", "xnnpack_ptd"]
 
 

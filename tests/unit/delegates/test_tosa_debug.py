@@ -15,8 +15,7 @@ import pytest
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.delegates.tosa import decode, read_tosa, read_tosa_file
 from pte_adapter.delegates.tosa.debuginfo import module_path_to_namespace
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+from tests.support.examples import EXAMPLES
 
 
 def expected_namespace(event: dict[str, Any]) -> str | None:

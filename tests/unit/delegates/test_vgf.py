@@ -22,8 +22,9 @@ import pte_adapter
 from pte_adapter.delegates import vgf
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
+from tests.support.examples import EXAMPLES
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "vgf_small.pte"
+EXAMPLE = EXAMPLES / "vgf_small.pte"
 
 
 def test_the_example_ships() -> None:

@@ -16,9 +16,7 @@ import numpy as np
 import pte_adapter
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.plan.measured import PROBLEM_KEY
-
-ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "examples"
+from tests.support.examples import EXAMPLES
 
 
 def _node_ids(path: Path, method: str = "forward") -> list[str]:
