@@ -20,6 +20,7 @@ import pte_adapter
 from pte_adapter.analysis.size import SizePart, SizeReport, size_report
 from pte_adapter.cli import EXIT_OK, main
 from tests.support.examples import example, oracle
+from tests.support.oracles import tosa_oracle_graph
 
 
 def _report(path: Path) -> SizeReport:
@@ -206,14 +207,12 @@ def test_xnnpack_payload_parts_match_xnnheader(name: str) -> None:
 
 @pytest.mark.parametrize("name", _payload_cases("TOSABackend"))
 def test_tosa_constants_match_tosa_tools(name: str) -> None:
-    from tests.oracle.test_tosa_reader import oracle_graph
-
     path = example(name)
     data = path.read_bytes()
     for part in _parts(_report(path).root):
         if part.kind != "delegate_payload":
             continue
-        blocks = oracle_graph(data[part.offset : part.end])
+        blocks = tosa_oracle_graph(data[part.offset : part.end])
         expected = sum(
             t["data"]
             for b in blocks.values()
@@ -321,13 +320,11 @@ def test_corrupt_copies_still_add_up_or_fail_cleanly(name: str) -> None:
 def test_tosa_delegate_constants_and_readers_match_tosa_tools(name: str) -> None:
     """Each TOSA constant listed by `size` is a tosa-tools tensor with data, with as many readers
     as tosa-tools' operators that take it as an input."""
-    from tests.oracle.test_tosa_reader import oracle_graph
-
     path = example(name)
     data = path.read_bytes()
     report = _report(path)
     (payload,) = [p for p in _parts(report.root) if p.kind == "delegate_payload"]
-    blocks = oracle_graph(data[payload.offset : payload.end])
+    blocks = tosa_oracle_graph(data[payload.offset : payload.end])
     expected: Counter[tuple[str, int, int]] = Counter()
     for b in blocks.values():
         for tname, t in (*b["tensors"].items(), *b["shapes"].items()):
