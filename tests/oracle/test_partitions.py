@@ -14,9 +14,8 @@ import pte_adapter
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.api import summarize
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, main
-from pte_adapter.program.model import SCALAR_TYPES
 from tests.support.examples import example, oracle
-from tests.support.oracles import instruction_runs
+from tests.support.oracles import instruction_runs, value_nbytes
 
 
 def test_partition_counts_match_the_instruction_stream(
@@ -43,14 +42,6 @@ def test_partition_counts_match_the_instruction_stream(
         for p in m["partitions"]:
             seen[p["backend"]] += 1
             assert str(seen[p["backend"]]) in p["name"]
-
-
-def _nbytes(plan: Any, v: int) -> int:
-    t = plan.values[v].val
-    n = 1
-    for s in t.sizes:
-        n *= s
-    return int(n * SCALAR_TYPES[int(t.scalar_type)][1])
 
 
 def _tensors(plan: Any, v: int) -> list[int]:
@@ -87,7 +78,7 @@ class _Recount:
                 if w == receiver or src == dst == "CPU" or (t, direction, receiver) in self.counted:
                     continue
                 self.counted.add((t, direction, receiver))
-                n = _nbytes(self.plan, t)
+                n = value_nbytes(self.plan, t)
                 handoff = src != "CPU" and dst != "CPU"
                 (self.handoffs if handoff else self.crossings)[direction] += 1
                 (self.handoff_bytes if handoff else self.crossing_bytes)[direction] += n

@@ -1,5 +1,6 @@
 """Independent readings shared by several test modules: ExecuTorch's deserializer's instruction
-stream cut into backend runs, and tosa-tools' generated readers on a TOSA flatbuffer.
+stream cut into backend runs and its tensor sizes, and tosa-tools' generated readers on a TOSA
+flatbuffer.
 
 (ExecuTorch's reading of a whole example is `tests/support/examples.oracle()`.)
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 from typing import Any
+
+from pte_adapter.program.model import SCALAR_TYPES
 
 
 def instruction_runs(plan: Any) -> list[tuple[str, list[Any]]]:
@@ -22,6 +25,15 @@ def instruction_runs(plan: Any) -> list[tuple[str, list[Any]]]:
         else:
             runs.append(("CPU", [call]))
     return runs
+
+
+def value_nbytes(plan: Any, v: int) -> int:
+    """Bytes of tensor value `v` of an execution plan as ExecuTorch's deserializer reads it."""
+    t = plan.values[v].val
+    n = 1
+    for s in t.sizes:
+        n *= s
+    return int(n * SCALAR_TYPES[int(t.scalar_type)][1])
 
 
 def tosa_enum(module: str) -> dict[int, str]:
