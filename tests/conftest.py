@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.examples import EXAMPLE_PTES
+
+if TYPE_CHECKING:
+    from tests.support.vela import VelaRun
 
 
 @pytest.fixture(params=EXAMPLE_PTES, ids=[p.stem for p in EXAMPLE_PTES])
@@ -18,3 +22,12 @@ def example_pte(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture(scope="session")
 def oracle_cache() -> dict[Path, object]:
     return {}
+
+
+@pytest.fixture(scope="session")
+def vela_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, VelaRun]:
+    """Ethos-U partition name -> Vela's compile of the sidecar .tosa that gives its exact command
+    stream (tests/support/vela.py); compiled once a session for every test that asks."""
+    from tests.support.vela import all_ethosu_partitions, vela_runs
+
+    return vela_runs(all_ethosu_partitions(), tmp_path_factory.mktemp("vela"))

@@ -15,7 +15,6 @@ nodes; a CPU island of one kernel shows as that kernel (its attributes name the 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,28 +33,17 @@ from tests.support.browser import (
     MEPage,
     SearchHit,
     chromium,
-    find_chromium,
     model_explorer_server,
     model_url,
     new_page,
+    require_chromium,
 )
 from tests.support.examples import EXAMPLE_PTES, example
 
 pytestmark = pytest.mark.slow
 
 
-def _require_chromium() -> None:
-    """Without Debian's Chromium a developer's run skips these tests with the reason; CI (which
-    installs it) never skips: CI=true turns a missing browser into a failure."""
-    try:
-        find_chromium()
-    except RuntimeError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
-
-
-_require_chromium()
+require_chromium()
 
 EXAMPLE = "mv2_lrn_ethosu85"  # two Ethos-U partitions with CPU work between them
 MIN_INK = 0.01  # share of the graph area that must differ from the background

@@ -21,10 +21,18 @@ from pte_adapter.program.model import Method
 from pte_adapter.render.model_explorer import graphs_to_json
 from pte_adapter.render.plan.boundaries import tensor_label
 from pte_adapter.render.plan.views import delegate_graph_id
-from tests.support.browser import MEPage, chromium, model_explorer_server, new_page
+from tests.support.browser import (
+    MEPage,
+    chromium,
+    model_explorer_server,
+    new_page,
+    require_chromium,
+)
 from tests.support.examples import example
 
 pytestmark = pytest.mark.slow
+
+require_chromium()
 
 EXAMPLE = "tiny_gpt_xnnpack"
 MIN_INK = 0.01

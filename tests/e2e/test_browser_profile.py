@@ -12,10 +12,8 @@ values come from ExecuTorch's Inspector over the same `.etdp`.
 from __future__ import annotations
 
 import json
-import os
 import re
 import urllib.parse
-import warnings
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -27,8 +25,15 @@ import pte_adapter
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.cli import main as cli_main
 from pte_adapter.render.node_data import GRADIENT
-from tests.support.browser import MEPage, chromium, find_chromium, model_explorer_server, new_page
+from tests.support.browser import (
+    MEPage,
+    chromium,
+    model_explorer_server,
+    new_page,
+    require_chromium,
+)
 from tests.support.examples import example
+from tests.support.profiles import inspector, node_ids
 
 pytestmark = pytest.mark.slow
 
@@ -37,25 +42,7 @@ MIN_COLOUR_PIXELS = 150
 LOW, HIGH = GRADIENT[0]["bgColor"], GRADIENT[-1]["bgColor"]
 
 
-def _node_ids(path: Path, method: str = "forward") -> list[str]:
-    """The renderer's node id of each instruction (its role id)."""
-    from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
-
-    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
-    return instruction_node_ids(m, partition_method(m))
-
-
-def _require_chromium() -> None:
-    try:
-        find_chromium()
-    except RuntimeError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
-
-
-_require_chromium()
+require_chromium()
 
 
 def _with_node_data(url: str, node_data: Path) -> str:
@@ -85,11 +72,7 @@ def overlay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MEPage]:
 
 @cache
 def _events() -> dict[str, list[float]]:
-    from executorch.devtools import Inspector
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ins = Inspector(etdump_path=str(example(EXAMPLE).with_suffix(".etdp")))
+    ins = inspector(example(EXAMPLE).with_suffix(".etdp"))
     return {
         e.name: list(e.perf_data.raw)
         for b in ins.event_blocks
@@ -152,5 +135,5 @@ def test_partition_group_carries_its_time(overlay: MEPage) -> None:
     hits = me.search(f"^{_escape('measured time')}={_escape(f'median {call:.3f} ms')}")
     assert {h.node_id for h in hits} == {f"{part.name}___group___"}, hits
     hits = me.search(f"^{_escape('measured median')}={_escape(f'{call:.3f} ms')}$")
-    assert {h.node_id for h in hits} == {_node_ids(example(EXAMPLE))[0]}, hits
+    assert {h.node_id for h in hits} == {node_ids(example(EXAMPLE))[0]}, hits
     me.clear_search()

@@ -16,7 +16,7 @@ from pte_adapter.analysis.summary import MethodSummary
 from pte_adapter.api import summarize
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, main
 from pte_adapter.render.facts import method_facts
-from tests.support.examples import ROOT, example, oracle
+from tests.support.examples import EXAMPLES, ROOT, example, oracle
 
 CORTEX_M = "convnet_cortex_m_ethosu85"
 
@@ -144,7 +144,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_side_file_is_named_for_what_it_is(
     side_file: str, what: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = ROOT / "examples" / side_file
+    path = EXAMPLES / side_file
     assert path.exists()
     assert main(["summary", str(path)]) == EXIT_BAD_FILE
     assert what in capsys.readouterr().err
@@ -176,7 +176,7 @@ def test_summary_of_a_corrupt_side_ptd_still_works(
     text, the JSON and the Model Explorer attributes; the `.pte` still opens."""
     src = example("mv2_ethosu85_ptd")
     shutil.copy(src, tmp_path / src.name)
-    ptd = ROOT / "examples" / "mv2_u85_weights.ptd"
+    ptd = EXAMPLES / "mv2_u85_weights.ptd"
     data = bytearray(ptd.read_bytes())
     data[8:12] = b"XXXX"  # break the FlatTensor header magic
     (tmp_path / ptd.name).write_bytes(bytes(data))

@@ -7,38 +7,15 @@ graph JSON our renderer exports (so the overlay lands on nodes that exist).
 from __future__ import annotations
 
 import json
-import warnings
 import xml.etree.ElementTree as ET
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-import pte_adapter
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_OK, main
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
-
-
-def _node_ids(path: Path, method: str = "forward") -> list[str]:
-    """The renderer's node id of each instruction (its role id)."""
-    from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
-
-    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
-    return instruction_node_ids(m, partition_method(m))
-
-
-@cache
-def inspector(path: Path) -> Any:
-    from executorch.devtools import Inspector
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Inspector(etdump_path=str(path))
+from tests.support.examples import EXAMPLES
+from tests.support.profiles import inspector, node_ids
 
 
 def _execute_ms(stem: str) -> list[float]:
@@ -144,7 +121,7 @@ def test_node_data_lands_on_rendered_nodes(
     ops = [e for e in block.events if e.name == "OPERATOR_CALL"]
     assert len(ops) == 25
     by_label = {n["id"]: n for n in forward["nodes"]}
-    ids = _node_ids(EXAMPLES / "undelegated.pte")
+    ids = node_ids(EXAMPLES / "undelegated.pte")
     for e in ops:
         key = ids[e._instruction_id]
         assert key in by_label

@@ -3,48 +3,22 @@ server API (the same `send_command` the web app posts), checked against ExecuTor
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-import warnings
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-import pte_adapter
 from pte_adapter.explorer.node_data_provider import PROVIDER_ID, PteProfileNodeData
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
-
-
-def _node_ids(path: Path, method: str = "forward") -> list[str]:
-    """The renderer's node id of each instruction (its role id)."""
-    from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
-
-    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
-    return instruction_node_ids(m, partition_method(m))
+from tests.support.examples import EXAMPLES
+from tests.support.profiles import inspector, node_ids
+from tests.support.server import get_json, model_explorer_server, send_command
 
 
 def _inspector_medians(stem: str) -> dict[str, float]:
     """Inspector's median per instruction event, keyed by the renderer's node id."""
-    from executorch.devtools import Inspector
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ins = Inspector(etdump_path=str(EXAMPLES / f"{stem}.etdp"))
+    ins = inspector(EXAMPLES / f"{stem}.etdp")
     out: dict[str, float] = {}
-    ids = _node_ids(EXAMPLES / f"{stem}.pte")
+    ids = node_ids(EXAMPLES / f"{stem}.pte")
     for block in ins.event_blocks:
         for e in block.events:
             if e.name in ("OPERATOR_CALL", "DELEGATE_CALL"):
@@ -63,7 +37,7 @@ def test_provider_in_process() -> None:
     assert res.error == ""
     expected = _inspector_medians("mv2_xnnpack_int8")
     # The call's operators carry their own times (Convert first); the call keeps the rest.
-    call = _node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]
+    call = node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]
     assert 0 < res.result.results[call].value < expected[call]
     assert res.result.results[f"{call}.0"].value == pytest.approx(
         expected["Convert (NC) #1"], abs=1e-6
@@ -78,72 +52,19 @@ def test_provider_in_process() -> None:
     assert "another program" in res.error
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    exe = shutil.which("model-explorer") or str(Path(sys.executable).parent / "model-explorer")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            exe,
-            "--extensions=pte_adapter",
-            "--no_open_in_browser",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/v1/get_extensions", timeout=2) as r:
-                    json.loads(r.read())
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    out = proc.stdout.read().decode() if proc.stdout else ""
-                    raise AssertionError(f"model-explorer did not start:\n{out}") from None
-                time.sleep(0.5)
-        yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # only the process group started here
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _post(base: str, cmd: dict[str, Any]) -> dict[str, Any]:
-    req = urllib.request.Request(
-        f"{base}/apipost/v1/send_command",
-        data=json.dumps(cmd).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(req, timeout=120) as r:
-        result: dict[str, Any] = json.loads(r.read())
-        return result
+    with model_explorer_server() as url:
+        yield url
 
 
 @pytest.mark.slow
 def test_provider_through_model_explorer(server: str) -> None:
-    with urllib.request.urlopen(f"{server}/api/v1/get_extensions", timeout=10) as r:
-        exts = {e["id"]: e for e in json.loads(r.read())}
+    exts = {e["id"]: e for e in get_json(server, "/api/v1/get_extensions", timeout=10)}
     assert "pte_adapter" in exts
     assert exts[PROVIDER_ID]["type"] == "node_data_provider"
     pte = str((EXAMPLES / "undelegated.pte").resolve())
-    resp = _post(
+    resp = send_command(
         server,
         {
             "extensionId": PROVIDER_ID,
@@ -161,7 +82,7 @@ def test_provider_through_model_explorer(server: str) -> None:
         assert results[key]["value"] == pytest.approx(median, abs=1e-6)
     assert set(results) == set(expected)
     # Node ids are the adapter's: convert the same file and look them up.
-    graphs = _post(
+    graphs = send_command(
         server,
         {
             "extensionId": "pte_adapter",

@@ -2,15 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,62 +9,16 @@ from typing import Any
 import pytest
 
 from tests.support.examples import example
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _model_explorer() -> str:
-    exe = shutil.which("model-explorer") or str(Path(sys.executable).parent / "model-explorer")
-    assert Path(exe).exists(), "model-explorer is not installed"
-    return exe
+from tests.support.server import get_json, model_explorer_server, send_command
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            _model_explorer(),
-            "--extensions=pte_adapter",
-            "--no_open_in_browser",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/v1/get_extensions", timeout=2) as r:
-                    exts = json.loads(r.read())
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    out = proc.stdout.read().decode() if proc.stdout else ""
-                    raise AssertionError(f"model-explorer did not start:\n{out}") from None
-                time.sleep(0.5)
-        assert any(e["id"] == "pte_adapter" for e in exts)
-        yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # only the process group we started
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+    with model_explorer_server() as url:
+        yield url
 
 
-def _convert(base: str, path: Path) -> dict[str, Any]:
+def _convert(url: str, path: Path) -> dict[str, Any]:
     cmd = {
         "extensionId": "pte_adapter",
         "cmdId": "convert",
@@ -81,14 +26,11 @@ def _convert(base: str, path: Path) -> dict[str, Any]:
         "settings": {},
         "deleteAfterConversion": False,
     }
-    req = urllib.request.Request(
-        f"{base}/apipost/v1/send_command",
-        data=json.dumps(cmd).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(req, timeout=120) as r:
-        result: dict[str, Any] = json.loads(r.read())
-        return result
+    return send_command(url, cmd)
+
+
+def test_the_server_lists_the_extension(server: str) -> None:
+    assert any(e["id"] == "pte_adapter" for e in get_json(server, "/api/v1/get_extensions"))
 
 
 def test_converts_fragmented_ethosu_example(server: str) -> None:

@@ -23,9 +23,9 @@ from pte_adapter.analysis.diff import diff_programs
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.cli import EXIT_CHECK_FAILED, EXIT_OK, main
-from pte_adapter.program.model import SCALAR_TYPES
 from pte_adapter.render.diff_report import diff_json
 from tests.support.examples import example, oracle
+from tests.support.oracles import instruction_runs, value_nbytes
 
 FRAGMENTED = "mv2_lrn_ethosu85"
 FIXED = "mv2_ethosu85_full"
@@ -72,27 +72,12 @@ def _npu_compute_ops(cmd_data: bytes) -> int:
     return count
 
 
-def _nbytes(plan: Any, v: int) -> int:
-    t = plan.values[v].val
-    n = 1
-    for s in t.sizes:
-        n *= s
-    return int(n * SCALAR_TYPES[int(t.scalar_type)][1])
-
-
 def _oracle_view(path: Path) -> dict[str, Any]:
     """Partitioning numbers of the `forward` method recounted from ExecuTorch's deserializer."""
     program: Any = oracle(path).program  # type: ignore[attr-defined]
     plan = program.execution_plan[0]
     calls = [x.instr_args for c in plan.chains for x in c.instructions]
-    runs: list[tuple[str, list[Any]]] = []
-    for call in calls:
-        if type(call).__name__ == "DelegateCall":
-            runs.append((plan.delegates[call.delegate_index].id, [call]))
-        elif runs and runs[-1][0] == "CPU":
-            runs[-1][1].append(call)
-        else:
-            runs.append(("CPU", [call]))
+    runs = instruction_runs(plan)
 
     def op_name(c: Any) -> str:
         o = plan.operators[c.op_index]
@@ -115,7 +100,7 @@ def _oracle_view(path: Path) -> dict[str, Any]:
                     plan.values[v].val.allocation_info is not None or v in plan.inputs
                 ):
                     crossings[f"CPU→{d.id}"] += 1
-                    crossing_bytes[f"CPU→{d.id}"] += _nbytes(plan, v)
+                    crossing_bytes[f"CPU→{d.id}"] += value_nbytes(plan, v)
             for v in call.args[n_in:]:
                 producer[v] = d.id
                 pending[v] = d.id
@@ -123,13 +108,13 @@ def _oracle_view(path: Path) -> dict[str, Any]:
             for v in dict.fromkeys(call.args[:-1]):
                 if v in pending:
                     crossings[f"{pending[v]}→CPU"] += 1
-                    crossing_bytes[f"{pending[v]}→CPU"] += _nbytes(plan, v)
+                    crossing_bytes[f"{pending[v]}→CPU"] += value_nbytes(plan, v)
                     del pending[v]
             producer[call.args[-1]] = "CPU"
     for v in plan.outputs:
         if v in pending:
             crossings[f"{pending[v]}→CPU"] += 1
-            crossing_bytes[f"{pending[v]}→CPU"] += _nbytes(plan, v)
+            crossing_bytes[f"{pending[v]}→CPU"] += value_nbytes(plan, v)
     return {
         "runs": runs,
         "partitions": sum(b != "CPU" for b, _ in runs),

@@ -12,92 +12,22 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
-import subprocess
-import sys
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pte_adapter.container.pte import Span
-from pte_adapter.container.sources import Located
 from pte_adapter.delegates.ethosu import decode, decode_stream
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.registry import DecodeContext
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-@dataclass
-class Partition:
-    pte: Path
-    method: str
-    index: int
-    payload: bytes
-    specs: dict[str, bytes]
-
-    @property
-    def name(self) -> str:
-        return f"{self.pte.stem}/{self.method}/{self.index}"
-
-    def ctx(self) -> DecodeContext:
-        return DecodeContext("EthosUBackend", dict(self.specs), sources=_PtdOracle(self.pte.parent))  # type: ignore[arg-type]
-
-
-class _PtdOracle:
-    """Resolves external Vela blocks from the .ptd files beside the .pte with ExecuTorch's own
-    FlatTensor deserializer (independent of pte_adapter's container)."""
-
-    def __init__(self, folder: Path) -> None:
-        from executorch.exir._serialize._cord import Cord
-        from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
-
-        self.blobs: dict[str, tuple[bytes, str]] = {}
-        for ptd in sorted(folder.glob("*.ptd")):
-            payload = FlatTensorSerializer().deserialize(Cord(ptd.read_bytes()))
-            for key, entry in payload.named_data.items():
-                buf = payload.buffers[entry.buffer_index]
-                self.blobs[key] = (bytes(getattr(buf, "buffer", buf)), ptd.name)
-
-    def find(self, key: str) -> Located | None:
-        if key not in self.blobs:
-            return None
-        data, source = self.blobs[key]
-        return Located(memoryview(data), source, Span(0, len(data)))
-
-    def searched(self) -> str:
-        return "the .ptd files beside the .pte"
-
-
-def _partitions(pte: Path) -> list[Partition]:
-    from executorch.exir._serialize._program import deserialize_pte_binary
-
-    program = deserialize_pte_binary(pte.read_bytes()).program
-    out: list[Partition] = []
-    for plan in program.execution_plan:
-        for i, d in enumerate(plan.delegates):
-            if d.id != "EthosUBackend":
-                continue
-            # deserialize_pte_binary moves segment payloads back inline.
-            data = program.backend_delegate_data[d.processed.index].data
-            specs = {c.key: bytes(c.value) for c in d.compile_specs}
-            out.append(Partition(pte, plan.name, i, bytes(data), specs))
-    return out
-
-
-ETHOSU_PTES = [p for p in sorted(EXAMPLES.glob("*.pte")) if b"vela_bin_stream" in p.read_bytes()]
+from tests.support.vela import Partition, VelaRun, all_ethosu_partitions, run_vela
 
 
 @pytest.fixture(scope="module")
 def partitions() -> list[Partition]:
-    parts = [part for p in ETHOSU_PTES for part in _partitions(p)]
-    if not parts:
-        pytest.fail("no Ethos-U example programs in examples/: run examples/build_examples.py")
-    return parts
+    return all_ethosu_partitions()
 
 
 # --- Vela's printout ------------------------------------------------------------------------
@@ -142,57 +72,14 @@ def _parse_printout(text: str) -> list[VelaCommand]:
     return out
 
 
-def _vela_exe() -> str:
-    exe = Path(sys.executable).with_name("vela")
-    return str(exe) if exe.exists() else (shutil.which("vela") or "vela")
-
-
-def _compile(tosa: Path, flags: list[str], out: Path) -> VelaCompile:
-    cmd = [
-        _vela_exe(),
-        *flags,
-        f"--output-dir={out}",
-        "--verbose-register-command-stream",
-        str(tosa),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, f"vela failed on {tosa.name}:\n{proc.stderr[-2000:]}"
-    npz_path = next(out.glob("*_vela.npz"))
-    # Vela stores the ragged I/O shape lists as object arrays; this is our own fresh output.
-    with np.load(npz_path, allow_pickle=True) as data:
-        npz = {k: data[k] for k in data.files}
-    return VelaCompile(tosa, npz["cmd_data"].tobytes(), npz, _parse_printout(proc.stdout))
+def _compiled(run: VelaRun) -> VelaCompile:
+    return VelaCompile(run.tosa, run.cmd_data, run.npz, _parse_printout(run.stdout))
 
 
 @pytest.fixture(scope="module")
-def vela_matches(
-    partitions: list[Partition], tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, VelaCompile]:
+def vela_matches(vela_runs: dict[str, VelaRun]) -> dict[str, VelaCompile]:
     """partition name -> the Vela compile that produced byte-identical command data."""
-    jobs: list[tuple[Path, list[str]]] = []
-    for pte in ETHOSU_PTES:
-        parts = [p for p in partitions if p.pte == pte]
-        art = pte.with_name(f"{pte.stem}_artifacts")
-        if not parts or not art.is_dir():
-            continue
-        flags = shlex.split(parts[0].specs["compile_flags"].decode())
-        flags = [f for f in flags if not f.startswith("--output-dir")]
-        jobs += [(t, flags) for t in sorted(art.glob("*.tosa")) if t.name != "out.tosa"]
-    assert jobs, "no Ethos-U example keeps its TOSA artifacts: run examples/build_examples.py"
-    base = tmp_path_factory.mktemp("vela")
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        compiles = list(
-            pool.map(lambda ij: _compile(ij[1][0], ij[1][1], base / str(ij[0])), enumerate(jobs))
-        )
-    matches: dict[str, VelaCompile] = {}
-    for part in partitions:
-        stream = parse_bin_stream(memoryview(part.payload))
-        cmd = stream.data("cmd_data")
-        assert cmd is not None
-        for c in compiles:
-            if c.cmd_data == bytes(cmd):
-                matches[part.name] = c
-    return matches
+    return {name: _compiled(run) for name, run in vela_runs.items()}
 
 
 def test_every_partition_with_artifacts_is_reproduced_by_vela(
@@ -409,7 +296,7 @@ def test_cop2_header_gives_the_same_stream(
     part = min((p for p in partitions if p.name in vela_matches), key=lambda p: len(p.payload))
     vc = vela_matches[part.name]
     flags = [*shlex.split(part.specs["compile_flags"].decode()), "--cop-format=COP2"]
-    cop2 = _compile(vc.tosa, flags, tmp_path)
+    cop2 = _compiled(run_vela(vc.tosa, [*flags, "--verbose-register-command-stream"], tmp_path))
     from pte_adapter.delegates.ethosu.commands import decode_commands
     from pte_adapter.delegates.ethosu.cop import parse_cop
 

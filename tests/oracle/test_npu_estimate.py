@@ -17,16 +17,11 @@ further off is listed in WIDER with the reason found by comparing Vela's per-lay
 
 from __future__ import annotations
 
-import csv
 import json
 import shlex
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from pte_adapter.delegates.ethosu import decode, decode_stream
@@ -35,7 +30,7 @@ from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.ethosu.commands import COMPUTE_OPS
 from pte_adapter.delegates.ethosu.perf import estimate_operations, target_for
 from pte_adapter.delegates.registry import DecodeContext
-from tests.oracle.test_ethosu import ETHOSU_PTES, Partition, _partitions, _vela_exe
+from tests.support.vela import ETHOSU_PTES, Partition, VelaRun, all_ethosu_partitions
 
 TOLERANCE = 0.25
 # Partitions allowed further off, with the reason (found in Vela's per-layer CSV).
@@ -67,77 +62,19 @@ WIDER = {
 NPU_TOLERANCE = 0.05  # our compute bound vs Vela's NPU cycles (same structure, same blocks)
 
 
-@dataclass
-class VelaEstimate:
-    tosa: str
-    cmd_data: bytes
-    summary: dict[str, str]
-    per_layer: list[dict[str, str]]
-
-
-def _run_vela(tosa: Path, flags: list[str], out: Path) -> VelaEstimate:
-    cmd = [
-        "nice",
-        "-n",
-        "10",
-        _vela_exe(),
-        *flags,
-        f"--output-dir={out}",
-        "--verbose-performance",
-        str(tosa),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, f"vela failed on {tosa.name}:\n{proc.stderr[-2000:]}"
-    with np.load(next(out.glob("*_vela.npz")), allow_pickle=True) as npz:
-        cmd_data = npz["cmd_data"].tobytes()
-    with next(out.glob("*_summary_*.csv")).open() as f:
-        summary = next(csv.DictReader(f))
-    with next(out.glob("*_per-layer.csv")).open() as f:
-        per_layer = list(csv.DictReader(f))
-    return VelaEstimate(tosa.name, cmd_data, summary, per_layer)
-
-
 @pytest.fixture(scope="module")
 def partitions() -> list[Partition]:
-    parts = [part for p in ETHOSU_PTES for part in _partitions(p)]
-    if not parts:
-        pytest.fail("no Ethos-U example programs in examples/: run examples/build_examples.py")
-    return parts
+    return all_ethosu_partitions()
 
 
 @pytest.fixture(scope="module")
-def vela_estimates(
-    partitions: list[Partition], tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, VelaEstimate]:
-    """partition name -> Vela's estimate of the compile that gave byte-identical command data."""
-    jobs: list[tuple[Path, list[str]]] = []
-    for pte in ETHOSU_PTES:
-        parts = [p for p in partitions if p.pte == pte]
-        art = pte.with_name(f"{pte.stem}_artifacts")
-        if not parts or not art.is_dir():
-            continue
-        flags = shlex.split(parts[0].specs["compile_flags"].decode())
-        flags = [f for f in flags if not f.startswith("--output-dir")]
-        jobs += [(t, flags) for t in sorted(art.glob("*.tosa")) if t.name != "out.tosa"]
-    if not jobs:
-        pytest.skip("no Ethos-U example keeps its TOSA artifacts")
-    base = tmp_path_factory.mktemp("vela_perf")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = list(
-            pool.map(lambda ij: _run_vela(ij[1][0], ij[1][1], base / str(ij[0])), enumerate(jobs))
-        )
-    out: dict[str, VelaEstimate] = {}
-    for part in partitions:
-        cmd = parse_bin_stream(memoryview(part.payload)).data("cmd_data")
-        assert cmd is not None
-        for run in runs:
-            if run.cmd_data == bytes(cmd):
-                out[part.name] = run
-    return out
+def vela_estimates(vela_runs: dict[str, VelaRun]) -> dict[str, VelaRun]:
+    """partition name -> Vela's compile (with its estimate) that gave byte-identical command data."""
+    return vela_runs
 
 
 def test_estimate_per_partition_against_vela(
-    partitions: list[Partition], vela_estimates: dict[str, VelaEstimate]
+    partitions: list[Partition], vela_estimates: dict[str, VelaRun]
 ) -> None:
     rows = [
         f"{'partition':<28} {'ours cycles':>12} {'Vela cycles':>12} {'dev':>7}  "
@@ -183,7 +120,7 @@ def test_estimate_per_partition_against_vela(
 
 
 def test_every_partition_with_artifacts_is_estimated_by_vela(
-    partitions: list[Partition], vela_estimates: dict[str, VelaEstimate]
+    partitions: list[Partition], vela_estimates: dict[str, VelaRun]
 ) -> None:
     for part in partitions:
         if part.pte.with_name(f"{part.pte.stem}_artifacts").is_dir():

@@ -14,21 +14,8 @@ import pte_adapter
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.api import summarize
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, main
-from pte_adapter.program.model import SCALAR_TYPES
 from tests.support.examples import example, oracle
-
-
-def _oracle_runs(plan: Any) -> list[tuple[str, list[Any]]]:
-    """Maximal runs of (backend id | "CPU") over the oracle's instruction stream."""
-    runs: list[tuple[str, list[Any]]] = []
-    for call in (x.instr_args for c in plan.chains for x in c.instructions):
-        if type(call).__name__ == "DelegateCall":
-            runs.append((plan.delegates[call.delegate_index].id, [call]))
-        elif runs and runs[-1][0] == "CPU":
-            runs[-1][1].append(call)
-        else:
-            runs.append(("CPU", [call]))
-    return runs
+from tests.support.oracles import instruction_runs, value_nbytes
 
 
 def test_partition_counts_match_the_instruction_stream(
@@ -37,7 +24,7 @@ def test_partition_counts_match_the_instruction_stream(
     summary = summarize(pte_adapter.load(example_pte))
     theirs: Any = oracle(example_pte, oracle_cache).program  # type: ignore[attr-defined]
     for m, plan in zip(summary["methods"], theirs.execution_plan, strict=True):
-        runs = _oracle_runs(plan)
+        runs = instruction_runs(plan)
         assert m["delegate_calls"] == dict(Counter(b for b, _ in runs if b != "CPU"))
         assert m["cpu_islands"] == sum(b == "CPU" for b, _ in runs)
         assert [p["backend"] for p in m["partitions"]] == [b for b, _ in runs]
@@ -55,14 +42,6 @@ def test_partition_counts_match_the_instruction_stream(
         for p in m["partitions"]:
             seen[p["backend"]] += 1
             assert str(seen[p["backend"]]) in p["name"]
-
-
-def _nbytes(plan: Any, v: int) -> int:
-    t = plan.values[v].val
-    n = 1
-    for s in t.sizes:
-        n *= s
-    return int(n * SCALAR_TYPES[int(t.scalar_type)][1])
 
 
 def _tensors(plan: Any, v: int) -> list[int]:
@@ -99,7 +78,7 @@ class _Recount:
                 if w == receiver or src == dst == "CPU" or (t, direction, receiver) in self.counted:
                     continue
                 self.counted.add((t, direction, receiver))
-                n = _nbytes(self.plan, t)
+                n = value_nbytes(self.plan, t)
                 handoff = src != "CPU" and dst != "CPU"
                 (self.handoffs if handoff else self.crossings)[direction] += 1
                 (self.handoff_bytes if handoff else self.crossing_bytes)[direction] += n
@@ -121,7 +100,7 @@ def test_boundary_crossings_and_bytes(example_pte: Path, oracle_cache: dict[Path
     for method, m, plan in zip(
         program.methods, summary["methods"], theirs.execution_plan, strict=True
     ):
-        runs = _oracle_runs(plan)
+        runs = instruction_runs(plan)
         rc = _Recount(plan, {"input": "CPU", "output": "CPU"})
         rc.backend_of.update({r: backend for r, (backend, _) in enumerate(runs)})
         for v in plan.inputs:
@@ -164,7 +143,7 @@ def test_fully_delegated_mobilenet() -> None:
     program = pte_adapter.load(path)
     m = summarize(program)["methods"][0]
     plan: Any = oracle(path).program.execution_plan[0]  # type: ignore[attr-defined]
-    runs = _oracle_runs(plan)
+    runs = instruction_runs(plan)
     assert [b for b, _ in runs] == ["CPU", "EthosUBackend", "CPU"]
     kernels = [plan.operators[c.op_index].name for b, calls in runs if b == "CPU" for c in calls]
     # The CPU only converts at the edges: one quantize in, one dequantize out.
@@ -189,7 +168,7 @@ def test_lrn_fragments_the_npu_graph(name: str, npu_partitions: int) -> None:
     path = example(name)
     m = summarize(pte_adapter.load(path))["methods"][0]
     plan: Any = oracle(path).program.execution_plan[0]  # type: ignore[attr-defined]
-    runs = _oracle_runs(plan)
+    runs = instruction_runs(plan)
     assert sum(b == "EthosUBackend" for b, _ in runs) == npu_partitions
     assert m["delegate_calls"] == {"EthosUBackend": npu_partitions}
     # The LRN decomposition runs on the CPU between NPU partitions: avg_pool3d is its core, one

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
@@ -31,20 +30,11 @@ from pte_adapter.analysis.profile.summary import instruction_times, profile_summ
 from pte_adapter.api import load
 from pte_adapter.container.etdump import ETDump, ProfileEvent, load_etdump, read_etdump
 from pte_adapter.errors import PteFormatError
+from tests.support.examples import EXAMPLES
+from tests.support.profiles import inspector
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 ETDPS = sorted(EXAMPLES.glob("*.etdp"))
 MIN_RUNS = 10
-
-
-@cache
-def inspector(path: Path) -> Any:
-    from executorch.devtools import Inspector
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "Output Buffer not found": no debug buffer is kept
-        return Inspector(etdump_path=str(path))
 
 
 def _key(e: ProfileEvent) -> tuple[str, int, object]:

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import importlib
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +21,9 @@ from pte_adapter.delegates.tosa import decode, read_tosa, read_tosa_file
 from pte_adapter.delegates.tosa.reader import SMALL_CONSTANT_ELEMENTS
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
+from tests.support.examples import EXAMPLES
+from tests.support.oracles import tosa_enum, tosa_oracle_graph
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOSA_EXAMPLES = ("mv2_tosa.pte", "tosa_debug.pte")
 
 # The adapter's readable dtype names: schema names lower-cased, floats named like PyTorch's.
@@ -31,11 +31,6 @@ READABLE_FLOATS = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16"}
 
 
 # -- oracle: tosa-tools' generated readers -------------------------------------------------------
-
-
-def _enum(module: str) -> dict[int, str]:
-    cls = getattr(importlib.import_module(f"tosa.{module}"), module)
-    return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
 
 
 ORACLE_ENUM_FIELDS = {
@@ -55,64 +50,10 @@ def _readable_dtype(oracle_name: str) -> str:
     return READABLE_FLOATS.get(oracle_name, oracle_name.lower())
 
 
-def oracle_graph(buf: bytes) -> dict[tuple[str, str], dict[str, Any]]:
-    """(region, block) -> ops/tensors/io as tosa-tools' readers report them."""
-    from tosa.TosaGraph import TosaGraph
-
-    ops_by_value = _enum("Op")
-    dtypes = _enum("DType")
-    attr_names = _enum("Attribute")
-    g = TosaGraph.GetRootAs(buf, 0)
-    out: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in range(g.RegionsLength()):
-        region = g.Regions(r)
-        for b in range(region.BlocksLength()):
-            blk = region.Blocks(b)
-            ops = []
-            for i in range(blk.OperatorsLength()):
-                op = blk.Operators(i)
-                attrs: dict[str, Any] = {}
-                if op.AttributeType():
-                    name = attr_names[op.AttributeType()]
-                    cls = getattr(importlib.import_module(f"tosa.{name}"), name)
-                    table = op.Attribute()
-                    a = cls()
-                    a.Init(table.Bytes, table.Pos)
-                    attrs = {"__table__": a}
-                ops.append(
-                    {
-                        "kind": ops_by_value[op.Op()],
-                        "inputs": [op.Inputs(j).decode() for j in range(op.InputsLength())],
-                        "outputs": [op.Outputs(j).decode() for j in range(op.OutputsLength())],
-                        "attr": attrs.get("__table__"),
-                    }
-                )
-            tensors = {}
-            for i in range(blk.TensorsLength()):
-                t = blk.Tensors(i)
-                tensors[t.Name().decode()] = {
-                    "shape": [int(x) for x in t.ShapeAsNumpy()] if t.ShapeLength() else [],
-                    "dtype": dtypes[t.Type()],
-                    "data": t.DataLength(),
-                }
-            shapes = {}
-            for i in range(blk.ShapesLength()):
-                sh = blk.Shapes(i)
-                shapes[sh.Name().decode()] = {"rank": sh.Rank(), "data": sh.DataLength()}
-            out[(region.Name().decode(), blk.Name().decode())] = {
-                "shapes": shapes,
-                "ops": ops,
-                "tensors": tensors,
-                "inputs": [blk.Inputs(j).decode() for j in range(blk.InputsLength())],
-                "outputs": [blk.Outputs(j).decode() for j in range(blk.OutputsLength())],
-            }
-    return out
-
-
 def check_against_oracle(buf: bytes) -> tuple[int, int]:
     """Assert our reader agrees with tosa-tools on `buf`; returns (operators, tensors) compared."""
     model = read_tosa(buf)
-    oracle = oracle_graph(buf)
+    oracle = tosa_oracle_graph(buf)
     assert {(b.region, b.name) for b in model.blocks} == set(oracle)
     n_ops = n_tensors = 0
     for block in model.blocks:
@@ -163,7 +104,7 @@ def _check_attribute(ours: dict[str, str], table: Any, element: str) -> None:
                 assert value == str([int(x) for x in arr]), key
             compared += 1
         elif hasattr(table, camel) and key in ORACLE_ENUM_FIELDS:
-            names = _enum(ORACLE_ENUM_FIELDS[key])
+            names = tosa_enum(ORACLE_ENUM_FIELDS[key])
             name = names[getattr(table, camel)()]
             expected = _readable_dtype(name) if key == "acc_type" else name
             assert value == expected, key
@@ -216,7 +157,7 @@ def test_example_payload_matches_tosa_tools(name: str) -> None:
 
 
 def _check_decoded(decoded: DecodedDelegate, data: bytes, specs: dict[str, bytes]) -> None:
-    oracle = oracle_graph(data)
+    oracle = tosa_oracle_graph(data)
     main = oracle[("main", "main")] if ("main", "main") in oracle else next(iter(oracle.values()))
     graph = decoded.graphs[0]
     assert graph.name == "TOSA main"
@@ -257,7 +198,7 @@ def test_example_payload_equals_sidecar() -> None:
     for sidecar in sidecars:
         assert sidecar.read_bytes() in payloads
         graphs = read_tosa_file(sidecar)
-        oracle = oracle_graph(sidecar.read_bytes())
+        oracle = tosa_oracle_graph(sidecar.read_bytes())
         assert [n.kind for n in graphs[0].nodes] == [
             o["kind"] for o in next(iter(oracle.values()))["ops"]
         ]
@@ -267,7 +208,8 @@ def test_example_payload_equals_sidecar() -> None:
 
 
 def _serializer(minor: int) -> Any:
-    ts = pytest.importorskip("tosa_serializer")
+    import tosa_serializer as ts  # tosa-tools, in the test extra
+
     return ts, ts.TosaSerializer(
         "", targetMajor=1, targetMinor=minor, targetPatch=0, targetDraft=minor > 0
     )
@@ -422,7 +364,7 @@ def test_cond_if_links_its_blocks_as_subgraphs() -> None:
     check_against_oracle(buf)
     decoded = decode(memoryview(buf), DecodeContext("TOSABackend"))
     names = [g.name for g in decoded.graphs]
-    oracle = oracle_graph(buf)
+    oracle = tosa_oracle_graph(buf)
     assert len(names) == len(oracle) == 3 and names[0] == "TOSA main"
     cond = next(n for n in decoded.graphs[0].nodes if n.kind == "COND_IF")
     assert len(cond.subgraphs) == 2 and set(cond.subgraphs) <= set(names[1:])
@@ -443,7 +385,7 @@ def test_cond_if_links_its_blocks_as_subgraphs() -> None:
 def test_generated_enums_agree_with_tosa_tools() -> None:
     from pte_adapter.delegates.tosa._generated import tosa_schema as _tables
 
-    assert _enum("Op") == _tables.OP_NAMES
-    assert _enum("DType") == _tables.DTYPE_NAMES
+    assert tosa_enum("Op") == _tables.OP_NAMES
+    assert tosa_enum("DType") == _tables.DTYPE_NAMES
     attribute_tables = {tag: name for tag, (name, _) in _tables.ATTRIBUTE_TABLES.items()}
-    assert attribute_tables == {k: v for k, v in _enum("Attribute").items() if k}
+    assert attribute_tables == {k: v for k, v in tosa_enum("Attribute").items() if k}

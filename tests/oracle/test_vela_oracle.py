@@ -10,8 +10,9 @@ import pytest
 from pte_adapter.api import load
 from pte_adapter.cli import main
 from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela, safe_flags
+from tests.support.examples import EXAMPLES
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mv2_lrn2_ethosu85.pte"
+EXAMPLE = EXAMPLES / "mv2_lrn2_ethosu85.pte"
 
 
 def test_hostile_compile_flags_are_not_passed_on() -> None:

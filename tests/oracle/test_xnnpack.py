@@ -9,9 +9,9 @@ graph, never from this file.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
+import random
 import re
 import struct
 import subprocess
@@ -29,8 +29,9 @@ from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from pte_adapter.program.model import Delegate, Program
+from tests.support.corruption import Outcomes, byte_edits
+from tests.support.examples import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 XNN_EXAMPLES = sorted(EXAMPLES.glob("*xnnpack*.pte"))
 INVALID = 0xFFFFFFFF
 # flatc's JSON prints floats with 6 decimal places, our attributes with 6 significant digits: both
@@ -277,31 +278,24 @@ def test_not_xnnpack_is_a_format_error() -> None:
 
 
 def test_truncations_raise_format_error_only() -> None:
+    """The payload's header states the graph's size: every cut is short of it and refused."""
     raw, ctx = _payload_and_ctx()
+    out: Outcomes[DecodedDelegate] = Outcomes("cuts of an XNNPACK payload")
     for n in range(0, len(raw), max(1, len(raw) // 97)):
-        with contextlib.suppress(PteFormatError):
-            xnnpack.decode(memoryview(raw[:n]), ctx)
+        out.attempt(n, xnnpack.decode, memoryview(raw[:n]), ctx)
+    assert out.tried >= 97 and len(out.rejected) == out.tried, out
 
 
 def test_mutations_raise_format_error_only() -> None:
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
     raw, ctx = _payload_and_ctx()
     fb_end = min(len(raw), 32 + struct.unpack_from("<I", raw, 14)[0])  # mutate header + graph
-
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(
-        st.lists(st.tuples(st.integers(0, fb_end - 1), st.integers(0, 255)), min_size=1, max_size=8)
-    )
-    def run(edits: list[tuple[int, int]]) -> None:
-        data = bytearray(raw)
-        for pos, val in edits:
-            data[pos] = val
-        try:
-            result = xnnpack.decode(memoryview(bytes(data)), ctx)
-        except PteFormatError:
-            return
-        assert result.inner_op_count is not None
-
-    run()
+    rng = random.Random(279)
+    out: Outcomes[DecodedDelegate] = Outcomes("byte edits of an XNNPACK header and graph")
+    for _ in range(300):
+        data, edits = byte_edits(rng, raw, span=(0, fb_end))
+        out.attempt(tuple(edits), xnnpack.decode, memoryview(data), ctx)
+    # Measured: 210 of 300 (70 %); the rest hit values (shapes, ids, quantization) the graph
+    # holds as data.
+    assert out.rejected_share >= 0.5, out
+    for edits, result in out.accepted:
+        assert result.inner_op_count is not None and result.graphs[0].nodes, edits

@@ -19,9 +19,8 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.examples import ROOT
+from tests.support.examples import ROOT, SCRIPTS
 
-SCRIPTS = ROOT / "scripts"
 PACKAGE = ROOT / "src" / "pte_adapter"
 
 

@@ -12,6 +12,7 @@ import pytest
 import pte_adapter
 from pte_adapter.cli import EXIT_BAD_FILE, main
 from pte_adapter.errors import PteFormatError
+from tests.support.corruption import Outcomes, cuts_of_zeros_only
 from tests.support.examples import EXAMPLE_PTES, example
 
 WHERE = re.compile(r"at byte \d+")
@@ -46,23 +47,43 @@ def test_tiny_files(tmp_path: Path, size: int) -> None:
 
 @pytest.mark.parametrize("path", EXAMPLE_PTES, ids=[p.stem for p in EXAMPLE_PTES])
 def test_truncated_copies(tmp_path: Path, path: Path) -> None:
-    """Every truncation of a real file either loads (the cut only lost trailing data that the
-    program does not need) or raises PteFormatError naming a byte offset."""
+    """Every truncation of a real file either raises PteFormatError naming a byte offset or, when
+    the cut lost nothing but trailing zero bytes (a string's terminator), loads as the intact file."""
     data = path.read_bytes()
+    # The intact copy and every cut are the same path (what a decoder reports names its file and
+    # folder); each is renamed over the one before, so a program still mapping it keeps its bytes.
+    copy = tmp_path / path.name
+
+    def swap_in(content: bytes) -> Path:
+        new = tmp_path / "next.tmp"
+        new.write_bytes(content)
+        return new.replace(copy)
+
+    intact = pte_adapter.load(swap_in(data)).methods
     cuts = sorted({len(data) * k // 23 for k in range(1, 23)} | {len(data) - 1, 64, 200})
+
+    def load_cut(cut: int) -> tuple[bool, list[str]]:
+        program = pte_adapter.load(swap_in(data[:cut]))
+        problems = [
+            problem
+            for m in program.methods
+            for d in m.delegates
+            for problem in d.problems + d.decoded.problems
+        ]
+        return program.methods == intact, problems
+
+    out: Outcomes[tuple[bool, list[str]]] = Outcomes(f"cuts of {path.name}")
     for cut in cuts:
-        p = _write(tmp_path, data[:cut])
-        try:
-            program = pte_adapter.load(p)
-        except PteFormatError as e:
-            assert e.offset is not None and f"at byte {e.offset}" in str(e), str(e)
-            continue
-        # Loaded: whatever could not be read is reported on the delegates, not raised; each
-        # problem is a sentence, not an empty string or a repr.
-        for m in program.methods:
-            for d in m.delegates:
-                for problem in d.problems + d.decoded.problems:
-                    assert isinstance(problem, str) and problem.strip()
+        out.attempt(cut, load_cut, cut)
+    for e in out.errors:
+        assert e.offset is not None and f"at byte {e.offset}" in str(e), str(e)
+    zeros_only = cuts_of_zeros_only(data)
+    assert len(out.rejected) >= len(set(cuts) - zeros_only), out
+    for cut, (same, problems) in out.accepted:
+        assert cut in zeros_only and same, f"the cut at {cut} of {len(data)} changed the program"
+        # Whatever could not be read is reported on the delegates, not raised; each problem is
+        # a sentence, not an empty string or a repr.
+        assert all(isinstance(p, str) and p.strip() for p in problems), problems
 
 
 def test_truncated_segment_data_names_the_offset(tmp_path: Path) -> None:

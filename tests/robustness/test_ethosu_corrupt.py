@@ -6,12 +6,10 @@ so each test breaks exactly one thing.
 
 from __future__ import annotations
 
+import random
 import struct
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from pte_adapter.delegates.ethosu import decode, decode_stream
 from pte_adapter.delegates.ethosu._generated import registers_u55, registers_u85
@@ -20,8 +18,10 @@ from pte_adapter.delegates.ethosu.commands import decode_commands
 from pte_adapter.delegates.ethosu.cop import parse_cop
 from pte_adapter.delegates.registry import DecodeContext, decode_payload
 from pte_adapter.errors import PteFormatError
+from pte_adapter.program.delegate_graph import DecodedDelegate
+from tests.support.corruption import Outcomes, byte_edits
+from tests.support.examples import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = struct.Struct("<16sIB11s")
 
 
@@ -183,34 +183,64 @@ def test_old_4d_io_records_and_scratch_data(payload: bytes) -> None:
     assert stream.problems == []
 
 
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(data=st.data())
-def test_fuzzed_payloads_raise_only_format_errors(payload: bytes, data: st.DataObject) -> None:
-    buf = bytearray(payload[: 64 * 1024])  # headers, I/O and command data; weights are not read
-    for _ in range(data.draw(st.integers(1, 8))):
-        kind = data.draw(st.sampled_from(["flip", "word", "cut"]))
+def _fuzzed(rng: random.Random, payload: bytes) -> tuple[bytes, list[tuple[str, int]]]:
+    """Headers, I/O and command data (weights are not read) with 1 to 8 bit flips, random words
+    or cuts; returns the bytes and the (kind, offset) edits as a label."""
+    buf = bytearray(payload[: 64 * 1024])
+    label: list[tuple[str, int]] = []
+    for _ in range(rng.randint(1, 8)):
         if not buf:
             break
-        at = data.draw(st.integers(0, len(buf) - 1))
+        kind = rng.choice(["flip", "word", "cut"])
+        at = rng.randrange(len(buf))
+        label.append((kind, at))
         if kind == "flip":
-            buf[at] ^= 1 << data.draw(st.integers(0, 7))
+            buf[at] ^= 1 << rng.randrange(8)
         elif kind == "word" and at + 4 <= len(buf):
-            buf[at : at + 4] = data.draw(st.binary(min_size=4, max_size=4))
+            buf[at : at + 4] = rng.randbytes(4)
         else:
             del buf[at:]
-    try:
-        decode(memoryview(bytes(buf)), _ctx())
-        decode_stream(memoryview(bytes(buf)), keep_commands=True)
-    except PteFormatError:
-        pass
+    return bytes(buf), label
+
+
+def _decode_both(data: bytes) -> DecodedDelegate:
+    result = decode(memoryview(data), _ctx())
+    decode_stream(memoryview(data), keep_commands=True)
+    return result
+
+
+def test_fuzzed_payloads_raise_only_format_errors(payload: bytes) -> None:
+    rng = random.Random(191)
+    out: Outcomes[DecodedDelegate] = Outcomes("fuzzed Ethos-U payloads")
+    for _ in range(300):
+        data, label = _fuzzed(rng, payload)
+        out.attempt(tuple(label), _decode_both, data)
+    # Measured: 224 of 300 (75 %): a cut or a broken header, length or COP word is refused.
+    assert out.rejected_share >= 0.6, out
+
+
+def test_edits_inside_the_weights_keep_the_decode(payload: bytes) -> None:
+    """The decoder sizes the weight block but never reads its values: bytes changed there leave
+    every operation, tensor, number and problem exactly as in the intact payload."""
+    weights = parse_bin_stream(memoryview(payload)).block("weight_data")
+    assert weights is not None and weights.size > 0
+    start = weights.header_offset + 32
+    intact = _decode_both(payload)
+    assert intact.inner_op_count and intact.graphs[0].nodes  # something to keep
+    rng = random.Random(192)
+    out: Outcomes[DecodedDelegate] = Outcomes("edits inside the weight block")
+    for _ in range(100):
+        data, edits = byte_edits(rng, payload, span=(start, start + weights.size))
+        out.attempt(tuple(edits), _decode_both, data)
+    assert not out.rejected and len(out.accepted) == 100, out
+    for edits, result in out.accepted:
+        assert result == intact, edits
 
 
 def test_u55_table_matches_vela_enumerations() -> None:
-    regs = pytest.importorskip("ethosu.vela.ethos_u55_regs.ethos_u55_regs")
+    # Vela is in the test extra: a missing one fails here rather than skipping.
+    from ethosu.vela.ethos_u55_regs import ethos_u55_regs as regs
+
     assert {e.value: e.name for e in regs.cmd0} == registers_u55.CMD0_OPCODES
     assert {e.value: e.name for e in regs.cmd1} == registers_u55.CMD1_OPCODES
     for enum in ("pooling_mode", "elementwise_mode"):

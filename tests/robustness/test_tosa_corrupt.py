@@ -1,18 +1,19 @@
-"""Corrupt TOSA bytes must give `PteFormatError` and nothing else (and never hang)."""
+"""Corrupt TOSA bytes must give `PteFormatError` and nothing else (and never hang); each test
+counts how many of its corrupted inputs were rejected, and what the accepted ones read as."""
 
 from __future__ import annotations
 
+import random
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import tosa_serializer as ts  # tosa-tools, in the test extra
 
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.delegates.tosa import decode, read_tosa
 from pte_adapter.errors import PteFormatError
-
-ts = pytest.importorskip("tosa_serializer")
+from pte_adapter.program.delegate_graph import DecodedDelegate
+from tests.support.corruption import Outcomes, byte_edits, cuts_of_zeros_only
 
 
 def _graph() -> bytes:
@@ -34,12 +35,12 @@ def _graph() -> bytes:
 GRAPH = _graph()
 
 
-def _read(data: bytes) -> None:
-    try:
-        read_tosa(data)
-        decode(memoryview(data), DecodeContext("TOSABackend"))
-    except PteFormatError:
-        pass
+def _read(data: bytes) -> DecodedDelegate:
+    read_tosa(data)
+    return decode(memoryview(data), DecodeContext("TOSABackend"))
+
+
+INTACT = _read(GRAPH)
 
 
 def test_intact_graph_reads() -> None:
@@ -53,9 +54,17 @@ def test_truncated_header(cut: int) -> None:
 
 
 def test_truncated_anywhere() -> None:
-    """A cut may only remove padding (then the graph still reads); anything else is a format error."""
+    """A cut may only remove padding (then the graph reads as the intact one); anything else is a
+    format error."""
+    out: Outcomes[DecodedDelegate] = Outcomes("cuts of the TOSA graph")
     for cut in range(len(GRAPH)):
-        _read(GRAPH[:cut])
+        out.attempt(cut, _read, GRAPH[:cut])
+    padding = cuts_of_zeros_only(GRAPH) - {len(GRAPH)}
+    assert len(padding) < 16  # the graph ends in a string's terminator and its padding
+    assert len(out.rejected) >= len(GRAPH) - len(padding), out
+    assert set(out.accepted_labels()) <= padding, out
+    for cut, result in out.accepted:
+        assert result == INTACT, f"a cut at {cut} of padding changed the graph"
 
 
 def test_bad_identifier() -> None:
@@ -69,26 +78,36 @@ def test_root_offset_past_end() -> None:
 
 
 def test_every_offset_word_set_to_garbage() -> None:
-    """Overwrite each aligned word with a huge value: a format error or a (different) graph."""
+    """Overwrite each aligned word with a huge value: a format error where the reader follows the
+    word as an offset or a length, or a (different) graph where it is data (or where -16, read as
+    a table's vtable offset, lands on other valid bytes)."""
+    out: Outcomes[DecodedDelegate] = Outcomes("aligned words set to garbage")
     for pos in range(0, len(GRAPH) - 3, 4):
         for garbage in (0xFFFFFFF0, 0x7FFFFFFF):
             mutated = bytearray(GRAPH)
             mutated[pos : pos + 4] = struct.pack("<I", garbage)
-            _read(bytes(mutated))
+            out.attempt((pos, garbage), _read, bytes(mutated))
+    # Measured: 380 of 588 (65 %); a reader that lets corrupt offsets or lengths through falls below.
+    assert out.rejected_share >= 0.6, out
 
 
-@settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(st.tuples(st.integers(0, len(GRAPH) - 1), st.integers(0, 255)), min_size=1, max_size=8)
-)
-def test_random_byte_mutations(edits: list[tuple[int, int]]) -> None:
-    mutated = bytearray(GRAPH)
-    for pos, value in edits:
-        mutated[pos] = value
-    _read(bytes(mutated))
+def test_random_byte_mutations() -> None:
+    rng = random.Random(84)
+    out: Outcomes[DecodedDelegate] = Outcomes("random byte edits of the TOSA graph")
+    for _ in range(300):
+        mutated, edits = byte_edits(rng, GRAPH)
+        out.attempt(tuple(edits), _read, mutated)
+    # Measured: 275 of 300 (272 to 279 with other seeds); nearly every byte of this small graph is
+    # structure (offsets, lengths, vtables, enums) rather than tensor data.
+    assert out.rejected_share >= 0.8, out
 
 
-@settings(max_examples=100, deadline=2000)
-@given(st.binary(min_size=0, max_size=256))
-def test_random_bytes_with_identifier(tail: bytes) -> None:
-    _read(tail[:4] + b"TOSA" + tail[4:])
+def test_random_bytes_with_identifier() -> None:
+    """Random bytes with the TOSA identifier in place are never a graph (their root offset points
+    outside them)."""
+    rng = random.Random(93)
+    out: Outcomes[DecodedDelegate] = Outcomes("random bytes with the TOSA identifier")
+    for i in range(100):
+        tail = rng.randbytes(rng.randint(0, 256))
+        out.attempt(i, _read, tail[:4] + b"TOSA" + tail[4:])
+    assert len(out.rejected) == out.tried == 100, out

@@ -3,8 +3,8 @@
 Shared by tests/e2e/test_browser*.py and scripts/make_readme_images.py. Everything here starts its
 own processes in their own process groups and stops exactly those groups, nothing else:
 
-- `model_explorer_server()`: `model-explorer --extensions=pte_adapter --no_open_in_browser` on a free
-  port, yielding the URL it prints;
+- `model_explorer_server()` (from tests/support/server.py, re-exported here): Model Explorer on a
+  free port, yielding the URL it prints;
 - `chromium()`: the system Chromium (never a downloaded one) with a fresh profile, driven by
   Playwright over the DevTools protocol;
 - `MEPage`: what a user does and sees — pick a graph, wait until it is drawn, type in the search box
@@ -19,13 +19,8 @@ import contextlib
 import json
 import os
 import re
-import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +30,12 @@ from typing import Any
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-ROOT = Path(__file__).resolve().parents[2]
+# The server is started by tests/support/server.py; re-exported for the browser tests and scripts.
+from tests.support.server import ProcessOutput, stop_group
+from tests.support.server import free_port as free_port
+from tests.support.server import model_explorer_exe as model_explorer_exe
+from tests.support.server import model_explorer_server as model_explorer_server
+from tests.support.server import model_url as model_url
 
 # Debian's package installs the real binary here; /usr/bin/chromium is a shell wrapper.
 CHROMIUM_CANDIDATES = (
@@ -75,127 +75,18 @@ def find_chromium() -> str:
     raise RuntimeError("no Chromium found (apt-get install chromium; or set PTE_ADAPTER_CHROMIUM)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def require_chromium() -> None:
+    """Call at a browser test module's top: without Debian's Chromium a developer's run skips the
+    module with the reason; CI (which installs it) never skips: CI=true turns a missing browser into
+    a failure."""
+    import pytest
 
-
-def _model_explorer_exe() -> str:
-    beside = Path(sys.executable).parent / "model-explorer"
-    exe = str(beside) if beside.exists() else shutil.which("model-explorer")
-    if not exe:
-        raise RuntimeError("model-explorer is not installed in this environment")
-    return exe
-
-
-class _Output:
-    """Collects a child's output lines on a thread so its pipe never fills up."""
-
-    def __init__(self, stream: Any) -> None:
-        self.lines: list[str] = []
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _pump(self, stream: Any) -> None:
-        for raw in iter(stream.readline, b""):
-            with self._cond:
-                self.lines.append(raw.decode(errors="replace").rstrip("\n"))
-                self._cond.notify_all()
-
-    def wait_for(
-        self, pattern: str, proc: subprocess.Popen[bytes], timeout: float
-    ) -> re.Match[str]:
-        rx = re.compile(pattern)
-        deadline = time.monotonic() + timeout
-        seen = 0
-        with self._cond:
-            while True:
-                for line in self.lines[seen:]:
-                    m = rx.search(line)
-                    if m:
-                        return m
-                seen = len(self.lines)
-                left = deadline - time.monotonic()
-                if left <= 0 or proc.poll() is not None:
-                    raise RuntimeError(
-                        f"{proc.args!r} did not print /{pattern}/ "
-                        f"(exit {proc.poll()}):\n" + "\n".join(self.lines[-40:])
-                    )
-                self._cond.wait(min(left, 0.5))
-
-    def text(self) -> str:
-        with self._cond:
-            return "\n".join(self.lines)
-
-
-def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the process group this module started for `proc` (its own session), and only that."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
-    # Children that outlived the leader are still in the group: make sure none is left.
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def model_explorer_server(
-    *models: Path,
-    timeout: float = 150,
-    extension: bool = True,
-    exe: Path | None = None,
-    extension_name: str = "pte_adapter",
-) -> Iterator[str]:
-    """Start Model Explorer (with the `extension_name` extension unless `extension` is False);
-    yield the URL it prints. `exe` is another installation's `model-explorer` (benchmarks)."""
-    port = free_port()
-    ext = [f"--extensions={extension_name}"] if extension else []
-    proc = subprocess.Popen(
-        [
-            str(exe) if exe else _model_explorer_exe(),
-            *ext,
-            "--no_open_in_browser",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            *(str(m.resolve()) for m in models),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        cwd=ROOT,
-        # The URL (with the model list the app opens) is printed once the server answers; Python
-        # block-buffers a child's stdout on a pipe, so without this the line would only arrive
-        # when the caller's own environment happened to set PYTHONUNBUFFERED.
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    out = _Output(proc.stdout)
     try:
-        url = out.wait_for(rf"(http://127\.0\.0\.1:{port}/\S*)", proc, timeout).group(1)
-        yield url
-    finally:
-        _stop_group(proc)
-
-
-def model_url(server_url: str, model: Path) -> str:
-    """The URL that opens `model` on a running Model Explorer server (what its command line prints
-    for a model given there)."""
-    from urllib.parse import quote, urlsplit
-
-    base = urlsplit(server_url)
-    data = quote(json.dumps({"models": [{"url": str(model.resolve())}]}))
-    return f"{base.scheme}://{base.netloc}/?data={data}"
+        find_chromium()
+    except RuntimeError as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
 
 
 @contextlib.contextmanager
@@ -217,7 +108,7 @@ def chromium(timeout: float = 60) -> Iterator[Browser]:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-        out = _Output(proc.stderr)
+        out = ProcessOutput(proc.stderr)
         try:
             ws = out.wait_for(r"DevTools listening on (ws://\S+)", proc, timeout).group(1)
             with sync_playwright() as pw:
@@ -227,7 +118,7 @@ def chromium(timeout: float = 60) -> Iterator[Browser]:
                 finally:
                     browser.close()
         finally:
-            _stop_group(proc)
+            stop_group(proc)
 
 
 def new_page(browser: Browser, scale: float = 1, viewport: dict[str, int] | None = None) -> Page:

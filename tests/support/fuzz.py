@@ -33,8 +33,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+from tests.support.examples import EXAMPLES
+
 REGRESSIONS = Path(__file__).resolve().parent / "fuzz_regressions"
 
 # ["set", offset, hex] | ["xor", offset, hex] | ["truncate", n] | ["splice", name, cut, other_cut]

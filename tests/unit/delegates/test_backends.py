@@ -16,7 +16,7 @@ from pte_adapter.backends import BACKENDS, backend_colour, backend_info, is_glue
 from pte_adapter.delegates import registry
 from pte_adapter.delegates.ethosu import dataflow as ethosu_dataflow
 from pte_adapter.render.facts import method_facts
-from tests.support.examples import ROOT, example
+from tests.support.examples import EXAMPLES, example
 
 # ExecuTorch 1.5.1's BackendDetails class names (the delegate id a .pte stores), read from the
 # installed package rather than copied: every one of them must have a readable record.
@@ -186,7 +186,7 @@ def test_a_malformed_debug_json_is_reported(tmp_path: Path) -> None:
     would map it to source; a broken one must say so on the delegate."""
     src = example("mv2_tosa")
     shutil.copy(src, tmp_path / src.name)
-    shutil.copytree(ROOT / "examples" / "mv2_tosa_artifacts", tmp_path / "mv2_tosa_artifacts")
+    shutil.copytree(EXAMPLES / "mv2_tosa_artifacts", tmp_path / "mv2_tosa_artifacts")
     before = pte_adapter.load(tmp_path / src.name).methods[0].delegates[0].decoded.problems
     assert before == []
     (tmp_path / "mv2_tosa_artifacts" / "debug.json").write_text('[{"tosa_info": ')

@@ -16,8 +16,8 @@ import pytest
 import pte_adapter
 from pte_adapter.delegates.registry import DecodeContext, decode_payload
 from pte_adapter.program.model import InstructionKind, Program
+from tests.support.examples import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 # (example, backend id, magic offset in the payload, magic length): examples that may exist.
 CANDIDATES = [
     ("mv2_xnnpack_fp32.pte", "XnnpackBackend", 4, 4),

@@ -8,10 +8,8 @@ rather than guessed."""
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,28 +21,15 @@ from pte_adapter.delegates.xnnpack.profile_events import fits, match_events, ope
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.node_data import model_node_data
 from pte_adapter.render.plan.program import program_plan
+from tests.support.examples import EXAMPLES
+from tests.support.profiles import inspector, node_ids
 
-ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "examples"
 STEMS = ["mv2_xnnpack_fp32", "mv2_xnnpack_int8", "xnnpack_ptd"]
-
-
-def _node_ids(path: Path, method: str = "forward") -> list[str]:
-    """The renderer's node id of each instruction (its role id)."""
-    from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
-
-    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
-    return instruction_node_ids(m, partition_method(m))
 
 
 @cache
 def _inspector_events(stem: str) -> list[Any]:
-    from executorch.devtools import Inspector
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ins = Inspector(etdump_path=str(EXAMPLES / f"{stem}.etdp"))
+    ins = inspector(EXAMPLES / f"{stem}.etdp")
     return [e for b in ins.event_blocks for e in b.events if e.perf_data is not None]
 
 
@@ -142,7 +127,7 @@ def test_operations_in_the_method_graph_get_node_data_and_attributes() -> None:
     # One value per XNNPACK operator, on the node of the operation it ran, plus the call itself.
     assert len(results) == len(expected) + 1
     by_label = sorted(float(np.median(v)) for v in expected.values())
-    call_id = _node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]
+    call_id = node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]
     assert sorted(v["value"] for k, v in results.items() if k != call_id) == pytest.approx(
         by_label, abs=1e-6
     )

@@ -15,8 +15,7 @@ import pytest
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.delegates.tosa import decode, read_tosa, read_tosa_file
 from pte_adapter.delegates.tosa.debuginfo import module_path_to_namespace
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+from tests.support.examples import EXAMPLES
 
 
 def expected_namespace(event: dict[str, Any]) -> str | None:
@@ -93,7 +92,8 @@ def test_module_path_spellings() -> None:
 
 
 def _serializer_graph() -> bytes:
-    ts = pytest.importorskip("tosa_serializer")
+    import tosa_serializer as ts  # tosa-tools, in the test extra
+
     g = ts.TosaSerializer("", targetMajor=1, targetMinor=0, targetPatch=0, targetDraft=False)
     x = g.addPlaceholder([1, 4], ts.DType.FP32)
     a = g.addIntermediate([1, 4], ts.DType.FP32)

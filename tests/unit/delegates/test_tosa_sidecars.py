@@ -16,8 +16,8 @@ import pytest
 
 import pte_adapter
 from pte_adapter.program.model import Delegate, Program
+from tests.support.examples import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 # Examples built with their intermediate artifacts kept (fragmented first).
 WITH_ARTIFACTS = ("mv2_lrn_ethosu85", "mv2_lrn2_ethosu85", "mv2_ethosu85_full")
 SOURCE = "TOSA source"

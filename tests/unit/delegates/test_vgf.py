@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,8 +23,10 @@ import pte_adapter
 from pte_adapter.delegates import vgf
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
+from tests.support.corruption import Outcomes, byte_edits
+from tests.support.examples import EXAMPLES
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "vgf_small.pte"
+EXAMPLE = EXAMPLES / "vgf_small.pte"
 
 
 def test_the_example_ships() -> None:
@@ -137,25 +140,19 @@ def test_not_vgf_is_a_format_error() -> None:
 
 
 def test_corruptions_raise_format_error_only() -> None:
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
     payload = _executorch_payloads()[0][0]
+    cuts: Outcomes[Any] = Outcomes("cuts of a VGF payload")
     for n in range(0, len(payload), max(1, len(payload) // 61)):
-        with contextlib.suppress(PteFormatError):
-            _decode(payload[:n])
-
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(
-        st.lists(
-            st.tuples(st.integers(0, len(payload) - 1), st.integers(0, 255)), min_size=1, max_size=8
-        )
-    )
-    def run(edits: list[tuple[int, int]]) -> None:
-        data = bytearray(payload)
-        for pos, val in edits:
-            data[pos] = val
-        with contextlib.suppress(PteFormatError):
-            _decode(bytes(data))
-
-    run()
+        cuts.attempt(n, _decode, payload[:n])
+    # The header's section table reaches the end of the payload: every cut is refused.
+    assert cuts.tried >= 61 and len(cuts.rejected) == cuts.tried, cuts
+    rng = random.Random(139)
+    edits: Outcomes[Any] = Outcomes("byte edits of a VGF payload")
+    for _ in range(300):
+        data, label = byte_edits(rng, payload)
+        edits.attempt(tuple(label), _decode, data)
+    # Measured: 124 of 300 (41 %); most accepted edits decode exactly like the intact payload
+    # (they hit bytes the decoder does not interpret).
+    assert edits.rejected_share >= 0.25, edits
+    for label, result in edits.accepted:
+        assert result.graphs and result.graphs[0].nodes, label

@@ -16,8 +16,8 @@ from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import InstructionKind, ValueKind
 from pte_adapter.render.model_explorer import graphs_to_json
 from pte_adapter.render.plan.boundaries import NEAR_PARTITIONS, SMALL_METHOD
-from tests.oracle.test_partitions import _oracle_runs
 from tests.support.examples import oracle
+from tests.support.oracles import instruction_runs
 
 
 def _graphs(path: Path) -> list[dict[str, Any]]:
@@ -72,7 +72,7 @@ def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -
         # Partition groups: one per run of the oracle's instruction stream (inside its block in a
         # method folded into blocks).
         namespaces = {_partition_of(n["namespace"]) for n in g["nodes"]} - {None}
-        assert len(namespaces) == len(_oracle_runs(plan))
+        assert len(namespaces) == len(instruction_runs(plan))
         assert {_partition_of(k) for k in g["groupNodeAttributes"]} >= namespaces
 
 

@@ -6,37 +6,21 @@ not stop the `.pte` from opening."""
 from __future__ import annotations
 
 import shutil
-import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import pte_adapter
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.plan.measured import PROBLEM_KEY
-
-ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "examples"
-
-
-def _node_ids(path: Path, method: str = "forward") -> list[str]:
-    """The renderer's node id of each instruction (its role id)."""
-    from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
-
-    m = next(m for m in pte_adapter.load(path).methods if m.name == method)
-    return instruction_node_ids(m, partition_method(m))
+from tests.support.examples import EXAMPLES
+from tests.support.profiles import inspector, node_ids
 
 
 @cache
 def _perf(stem: str) -> dict[tuple[str, int], list[float]]:
-    from executorch.devtools import Inspector
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ins = Inspector(etdump_path=str(EXAMPLES / f"{stem}.etdp"))
+    ins = inspector(EXAMPLES / f"{stem}.etdp")
     out: dict[tuple[str, int], list[float]] = {}
     for b in ins.event_blocks:
         for e in b.events:
@@ -58,7 +42,7 @@ def test_xnnpack_partition_and_method_attributes() -> None:
     perf = _perf("mv2_xnnpack_int8")
     call = perf[("DELEGATE_CALL", 0)]
     nodes = {n.id: n for n in g.nodes}
-    attrs = _attrs(nodes[_node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]])
+    attrs = _attrs(nodes[node_ids(EXAMPLES / "mv2_xnnpack_int8.pte")[0]])
     assert attrs["measured median"] == f"{np.median(call):.3f} ms"
     assert attrs["measured min / max"] == f"{min(call):.3f} / {max(call):.3f} ms"
     assert attrs["measured runs"] == f"{len(call)} runs, {len(call)} calls"
@@ -77,7 +61,7 @@ def test_every_profiled_instruction_has_attributes() -> None:
     perf = _perf("undelegated")
     nodes = {n.id: n for n in g.nodes}
     ops = {iid: v for (name, iid), v in perf.items() if name == "OPERATOR_CALL"}
-    ids = _node_ids(EXAMPLES / "undelegated.pte")
+    ids = node_ids(EXAMPLES / "undelegated.pte")
     assert len(ops) == 25
     for iid, values in ops.items():
         assert _attrs(nodes[ids[iid]])["measured median"] == f"{np.median(values):.3f} ms"
