@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
+from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
+from pte_adapter.analysis.bundle_size import file_size_report
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
 from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
 from pte_adapter.analysis.profile.report_types import ProfileSummary
 from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
-from pte_adapter.analysis.size import SizeReport, size_report
+from pte_adapter.analysis.size import SizeReport
 from pte_adapter.analysis.source import (
     MethodSource,
     PartitionSource,
@@ -48,6 +50,7 @@ class MethodAnalysis:
     summary: MethodSummary  # the numbers
     profile: MethodProfile | None = None  # measured runs, when an ETDump was given
     measured: MethodMeasurement | None = None  # their times, when the method ran
+    tests: MethodTests | None = None  # its bundled test cases, when read from a bundle
 
     @property
     def name(self) -> str:
@@ -65,6 +68,8 @@ class ProgramAnalysis:
     profile_summary: ProfileSummary | None = None
     # An ETDump that could not be used (corrupt, or recorded running another program).
     profile_error: PteFormatError | None = None
+    # The BundledProgram the program came from: its test cases per method (`tests` of each).
+    bundle: BundleAnalysis | None = None
     _size: SizeReport | None = field(default=None, repr=False)
 
     def method(self, name: str) -> MethodAnalysis | None:
@@ -73,7 +78,7 @@ class ProgramAnalysis:
     def size(self) -> SizeReport:
         """The byte breakdown of the file (made on first use)."""
         if self._size is None:
-            self._size = size_report(self.program)
+            self._size = file_size_report(self.program)
         return self._size
 
 
@@ -114,6 +119,11 @@ def analyse(
         analyse_method(m, source.methods.get(m.name) if source else None) for m in program.methods
     ]
     result = ProgramAnalysis(program, methods, source, problems)
+    if program.bundle is not None:
+        result.bundle = analyse_bundle(program.bundle, program.methods)
+        problems.extend(f"bundle: {p}" for p in result.bundle.problems)
+        for m in methods:
+            m.tests = result.bundle.methods.get(m.name)
     if etdump is not None:
         try:
             result.profile = join_profile(program, etdump, {m.name: m.partitions for m in methods})

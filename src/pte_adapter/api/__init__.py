@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
+from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
@@ -44,7 +45,7 @@ def load(
     sidecars: bool = True,
     etrecord: str | Path | None = None,
 ) -> Program:
-    """Read a `.pte` (memory-mapped) and decode its delegate payloads.
+    """Read a `.pte` or a BundledProgram (memory-mapped) and decode its delegate payloads.
 
     Raises `PteFormatError` when the program itself cannot be read. A delegate payload that cannot
     be decoded does not raise: its problems are recorded on the delegate. The ETRecord
@@ -57,7 +58,7 @@ def load(
         data = map_file(path)
     except OSError as e:
         raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
-    program = read_program(PteFile(data, path.name), path)
+    program = read_container(data, path.name, path)
     if decode_delegates:
         decode_all(program)
         if sidecars:
@@ -83,9 +84,22 @@ def read_etrecord_into(program: Program, path: Path, *, explicit: bool = False) 
         program.problems.append(f"ETRecord not used: {e}")
 
 
+def read_container(data: memoryview | bytes, name: str, path: Path | None) -> Program:
+    """The program of a `.pte`, or of the BundledProgram that wraps one (told by its identifier,
+    whatever the file is called); no delegate decoding."""
+    bundle = read_bundle(data, name) if is_bundle(data) else None
+    with reading_program_of(bundle):
+        if bundle is None:
+            return read_program(PteFile(data, name), path)
+        program = read_program(PteFile(bundle.program_bytes, bundle.program_name), path)
+    program.bundle = bundle
+    program.file_size = bundle.size
+    return program
+
+
 def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:
     """Like `load`, for bytes already in memory (no sidecar files are searched)."""
-    program = read_program(PteFile(data, name), None)
+    program = read_container(data, name, None)
     decode_all(program)
     note_side_file_problems(program)
     return program

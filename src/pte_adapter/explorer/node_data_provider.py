@@ -63,7 +63,7 @@ class PteProfileNodeData(NodeDataProvider):  # type: ignore[misc]
         description="Median time per instruction and per partition over the runs recorded in "
         "an ExecuTorch ETDump (.etdp; default: beside the .pte).",
         icon="timer",
-        filter=NodeDataProviderFilter(modelFileExts=["pte"]),
+        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte"]),
     )
 
     def __init__(self) -> None:
