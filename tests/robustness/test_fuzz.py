@@ -47,6 +47,7 @@ def test_bounded_fuzz_run() -> None:
         "sidecar-tosa",
         "tosa-file",
         "etrecord",
+        "bundle",
     } <= kinds
     bad = [r for r in results if r["status"] not in ("ok", "format") or r.get("swallowed")]
     assert not bad, "\n".join(

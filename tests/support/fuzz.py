@@ -253,13 +253,16 @@ def discover_targets(examples: Path) -> list[Target]:
                 ptd_users.setdefault(ptd, pte.name)
         data = pte.read_bytes()
         name = pte.name
+        # A bundle (named .pte): the program's offsets are within the program it holds.
+        base = program.bundle.program.offset if program.bundle else 0
+        inner = (base, base + program.bundle.program.size) if program.bundle else (0, len(data))
         payloads: list[tuple[int, int]] = []
         for method in program.methods:
             for d in method.delegates:
                 if d.payload_offset is None or d.payload_size is None:
                     continue
                 kind = KIND_BY_BACKEND.get(d.id, "opaque")
-                lo, hi = d.payload_offset, d.payload_offset + d.payload_size
+                lo, hi = base + d.payload_offset, base + d.payload_offset + d.payload_size
                 payloads.append((lo, hi))
                 regions = [(lo, hi)]
                 lengths = _positions(rec, name, "lengths", lo, hi)
@@ -284,19 +287,9 @@ def discover_targets(examples: Path) -> list[Target]:
                     )
                 )
         # The program itself: fields outside the payloads (those have their own targets).
-        whole = [(0, len(data))]
-        targets.append(
-            Target(
-                "pte",
-                name,
-                name,
-                whole,
-                _outside(_positions(rec, name, "lengths", 0, len(data)), payloads),
-                _outside(_positions(rec, name, "offsets", 0, len(data)), payloads),
-                _outside(_positions(rec, name, "tags", 0, len(data)), payloads),
-                _outside(_positions(rec, name, "tables", 0, len(data)), payloads),
-            )
-        )
+        targets.append(_fields_target("pte", rec, name, [inner], payloads))
+        if program.bundle:  # the bundle's own fields: root, test cases, the program's length
+            targets.append(_fields_target("bundle", rec, name, [(0, len(data))], [inner]))
         for rel, hits in sorted(rec.hits.items()):
             if rel.endswith(".tosa") and "/" in rel:
                 size = (examples / rel).stat().st_size
@@ -330,12 +323,16 @@ def discover_targets(examples: Path) -> list[Target]:
                 _positions(rec, ptd_name, "tables", 0, size),
             )
         )
-    for etrecord in sorted(examples.glob("*.etrecord")):
+    for etrecord in sorted([*examples.glob("*.etrecord"), *examples.glob("*_etrecord.bin")]):
         # An ETRecord is a zip beside its .pte: its bytes are aimed at as a whole and at the
         # zip's central directory (the last 1 KiB: entry sizes, offsets, names), and the .pte is
         # converted. A broken ETRecord must only ever become a problem on the program.
-        pte_name = etrecord.with_suffix(".pte").name
-        if (examples / pte_name).exists():
+        stem = etrecord.name.removesuffix("_etrecord.bin").removesuffix(".etrecord")
+        found = [
+            p.name for p in (examples / f"{stem}.pte", examples / f"{stem}.bpte") if p.exists()
+        ]
+        if found:
+            pte_name = found[0]
             size = etrecord.stat().st_size
             targets.append(
                 Target(
@@ -361,6 +358,28 @@ def discover_targets(examples: Path) -> list[Target]:
             )
         )
     return targets
+
+
+def _fields_target(
+    kind: str,
+    rec: _Recorder,
+    name: str,
+    regions: list[tuple[int, int]],
+    skip: list[tuple[int, int]],
+) -> Target:
+    """Aim at `regions` of file `name` and at the fields the reader walked in them, except
+    those inside `skip` (parts with targets of their own)."""
+    lo, hi = min(r[0] for r in regions), max(r[1] for r in regions)
+    return Target(
+        kind,
+        name,
+        name,
+        regions,
+        *(_outside(_positions(rec, name, what, lo, hi), skip) for what in FIELDS),
+    )
+
+
+FIELDS = ("lengths", "offsets", "tags", "tables")
 
 
 # -- mutators ---------------------------------------------------------------------------------

@@ -76,14 +76,14 @@ def bundle_method_lines(ma: MethodAnalysis) -> list[str]:
 
 
 def _value_json(v: ValueFacts) -> dict[str, Any]:
-    if v.kind == "tensor":
-        return {
-            "kind": v.kind,
-            "dtype": v.dtype,
-            "shape": list(v.shape),
-            "data_bytes": v.data_bytes,
-        }
-    return {"kind": v.kind, "value": v.value}
+    """The same keys for every kind: a tensor has no `value`, a scalar no dtype, shape or data."""
+    return {
+        "kind": v.kind,
+        "dtype": v.dtype or None,
+        "shape": list(v.shape) if v.kind == "tensor" else None,
+        "data_bytes": v.data_bytes,
+        "value": v.value,
+    }
 
 
 def _suite_json(tests: MethodTests) -> dict[str, Any]:
