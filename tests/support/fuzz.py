@@ -79,6 +79,9 @@ INTERESTING_U32 = (
     0x4000_0000,
 )
 INTERESTING_U8 = (0, 1, 2, 3, 4, 0x7F, 0x80, 0xFE, 0xFF)
+# Files a run copies: programs, bundles, data, sidecars, manifests, ETRecords (`.etrecord`, Arm's
+# `_etrecord.bin`) and ETDumps.
+COPIED = (".pte", ".bpte", ".ptd", ".tosa", ".json", ".etrecord", ".bin", ".etdp")
 
 
 # -- targets ----------------------------------------------------------------------------------
@@ -338,6 +341,15 @@ def discover_targets(examples: Path) -> list[Target]:
                 Target(
                     "etrecord", pte_name, etrecord.name, [(0, size), (max(0, size - 1024), size)]
                 )
+            )
+    for etdump in sorted(examples.glob("*.etdp")):
+        # The ETDump beside a program is read for its measured time: a broken one is a problem on
+        # the view (`measured profile problem`), never a lost program.
+        pte = etdump.with_suffix(".pte")
+        if pte.exists():
+            size = etdump.stat().st_size
+            targets.append(
+                Target("etdump", pte.name, etdump.name, [(0, size), (0, min(size, 512))])
             )
     for tosa in sorted(examples.glob("*_artifacts/*.tosa")):
         rel = str(tosa.relative_to(examples))
@@ -660,7 +672,7 @@ class Workspace:
         for src in source.rglob("*"):
             if ".workers" in src.parts:
                 continue
-            if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json", ".etrecord"):
+            if src.is_file() and src.suffix in COPIED:
                 dst = root / src.relative_to(source)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dst)
@@ -762,7 +774,7 @@ def snapshot_examples() -> Path:
 
     snapshot = Path(tempfile.mkdtemp(prefix="pte-fuzz-snapshot-", dir=tmp_dir()))
     for src in EXAMPLES.rglob("*"):
-        if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json", ".etrecord"):
+        if src.is_file() and src.suffix in COPIED:
             dst = snapshot / src.relative_to(EXAMPLES)
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
