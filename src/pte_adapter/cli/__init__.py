@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from pte_adapter.errors import PteFormatError
 
@@ -22,8 +23,8 @@ EXIT_BAD_FILE = 3
 EXIT_INTERNAL = 4
 
 ETRECORD_HELP = (
-    "the program's ETRecord (default: <stem>.etrecord beside the .pte); "
-    "its layers are shown only if it belongs to the program"
+    "the program's ETRecord (default: the one beside it: <stem>.etrecord, <stem>_etrecord.bin "
+    "or etrecord.bin); its layers are shown only if it belongs to the program"
 )
 
 
@@ -34,6 +35,7 @@ class UsageError(Exception):
 def _cmd_export(args: argparse.Namespace) -> int:
     from pte_adapter.api import analyse, load, open_analysis
     from pte_adapter.backends import for_file
+    from pte_adapter.cli.profile import time_scale_of
     from pte_adapter.render.model_explorer import build_graph, graphs_to_json
     from pte_adapter.render.payload_file import payload_file_graphs
     from pte_adapter.render.plan.program import program_plan
@@ -54,7 +56,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
             compare_with_vela(program, args.timeout)
             result = analyse(program)
         else:
-            result = open_analysis(args.model)
+            try:
+                scale = time_scale_of(args)
+            except ValueError as e:
+                raise UsageError(str(e)) from e
+            result = open_analysis(args.model, time_scale=scale)
         plan = program_plan(result)
         graphs = [build_graph(g) for g in plan.graphs]
     data = graphs_to_json(graphs, Path(args.model).name)
@@ -158,13 +164,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pte-adapter",
-        description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
-    )
-    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_export_parser(sub: Any) -> None:
+    from pte_adapter.cli.profile import add_time_scale_args
 
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
     p.add_argument("model")
@@ -181,7 +182,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="JSON",
         help="also write a node-data file colouring NPU operations by estimated cycles",
     )
+    add_time_scale_args(p)  # for the ETDump beside the model, whose times go on the graph
     p.set_defaults(func=_cmd_export)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pte-adapter",
+        description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
+    )
+    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    _add_export_parser(sub)
 
     p = sub.add_parser("summary", help="per-method partition table")
     p.add_argument("model")

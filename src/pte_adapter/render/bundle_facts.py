@@ -1,5 +1,6 @@
-"""A BundledProgram's test cases as people read them: Model Explorer graph attributes of each
-method, `summary` text lines and the `bundle` object of `summary --json` (docs/json.md)."""
+"""The files a program came with, as people read them: a BundledProgram's test cases (Model
+Explorer graph attributes of each method, `summary` text lines and the `bundle` object of
+`summary --json`, docs/json.md), and which ETRecord the view uses."""
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ def bundle_text(bundle: BundleAnalysis) -> str:
         f"BundledProgram version {bundle.version}, {human_bytes(bundle.size)}: its program is "
         f"bytes {bundle.program_offset}-{end}, {human_bytes(bundle.program_size)}"
     )
+
+
+def side_file_facts(result: ProgramAnalysis) -> dict[str, str]:
+    """The ETRecord whose layers the graph shows (by the name it was found under; the ETDump's is
+    in `measured profile`)."""
+    return {"etrecord": result.source.etrecord} if result.source is not None else {}
 
 
 def bundle_method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:

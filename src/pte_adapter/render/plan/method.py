@@ -28,7 +28,7 @@ from pte_adapter.backends import backend_colour
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
-from pte_adapter.render.bundle_facts import bundle_method_facts
+from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
 from pte_adapter.render.plan.graph import (
@@ -202,7 +202,13 @@ def _outputs_and_jumps(b: _Builder) -> None:
 def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph) -> None:
     """The method's numbers (graph attributes) and each partition's, with its colour."""
     method, parts = ma.method, ma.partitions
-    graph.group_attrs = {"": {**facts.method_facts(result, ma), **bundle_method_facts(result, ma)}}
+    graph.group_attrs = {
+        "": {
+            **facts.method_facts(result, ma),
+            **side_file_facts(result),
+            **bundle_method_facts(result, ma),
+        }
+    }
     graph.group_styles = []
     for part in parts.partitions:
         attrs = facts.partition_facts(method, part)
