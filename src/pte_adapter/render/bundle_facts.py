@@ -52,16 +52,17 @@ def bundle_method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str
         return {}
     out = {"bundle": bundle_text(result.bundle)}
     if not tests.cases:
-        out["bundled_test_cases"] = "none (the bundle has no test case for this method)"
+        out["test cases"] = "none (the bundle has no test case for this method)"
         return out
-    out["bundled_test_cases"] = str(len(tests.cases))
+    # Short keys: Model Explorer's side panel cuts a key after about 15 characters.
+    out["test cases"] = str(len(tests.cases))
     for case in tests.cases[:CASES_SHOWN]:
-        out[f"bundled_test_case {case.index}"] = _case_text(case.inputs, case.expected_outputs)
+        out[f"test case {case.index}"] = _case_text(case.inputs, case.expected_outputs)
     if len(tests.cases) > CASES_SHOWN:
-        out["bundled_test_cases_not_listed"] = str(len(tests.cases) - CASES_SHOWN)
-    out["bundled_tolerance"] = tolerance_text()
+        out["test cases not listed"] = str(len(tests.cases) - CASES_SHOWN)
+    out["test tolerance"] = tolerance_text()
     if tests.problems:
-        out["bundled_test_problems"] = "\n".join(tests.problems)
+        out["test problems"] = "\n".join(tests.problems)
     return out
 
 

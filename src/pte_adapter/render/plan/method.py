@@ -202,12 +202,11 @@ def _outputs_and_jumps(b: _Builder) -> None:
 def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph) -> None:
     """The method's numbers (graph attributes) and each partition's, with its colour."""
     method, parts = ma.method, ma.partitions
+    numbers = facts.method_facts(result, ma)
+    # A bundle's test cases right under the file and method names, where the panel opens.
+    head = {k: numbers[k] for k in ("file", "method") if k in numbers}
     graph.group_attrs = {
-        "": {
-            **facts.method_facts(result, ma),
-            **side_file_facts(result),
-            **bundle_method_facts(result, ma),
-        }
+        "": {**head, **bundle_method_facts(result, ma), **numbers, **side_file_facts(result)}
     }
     graph.group_styles = []
     for part in parts.partitions:
