@@ -204,7 +204,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph) -> None:
     method, parts = ma.method, ma.partitions
     numbers = facts.method_facts(result, ma)
     # A bundle's test cases right under the file and method names, where the panel opens.
-    head = {k: numbers[k] for k in ("file", "method") if k in numbers}
+    head: dict[str, str] = {k: numbers[k] for k in ("file", "method") if k in numbers}
     graph.group_attrs = {
         "": {**head, **bundle_method_facts(result, ma), **numbers, **side_file_facts(result)}
     }
