@@ -1320,6 +1320,165 @@ def build_convnet_cortex_m_ethosu85():
 
 
 # --------------------------------------------------------------------------------------
+# Examples: a BundledProgram as Arm's aot_arm_compiler.py --bundleio writes it
+# --------------------------------------------------------------------------------------
+
+
+class BundleNet(nn.Module):
+    """Two convolutions, a pooling and a Linear: small enough to keep the bundle small."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+def save_arm_etrecord(edge, prog, path: str) -> None:
+    """``<name>_etrecord.bin`` as aot_arm_compiler.py writes it (``generate_etrecord`` of a copy
+    of the edge program and the ExecuTorch program), made portable and compacted first like the
+    other examples' ETRecords (``_stabilize_etrecord``, ``compact_etrecord``)."""
+    import copy
+
+    from executorch.devtools.etrecord._etrecord import ETRecord
+
+    etrecord = ETRecord()  # the body of generate_etrecord, with a chance to stabilise it
+    etrecord.add_exported_program(None)
+    etrecord.add_edge_dialect_program(copy.deepcopy(edge))
+    etrecord.add_executorch_program(prog)
+    _stabilize_etrecord(etrecord)
+    _stabilize_lowered(etrecord)
+    etrecord.save(path)
+    compact_etrecord(path)
+
+
+def _stabilize_lowered(etrecord) -> None:
+    """The stack traces inside delegated submodules too: an edge program recorded after lowering
+    (as generate_etrecord records it) serialises each LoweredBackendModule's original program,
+    which ``_stabilize_etrecord`` does not walk."""
+    from executorch.exir.lowered_backend_module import LoweredBackendModule
+
+    edge = etrecord.edge_dialect_program
+    for ep in edge.values() if isinstance(edge, dict) else [edge]:
+        for module in ep.graph_module.modules():
+            if isinstance(module, LoweredBackendModule):
+                for node in module.original_module.graph.nodes:
+                    if isinstance(node.meta.get("stack_trace"), str):
+                        node.meta["stack_trace"] = sanitize_path_text(node.meta["stack_trace"])
+
+
+@example(
+    "bundle_ethosu55",
+    "bundle",
+    "BundledProgram (.bpte) as Arm's aot_arm_compiler.py --bundleio writes it for Corstone-300 "
+    "(Cortex-M55 + Ethos-U55-128): a small INT8 conv net delegated to the Ethos-U55, the "
+    "quantize/dequantize left on the CPU replaced by cortex_m:: kernels (ReplaceQuantNodesPass), "
+    "one bundled test case per method (the example input, the quantized model's output); "
+    "bundle_ethosu55_etrecord.bin is Arm's ETRecord name. bundle_ethosu55_as_pte.pte is the same "
+    "bytes under a .pte name, as older examples saved bundles.",
+)
+def build_bundle_ethosu55():
+    from executorch.backends.arm.ethosu import EthosUPartitioner
+    from executorch.backends.arm.quantizer import (
+        EthosUQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from executorch.backends.cortex_m.passes.replace_quant_nodes_pass import (
+        ReplaceQuantNodesPass,
+    )
+    from executorch.devtools import BundledProgram
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.serialize import (
+        serialize_from_bundled_program_to_flatbuffer,
+    )
+    from executorch.exir import (
+        EdgeCompileConfig,
+        ExecutorchBackendConfig,
+        to_edge_transform_and_lower,
+    )
+
+    name = "bundle_ethosu55"
+    bpte, as_pte, etrecord = f"{name}.bpte", f"{name}_as_pte.pte", f"{name}_etrecord.bin"
+    _reset_outputs(bpte, as_pte, etrecord)
+    spec = ethosu_spec("ethos-u55-128", None)
+    quantizer = EthosUQuantizer(spec)
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+    example_inputs = _inputs((1, 3, 16, 16))[0]
+    qep = quantize_pt2e(_seeded(BundleNet), example_inputs, quantizer, [example_inputs])
+    edge = to_edge_transform_and_lower(
+        qep,
+        partitioner=[EthosUPartitioner(spec)],
+        compile_config=EdgeCompileConfig(_check_ir_validity=False),
+    )
+    edge = edge.transform([ReplaceQuantNodesPass()])  # _apply_replace_quant_nodes
+    prog = edge.to_executorch(config=ExecutorchBackendConfig(extract_delegate_segments=False))
+    # _save_bpte_program: per method, one case of the example input and the reference output of
+    # the quantized model ("Realize the quantization impact on numerics").
+    reference = qep.module(check_guards=False)
+    suites = [
+        MethodTestSuite(
+            method_name=plan.name,
+            test_cases=[
+                MethodTestCase(inputs=example_inputs, expected_outputs=reference(*example_inputs))
+            ],
+        )
+        for plan in prog.executorch_program.execution_plan
+    ]
+    data = serialize_from_bundled_program_to_flatbuffer(BundledProgram(prog, suites))
+    for path in (bpte, as_pte):
+        with open(path, "wb") as f:
+            f.write(data)
+    save_arm_etrecord(edge, prog, etrecord)
+    return {
+        "files": [bpte, as_pte, etrecord],
+        "sidecars": [],
+        "settings": {
+            "model": "BundleNet",
+            "input": [1, 3, 16, 16],
+            "target": "ethos-u55-128",
+            "compile_flags": spec.compiler_flags,
+            "tosa_spec": str(spec.tosa_spec),
+            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)",
+            "cpu_fallback": "cortex_m quantize/dequantize (ReplaceQuantNodesPass)",
+            "bundled_test_cases": 1,
+            "extract_delegate_segments": False,
+        },
+    }
+
+
+def inspect_bundle(path: str) -> dict:
+    """A bundle as ExecuTorch's own deserializer reads it: its test suites, and its program's facts
+    (``inspect_pte`` of the program bytes)."""
+    import tempfile
+
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
+
+    with open(path, "rb") as f:
+        data = f.read()
+    bundle = deserialize_from_flatbuffer_to_bundled_program(data)
+    with tempfile.TemporaryDirectory() as td:
+        inner = os.path.join(td, "program.pte")
+        with open(inner, "wb") as f:
+            f.write(bytes(bundle.program))
+        facts = inspect_pte(inner)
+    facts.update(
+        size=len(data),
+        file_identifier=data[4:8].decode("latin-1"),
+        program_size=len(bundle.program),
+        bundle_version=bundle.version,
+        test_suites={s.method_name: len(s.test_cases) for s in bundle.method_test_suites},
+    )
+    return facts
+
+
+# --------------------------------------------------------------------------------------
 # Large benchmark programs (not committed)
 # --------------------------------------------------------------------------------------
 
@@ -1596,7 +1755,9 @@ def verify_example(name: str, result: dict, out: str) -> dict:
     facts: dict = {"pte": {}, "ptd": {}, "tosa": {}}
     for f in result["files"]:
         p = os.path.join(out, f)
-        if f.endswith(".pte"):
+        if f.endswith((".pte", ".bpte")) and _is_bundle(p):
+            facts["pte"][f] = inspect_bundle(p)
+        elif f.endswith(".pte"):
             facts["pte"][f] = inspect_pte(p, deep=os.path.getsize(p) < 200 * 2**20)
         elif f.endswith(".ptd"):
             facts["ptd"][f] = inspect_ptd(p)
@@ -1617,6 +1778,11 @@ def verify_example(name: str, result: dict, out: str) -> dict:
             h in {t["sha256"] for t in facts["tosa"].values()} for h in payload_hashes
         )
     return facts
+
+
+def _is_bundle(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(8)[4:8] == b"BP08"
 
 
 def print_facts(name: str, facts: dict):
@@ -1670,7 +1836,7 @@ def check_paths(out: str, paths: list[str]) -> list[str]:
         for p in _list_files(full) if os.path.isdir(full) else [full]:
             with open(p, "rb") as f:
                 data = f.read()
-            if p.endswith(".etrecord"):  # deflated zip: look inside every member
+            if p.endswith((".etrecord", "_etrecord.bin")):  # deflated zip: look inside it
                 import zipfile
 
                 with zipfile.ZipFile(p) as z:
@@ -1716,6 +1882,8 @@ def _summary(entry: dict) -> dict:
                 {k: v for k, v in pl.items() if k != "sha256"} for pl in pf.get("payloads", [])
             ],
         }
+        if "bundle_version" in pf:  # inspect_bundle
+            s[f]["bundle"] = {k: pf[k] for k in ("bundle_version", "program_size", "test_suites")}
     for f, pf in entry["facts"]["ptd"].items():
         s[f] = pf
     if entry["facts"]["tosa"]:

@@ -176,10 +176,11 @@ def load(target: str) -> tuple[Schema, list[Source]]:
     return schema, sources
 
 
-def render(target: Target) -> str:
+def render(target: Target, script: str = SCRIPT) -> str:
+    """The module for one schema; `script` is the generator named in its header."""
     schema, sources = load(target.schema)
     lines = [
-        header(target.what, SCRIPT, sources, NOTES) + "from __future__ import annotations",
+        header(target.what, script, sources, NOTES) + "from __future__ import annotations",
         "",
         "import enum",
         "from typing import Final",

@@ -62,6 +62,11 @@ GENERATORS = (
         "gen_program_schema.py",
         ("container/_generated/program_schema.py", "container/_generated/flat_tensor_schema.py"),
     ),
+    Generator(
+        "bundled_program_schema",
+        "gen_bundled_program_schema.py",
+        ("container/_generated/bundled_program_schema.py",),
+    ),
     Generator("etdump", "gen_etdump_tables.py", ("container/_generated/etdump_schema.py",)),
     Generator(
         "xnnpack", "gen_xnnpack_tables.py", ("delegates/xnnpack/_generated/xnnpack_schema.py",)

@@ -166,7 +166,18 @@ def test_docs_document_every_json_key() -> None:
     method_keys = set(MethodSummary.__dataclass_fields__)
     data = summarize(pte_adapter.load(example("mv2_lrn_ethosu85")))
     partition_keys = set(data["methods"][0]["partitions"][0])
-    assert documented == set(data) | method_keys | partition_keys
+    bundle = summarize(pte_adapter.load(ROOT / "examples" / "bundle_ethosu55.bpte"))["bundle"]
+    assert data["bundle"] is None and bundle is not None
+    assert documented == set(data) | method_keys | partition_keys | _keys(bundle)
+
+
+def _keys(data: object) -> set[str]:
+    """Every key of nested objects and lists."""
+    if isinstance(data, dict):
+        return set(data) | {k for v in data.values() for k in _keys(v)}
+    if isinstance(data, list):
+        return {k for v in data for k in _keys(v)}
+    return set()
 
 
 def test_summary_of_a_corrupt_side_ptd_still_works(

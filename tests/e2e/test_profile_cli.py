@@ -131,7 +131,11 @@ def test_node_data_lands_on_rendered_nodes(
 def test_missing_and_foreign_profiles(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, str(EXAMPLES / "mv2_ethosu55.pte"))
     assert code == EXIT_BAD_FILE
-    assert "mv2_ethosu55.etdp" in err and "cannot open" in err
+    assert "no ETDump beside it (looked for mv2_ethosu55.etdp, mv2_ethosu55.etdump, " in err
+    missing = tmp_path / "missing.etdp"
+    code, _, err = _run(capsys, str(EXAMPLES / "mv2_ethosu55.pte"), str(missing))
+    assert code == EXIT_BAD_FILE
+    assert "missing.etdp" in err and "cannot open" in err
     code, _, err = _run(
         capsys, str(EXAMPLES / "undelegated.pte"), str(EXAMPLES / "mv2_xnnpack_int8.etdp")
     )

@@ -17,13 +17,26 @@ def example(name: str) -> Path:
     return path
 
 
+def oracle_program_bytes(data: bytes) -> bytes:
+    """The `.pte` bytes of a file: itself, or the program a BundledProgram holds, as ExecuTorch's
+    own bundled-program deserializer (flatc + the schema) extracts it."""
+    if data[4:8] != b"BP08":
+        return data
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
+
+    return bytes(deserialize_from_flatbuffer_to_bundled_program(data).program)
+
+
 def oracle(path: Path, cache: dict[Path, object] | None = None) -> object:
-    """ExecuTorch's own deserializer: an independent reading of the same bytes."""
+    """ExecuTorch's own deserializer: an independent reading of the same bytes (of the program
+    inside, for a bundle)."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     if cache is not None and path in cache:
         return cache[path]
-    result = deserialize_pte_binary(path.read_bytes())
+    result = deserialize_pte_binary(oracle_program_bytes(path.read_bytes()))
     if cache is not None:
         cache[path] = result
     return result

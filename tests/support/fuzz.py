@@ -79,6 +79,9 @@ INTERESTING_U32 = (
     0x4000_0000,
 )
 INTERESTING_U8 = (0, 1, 2, 3, 4, 0x7F, 0x80, 0xFE, 0xFF)
+# Files a run copies: programs, bundles, data, sidecars, manifests, ETRecords (`.etrecord`, Arm's
+# `_etrecord.bin`) and ETDumps.
+COPIED = (".pte", ".bpte", ".ptd", ".tosa", ".json", ".etrecord", ".bin", ".etdp")
 
 
 # -- targets ----------------------------------------------------------------------------------
@@ -253,13 +256,16 @@ def discover_targets(examples: Path) -> list[Target]:
                 ptd_users.setdefault(ptd, pte.name)
         data = pte.read_bytes()
         name = pte.name
+        # A bundle (named .pte): the program's offsets are within the program it holds.
+        base = program.bundle.program.offset if program.bundle else 0
+        inner = (base, base + program.bundle.program.size) if program.bundle else (0, len(data))
         payloads: list[tuple[int, int]] = []
         for method in program.methods:
             for d in method.delegates:
                 if d.payload_offset is None or d.payload_size is None:
                     continue
                 kind = KIND_BY_BACKEND.get(d.id, "opaque")
-                lo, hi = d.payload_offset, d.payload_offset + d.payload_size
+                lo, hi = base + d.payload_offset, base + d.payload_offset + d.payload_size
                 payloads.append((lo, hi))
                 regions = [(lo, hi)]
                 lengths = _positions(rec, name, "lengths", lo, hi)
@@ -284,19 +290,9 @@ def discover_targets(examples: Path) -> list[Target]:
                     )
                 )
         # The program itself: fields outside the payloads (those have their own targets).
-        whole = [(0, len(data))]
-        targets.append(
-            Target(
-                "pte",
-                name,
-                name,
-                whole,
-                _outside(_positions(rec, name, "lengths", 0, len(data)), payloads),
-                _outside(_positions(rec, name, "offsets", 0, len(data)), payloads),
-                _outside(_positions(rec, name, "tags", 0, len(data)), payloads),
-                _outside(_positions(rec, name, "tables", 0, len(data)), payloads),
-            )
-        )
+        targets.append(_fields_target("pte", rec, name, [inner], payloads))
+        if program.bundle:  # the bundle's own fields: root, test cases, the program's length
+            targets.append(_fields_target("bundle", rec, name, [(0, len(data))], [inner]))
         for rel, hits in sorted(rec.hits.items()):
             if rel.endswith(".tosa") and "/" in rel:
                 size = (examples / rel).stat().st_size
@@ -330,17 +326,30 @@ def discover_targets(examples: Path) -> list[Target]:
                 _positions(rec, ptd_name, "tables", 0, size),
             )
         )
-    for etrecord in sorted(examples.glob("*.etrecord")):
+    for etrecord in sorted([*examples.glob("*.etrecord"), *examples.glob("*_etrecord.bin")]):
         # An ETRecord is a zip beside its .pte: its bytes are aimed at as a whole and at the
         # zip's central directory (the last 1 KiB: entry sizes, offsets, names), and the .pte is
         # converted. A broken ETRecord must only ever become a problem on the program.
-        pte_name = etrecord.with_suffix(".pte").name
-        if (examples / pte_name).exists():
+        stem = etrecord.name.removesuffix("_etrecord.bin").removesuffix(".etrecord")
+        found = [
+            p.name for p in (examples / f"{stem}.pte", examples / f"{stem}.bpte") if p.exists()
+        ]
+        if found:
+            pte_name = found[0]
             size = etrecord.stat().st_size
             targets.append(
                 Target(
                     "etrecord", pte_name, etrecord.name, [(0, size), (max(0, size - 1024), size)]
                 )
+            )
+    for etdump in sorted(examples.glob("*.etdp")):
+        # The ETDump beside a program is read for its measured time: a broken one is a problem on
+        # the view (`measured profile problem`), never a lost program.
+        pte = etdump.with_suffix(".pte")
+        if pte.exists():
+            size = etdump.stat().st_size
+            targets.append(
+                Target("etdump", pte.name, etdump.name, [(0, size), (0, min(size, 512))])
             )
     for tosa in sorted(examples.glob("*_artifacts/*.tosa")):
         rel = str(tosa.relative_to(examples))
@@ -361,6 +370,28 @@ def discover_targets(examples: Path) -> list[Target]:
             )
         )
     return targets
+
+
+def _fields_target(
+    kind: str,
+    rec: _Recorder,
+    name: str,
+    regions: list[tuple[int, int]],
+    skip: list[tuple[int, int]],
+) -> Target:
+    """Aim at `regions` of file `name` and at the fields the reader walked in them, except
+    those inside `skip` (parts with targets of their own)."""
+    lo, hi = min(r[0] for r in regions), max(r[1] for r in regions)
+    return Target(
+        kind,
+        name,
+        name,
+        regions,
+        *(_outside(_positions(rec, name, what, lo, hi), skip) for what in FIELDS),
+    )
+
+
+FIELDS = ("lengths", "offsets", "tags", "tables")
 
 
 # -- mutators ---------------------------------------------------------------------------------
@@ -641,7 +672,7 @@ class Workspace:
         for src in source.rglob("*"):
             if ".workers" in src.parts:
                 continue
-            if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json", ".etrecord"):
+            if src.is_file() and src.suffix in COPIED:
                 dst = root / src.relative_to(source)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dst)
@@ -743,7 +774,7 @@ def snapshot_examples() -> Path:
 
     snapshot = Path(tempfile.mkdtemp(prefix="pte-fuzz-snapshot-", dir=tmp_dir()))
     for src in EXAMPLES.rglob("*"):
-        if src.is_file() and src.suffix in (".pte", ".ptd", ".tosa", ".json", ".etrecord"):
+        if src.is_file() and src.suffix in COPIED:
             dst = snapshot / src.relative_to(EXAMPLES)
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)

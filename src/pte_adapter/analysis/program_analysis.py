@@ -13,13 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
+from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
+from pte_adapter.analysis.bundle_size import file_size_report
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
 from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
 from pte_adapter.analysis.profile.report_types import ProfileSummary
+from pte_adapter.analysis.profile.time_scale import TimeScale, from_tick_ns
 from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
-from pte_adapter.analysis.size import SizeReport, size_report
+from pte_adapter.analysis.size import SizeReport
 from pte_adapter.analysis.source import (
     MethodSource,
     PartitionSource,
@@ -48,6 +51,7 @@ class MethodAnalysis:
     summary: MethodSummary  # the numbers
     profile: MethodProfile | None = None  # measured runs, when an ETDump was given
     measured: MethodMeasurement | None = None  # their times, when the method ran
+    tests: MethodTests | None = None  # its bundled test cases, when read from a bundle
 
     @property
     def name(self) -> str:
@@ -65,6 +69,8 @@ class ProgramAnalysis:
     profile_summary: ProfileSummary | None = None
     # An ETDump that could not be used (corrupt, or recorded running another program).
     profile_error: PteFormatError | None = None
+    # The BundledProgram the program came from: its test cases per method (`tests` of each).
+    bundle: BundleAnalysis | None = None
     _size: SizeReport | None = field(default=None, repr=False)
 
     def method(self, name: str) -> MethodAnalysis | None:
@@ -73,7 +79,7 @@ class ProgramAnalysis:
     def size(self) -> SizeReport:
         """The byte breakdown of the file (made on first use)."""
         if self._size is None:
-            self._size = size_report(self.program)
+            self._size = file_size_report(self.program)
         return self._size
 
 
@@ -97,10 +103,15 @@ def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysi
 
 
 def analyse(
-    program: Program, etdump: ETDump | None = None, *, tick_ns: float = 1.0
+    program: Program,
+    etdump: ETDump | None = None,
+    *,
+    tick_ns: float = 1.0,
+    time_scale: TimeScale | None = None,
 ) -> ProgramAnalysis:
-    """Analyse every method once; with an ETDump (ticks of `tick_ns` nanoseconds), place its
-    events on the result and measure each method.
+    """Analyse every method once; with an ETDump, place its events on the result and measure each
+    method, its ticks in `time_scale` (`analysis/profile/time_scale.py`: ns, us, ms, or cycles with
+    an optional clock), else ticks of `tick_ns` nanoseconds.
 
     The program's ETRecord (`Program.etrecord`, as `load` found it) is used only when it belongs
     to the program; otherwise one problem says why. An ETDump that cannot be placed is kept as
@@ -114,6 +125,11 @@ def analyse(
         analyse_method(m, source.methods.get(m.name) if source else None) for m in program.methods
     ]
     result = ProgramAnalysis(program, methods, source, problems)
+    if program.bundle is not None:
+        result.bundle = analyse_bundle(program.bundle, program.methods)
+        problems.extend(f"bundle: {p}" for p in result.bundle.problems)
+        for m in methods:
+            m.tests = result.bundle.methods.get(m.name)
     if etdump is not None:
         try:
             result.profile = join_profile(program, etdump, {m.name: m.partitions for m in methods})
@@ -121,7 +137,8 @@ def analyse(
             result.profile_error = e
         else:
             name = program.path.name if program.path else ""
-            result.profile_summary, measured = measure_program(result.profile, name, tick_ns)
+            scale = time_scale if time_scale is not None else from_tick_ns(tick_ns)
+            result.profile_summary, measured = measure_program(result.profile, name, scale)
             for m in methods:
                 m.profile = result.profile.method(m.name)
                 m.measured = measured.get(m.name)

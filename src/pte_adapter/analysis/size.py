@@ -454,7 +454,7 @@ def size_report(program: Program) -> SizeReport:
     )
     return SizeReport(
         file=program.path.name if program.path else program.sources.pte.name,
-        file_size=program.file_size,
+        file_size=program.sources.pte.size,  # the program's bytes (a bundle: bundle_size.py)
         root=root,
         constants=constants,
         named_data=_named_entries(b, root),

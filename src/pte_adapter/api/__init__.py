@@ -5,7 +5,9 @@
     numbers = summarize(program)         # what `pte-adapter summary --json` prints
 
 Side files are found beside the program: `.ptd` external data, the Arm backend's intermediate
-`.tosa` files, the ETRecord (`<stem>.etrecord`) and the ETDump (`<stem>.etdp`, `open_profile`).
+`.tosa` files, the ETRecord and the ETDump by the names people and tools give them
+(`api/sidefiles.py`: `<stem>.etrecord`, `<stem>_etrecord.bin`, `etrecord.bin`; `<stem>.etdp`,
+`<stem>.etdump`, `etdump.bin`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
+from pte_adapter.api.sidefiles import EtDumpChoice, choose_etdump, choose_etrecord
+from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
@@ -44,7 +49,7 @@ def load(
     sidecars: bool = True,
     etrecord: str | Path | None = None,
 ) -> Program:
-    """Read a `.pte` (memory-mapped) and decode its delegate payloads.
+    """Read a `.pte` or a BundledProgram (memory-mapped) and decode its delegate payloads.
 
     Raises `PteFormatError` when the program itself cannot be read. A delegate payload that cannot
     be decoded does not raise: its problems are recorded on the delegate. The ETRecord
@@ -57,18 +62,18 @@ def load(
         data = map_file(path)
     except OSError as e:
         raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
-    program = read_program(PteFile(data, path.name), path)
+    program = read_container(data, path.name, path)
     if decode_delegates:
         decode_all(program)
         if sidecars:
             attach_tosa_sidecars(program)
     note_side_file_problems(program)
-    if etrecord is not None or sidecars:
-        read_etrecord_into(
-            program,
-            Path(etrecord) if etrecord is not None else path.with_suffix(".etrecord"),
-            explicit=etrecord is not None,
-        )
+    if etrecord is not None:
+        read_etrecord_into(program, Path(etrecord), explicit=True)
+    elif sidecars:
+        choice = choose_etrecord(program, path)
+        program.etrecord = choice.record
+        program.problems.extend(choice.problems)
     return program
 
 
@@ -83,9 +88,22 @@ def read_etrecord_into(program: Program, path: Path, *, explicit: bool = False) 
         program.problems.append(f"ETRecord not used: {e}")
 
 
+def read_container(data: memoryview | bytes, name: str, path: Path | None) -> Program:
+    """The program of a `.pte`, or of the BundledProgram that wraps one (told by its identifier,
+    whatever the file is called); no delegate decoding."""
+    bundle = read_bundle(data, name) if is_bundle(data) else None
+    with reading_program_of(bundle):
+        if bundle is None:
+            return read_program(PteFile(data, name), path)
+        program = read_program(PteFile(bundle.program_bytes, bundle.program_name), path)
+    program.bundle = bundle
+    program.file_size = bundle.size
+    return program
+
+
 def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:
     """Like `load`, for bytes already in memory (no sidecar files are searched)."""
-    program = read_program(PteFile(data, name), None)
+    program = read_container(data, name, None)
     decode_all(program)
     note_side_file_problems(program)
     return program
@@ -128,13 +146,14 @@ def decode_all(program: Program) -> None:
 
 
 def etdump_beside(pte: str | Path) -> Path:
-    """`model.etdp` for `model.pte`: where `examples/profile_examples.py` (and people) put it."""
+    """`model.etdp` for `model.pte`: where `examples/profile_examples.py` (and people) put it.
+    The other names an ETDump goes by are in `api/sidefiles.py`."""
     return Path(pte).with_suffix(ETDUMP_SUFFIX)
 
 
 def read_etdump_beside(pte: str | Path, etdump: str | Path | None = None) -> ETDump | None:
-    """The ETDump at `etdump`, else the one beside the program; None when there is none beside it.
-    Raises `PteFormatError` for an unreadable one."""
+    """The ETDump at `etdump`, else the one `<stem>.etdp` beside the program; None when there is
+    none. Raises `PteFormatError` for an unreadable one. (`open_analysis` finds every name.)"""
     path = Path(etdump) if etdump is not None else etdump_beside(pte)
     if etdump is None and not path.is_file():
         return None
@@ -147,21 +166,24 @@ def open_analysis(
     etrecord: str | Path | None = None,
     etdump: str | Path | None = None,
     profile: bool = True,
+    time_scale: TimeScale | None = None,
 ) -> ProgramAnalysis:
     """Load and analyse a program with its side files: the ETRecord and, when `profile`, the
-    ETDump (`etdump`, else `<stem>.etdp` beside it). A corrupt ETDump is kept as the analysis's
-    `profile_error`, like one recorded running another program."""
+    ETDump (`etdump`, else the one beside it by any of its names: `api/sidefiles.py`), its ticks
+    in `time_scale`, else the scale its file name gives, else nanoseconds. An ETDump that cannot
+    be used (corrupt, recorded running another program, or one of two that fit) is kept as the
+    analysis's `profile_error`; what was noticed on the way is in its `problems`."""
     program = load(path, etrecord=etrecord)
-    dump: ETDump | None = None
-    error: PteFormatError | None = None
+    choice = EtDumpChoice()
     if profile:
-        try:
-            dump = read_etdump_beside(path, etdump)
-        except PteFormatError as e:
-            error = e
-    result = analyse(program, dump)
-    if error is not None:
-        result.profile_error = error
+        choice = choose_etdump(program, Path(path), Path(etdump) if etdump is not None else None)
+    scale = time_scale or choice.time_scale or NANOSECONDS
+    result = analyse(program, choice.dump, time_scale=scale)
+    result.problems.extend(choice.problems)
+    if result.profile_summary is not None:
+        result.profile_summary["problems"].extend(choice.problems)
+    if choice.error is not None:
+        result.profile_error = choice.error
     return result
 
 

@@ -23,8 +23,8 @@ EXIT_BAD_FILE = 3
 EXIT_INTERNAL = 4
 
 ETRECORD_HELP = (
-    "the program's ETRecord (default: <stem>.etrecord beside the .pte); "
-    "its layers are shown only if it belongs to the program"
+    "the program's ETRecord (default: the one beside it: <stem>.etrecord, <stem>_etrecord.bin "
+    "or etrecord.bin); its layers are shown only if it belongs to the program"
 )
 
 
@@ -35,6 +35,7 @@ class UsageError(Exception):
 def _cmd_export(args: argparse.Namespace) -> int:
     from pte_adapter.api import analyse, load, open_analysis
     from pte_adapter.backends import for_file
+    from pte_adapter.cli.profile import time_scale_of
     from pte_adapter.render.model_explorer import build_graph, graphs_to_json
     from pte_adapter.render.payload_file import payload_file_graphs
     from pte_adapter.render.plan.program import program_plan
@@ -55,7 +56,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
             compare_with_vela(program, args.timeout)
             result = analyse(program)
         else:
-            result = open_analysis(args.model)
+            try:
+                scale = time_scale_of(args)
+            except ValueError as e:
+                raise UsageError(str(e)) from e
+            result = open_analysis(args.model, time_scale=scale)
         plan = program_plan(result)
         graphs = [build_graph(g) for g in plan.graphs]
     data = graphs_to_json(graphs, Path(args.model).name)
@@ -160,6 +165,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _export_parser(sub: Any) -> None:
+    from pte_adapter.cli.profile import add_time_scale_args
+
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="output .json path")
@@ -175,6 +182,7 @@ def _export_parser(sub: Any) -> None:
         metavar="JSON",
         help="also write a node-data file colouring NPU operations by estimated cycles",
     )
+    add_time_scale_args(p)  # for the ETDump beside the model, whose times go on the graph
     p.set_defaults(func=_cmd_export)
 
 

@@ -1,16 +1,59 @@
 """`pte-adapter profile model.pte [model.etdp]`: measured time per partition and per run.
 
 Registered by cli/__init__.py; kept apart so that the command's options and output live in one
-place."""
+place. The time-scale options are shared with `export` (`add_time_scale_args`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pte_adapter.analysis.profile.time_scale import TimeScale
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+TIME_SCALES = ("ns", "us", "ms", "cycles")
+
+
+def add_time_scale_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--time-scale",
+        choices=TIME_SCALES,
+        help="what one ETDump tick is (default: what the ETDump's name says, e.g. "
+        "model.cycles.etdp or etdump.150MHz.bin, else ns as the host runtime counts)",
+    )
+    p.add_argument(
+        "--clock-mhz",
+        type=float,
+        help="the CPU clock of an ETDump in cycles: times are then also shown as time "
+        "(implies --time-scale cycles)",
+    )
+    p.add_argument(
+        "--tick-ns",
+        type=float,
+        help="nanoseconds per ETDump tick (older form of --time-scale ns)",
+    )
+
+
+def time_scale_of(args: argparse.Namespace) -> TimeScale | None:
+    """The time scale the command line gives; None when it gives none. Raises ValueError with
+    the message for the user when the options contradict each other."""
+    from pte_adapter.analysis.profile.time_scale import TimeScale, from_tick_ns
+
+    if args.tick_ns is not None:
+        if not args.tick_ns > 0:
+            raise ValueError("--tick-ns must be a positive number")
+        if args.time_scale is not None or args.clock_mhz is not None:
+            raise ValueError(
+                "--tick-ns is the tick length in ns: give it or --time-scale, not both"
+            )
+        return from_tick_ns(args.tick_ns)
+    unit = args.time_scale or ("cycles" if args.clock_mhz is not None else None)
+    if unit is None:
+        return None
+    return TimeScale(unit, clock_mhz=args.clock_mhz)
 
 
 def add_parser(sub: Any) -> None:
@@ -19,7 +62,12 @@ def add_parser(sub: Any) -> None:
         help="measured time from an ETDump: per partition, top CPU operators, latency per run",
     )
     p.add_argument("model")
-    p.add_argument("etdump", nargs="?", help="the .etdp (default: the model's name with .etdp)")
+    p.add_argument(
+        "etdump",
+        nargs="?",
+        help="the ETDump (default: the one beside the model: <stem>.etdp, <stem>.etdump or "
+        "etdump.bin)",
+    )
     p.add_argument("--json", action="store_true", help="stable JSON instead of text")
     p.add_argument(
         "--plot",
@@ -33,29 +81,26 @@ def add_parser(sub: Any) -> None:
         help="write Model Explorer node data (the colour "
         "overlay; load it with 'Add per-node data' or --node_data_paths)",
     )
-    p.add_argument(
-        "--tick-ns",
-        type=float,
-        default=1.0,
-        help="nanoseconds per ETDump tick (default 1: the host runtime counts ns)",
-    )
+    add_time_scale_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pte_adapter.api import analyse, etdump_beside, load, read_etdump_beside
+    from pte_adapter.api import open_analysis
+    from pte_adapter.api.sidefiles import no_etdump
     from pte_adapter.render.profile_report import json_profile, text_profile
 
-    if not args.tick_ns > 0:
-        print("pte-adapter: --tick-ns must be a positive number")
+    try:
+        scale = time_scale_of(args)
+    except ValueError as e:
+        print(f"pte-adapter: {e}")
         return EXIT_USAGE
-    program = load(args.model)
-    dump = read_etdump_beside(args.model, args.etdump or etdump_beside(args.model))
-    result = analyse(program, dump, tick_ns=args.tick_ns)
+    result = open_analysis(args.model, etdump=args.etdump, time_scale=scale)
     if result.profile_error is not None:
         raise result.profile_error
     summary = result.profile_summary
-    assert summary is not None  # an ETDump was given and placed
+    if summary is None:
+        raise no_etdump(Path(args.model))
     print(json_profile(summary) if args.json else text_profile(summary))
     if args.node_data:
         from pte_adapter.render.node_data import node_data_json

@@ -1,7 +1,8 @@
 """Read an ETDump (`.etdp`): the events an ExecuTorch runtime recorded while it ran a program.
 
 Format (ExecuTorch `devtools/etdump/etdump_schema_flatcc.fbs`, written by flatcc): a size-prefixed
-FlatBuffer — bytes 0-3 hold the length of the buffer that follows, whose identifier is `ED00`.
+FlatBuffer — bytes 0-3 hold the length of the buffer that follows, whose identifier is `ED00`
+(ExecuTorch's Python serializer writes the same FlatBuffer without the prefix: read too).
 The root holds one `RunData` per event block the runtime opened: loading a method gives a block
 named "Default" (`Program::load_method`, `Method::init`), each `Method::execute` a block named
 "Execute". A block's events are profile events (name, chain and instruction, or the delegate's own
@@ -157,6 +158,11 @@ def read_etdump(data: bytes | bytearray | memoryview, name: str = "<etdump>") ->
         raise PteFormatError(f"ETDump of {size} bytes is larger than {MAX_FILE_BYTES}", part=name)
     if size < SIZE_PREFIX + 8:
         raise PteFormatError(f"too small for an ETDump ({size} bytes)", part=name, offset=0)
+    if bytes(data[4:8]) == FILE_IDENTIFIER:
+        # No size prefix: as ExecuTorch's Python serializer (`serialize_to_etdump_flatcc`)
+        # writes one; the runtime's writer always prefixes it. (A prefixed file would need a
+        # root offset of 808 MB to show the identifier here.)
+        return _read_root(FlatBuffer(data, name), name, size)
     length = int.from_bytes(data[:SIZE_PREFIX], "little")
     if length > size - SIZE_PREFIX or length < 8:
         raise PteFormatError(
@@ -172,6 +178,10 @@ def read_etdump(data: bytes | bytearray | memoryview, name: str = "<etdump>") ->
             part=name,
             offset=SIZE_PREFIX + 4,
         )
+    return _read_root(fb, name, size)
+
+
+def _read_root(fb: FlatBuffer, name: str, size: int) -> ETDump:
     root = fb.root(FILE_IDENTIFIER)
     version = root.int(_ROOT["version"].slot, _ROOT["version"].fmt)
     runs = [

@@ -15,9 +15,11 @@ class PteAdapter(Adapter):  # type: ignore[misc]
     metadata = AdapterMetadata(
         id="pte_adapter",
         name="ExecuTorch .pte adapter",
-        description="ExecuTorch programs: methods, instructions, tensors and decoded delegate "
-        "payloads (Ethos-U, TOSA, XNNPACK), with NPU/CPU partitions made visible.",
-        fileExts=["pte", "tosa"],
+        description="ExecuTorch programs and bundled programs: methods, instructions, tensors, "
+        "decoded delegate payloads (Ethos-U, TOSA, XNNPACK) and bundled test cases, with NPU/CPU "
+        "partitions made visible.",
+        # "bpte": a BundledProgram (Arm's --bundleio); a bundle named .pte is told by its bytes.
+        fileExts=["pte", "bpte", "tosa"],
         # No source_repo: the project has no public repository yet, and a made-up URL would
         # send users to the wrong place.
     )

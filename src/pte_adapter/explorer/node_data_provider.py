@@ -1,8 +1,9 @@
 """Model Explorer node data provider: colour a method graph by measured time.
 
 Registered with the adapter (main.py imports this module): in Model Explorer, "Add per-node data"
-lists "Measured time (ETDump)" for `.pte` graphs. It reads the ETDump beside the `.pte`
-(`model.etdp`) unless another path is given, and colours every instruction node and every
+lists "Measured time (ETDump)" for `.pte` and `.bpte` graphs. It reads the ETDump beside the
+program (by any of its names, `api/sidefiles.py`) unless another path is given, in the time scale
+chosen (default: as the ETDump's name says, else ns), and colours every instruction node and every
 partition's group node by its median time over the runs (render/node_data.py).
 
 A missing, corrupt or foreign ETDump comes back as the provider's error message: the graph stays as
@@ -11,9 +12,10 @@ it is.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from model_explorer.config_editor import TextInputConfigEditor
+from model_explorer.config_editor import DropDownConfigEditor, OptionItem, TextInputConfigEditor
 from model_explorer.node_data_builder import GradientItem, GraphNodeData, NodeDataResult
 from model_explorer.node_data_provider import (
     GetConfigEditorsResult,
@@ -25,26 +27,52 @@ from model_explorer.node_data_provider import (
 
 from pte_adapter.errors import PteFormatError
 
+if TYPE_CHECKING:
+    from pte_adapter.analysis.profile.time_scale import TimeScale
+
 PROVIDER_ID = "pte_adapter_profile"
 ETDUMP_FIELD = "etdump"
+SCALE_FIELD = "time_scale"
+CLOCK_FIELD = "clock_mhz"
+FROM_NAME = "from the file name"
+TIME_SCALES = ("ns", "us", "ms", "cycles")
 
 
-def graph_node_data(model_path: str, graph_id: str, etdump: str | None) -> GraphNodeData:
+def time_scale_setting(unit: str, clock: str) -> TimeScale | None:
+    """The provider's time-scale fields; None: as the ETDump's name says (else ns). Raises
+    PteFormatError for a clock that is not a positive number."""
+    from pte_adapter.analysis.profile.time_scale import TimeScale, TimeScaleError
+
+    unit, clock = unit.strip(), clock.strip()
+    if unit in ("", FROM_NAME) and not clock:
+        return None
+    try:
+        mhz = float(clock) if clock else None
+        return TimeScale(unit if unit not in ("", FROM_NAME) else "cycles", clock_mhz=mhz)
+    except (TimeScaleError, ValueError) as e:
+        raise PteFormatError(f"time scale: {e}") from e
+
+
+def graph_node_data(
+    model_path: str, graph_id: str, etdump: str | None, scale: TimeScale | None = None
+) -> GraphNodeData:
     """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
-    from pte_adapter.api import analyse, etdump_beside, load, read_etdump_beside
+    from pte_adapter.api import open_analysis
+    from pte_adapter.api.sidefiles import no_etdump
     from pte_adapter.render.node_data import model_node_data
     from pte_adapter.render.plan.program import program_plan
 
-    dump = read_etdump_beside(model_path, etdump or etdump_beside(model_path))
-    result = analyse(load(model_path), dump)
+    result = open_analysis(model_path, etdump=etdump or None, time_scale=scale)
     if result.profile_error is not None:
         raise result.profile_error
+    if result.profile is None:
+        raise no_etdump(Path(model_path))
     method = result.method(graph_id)
     if method is None or method.measured is None:
         ran = ", ".join(m.name for m in result.methods if m.measured is not None) or "none"
         raise PteFormatError(
             f"the ETDump has no times for graph '{graph_id}' (methods it ran: {ran})",
-            part=dump.name if dump is not None else "",
+            part=result.profile.etdump.name,
         )
     data = model_node_data(result, program_plan(result))[graph_id]
     return GraphNodeData(
@@ -61,9 +89,9 @@ class PteProfileNodeData(NodeDataProvider):  # type: ignore[misc]
         id=PROVIDER_ID,
         name="Measured time (ETDump)",
         description="Median time per instruction and per partition over the runs recorded in "
-        "an ExecuTorch ETDump (.etdp; default: beside the .pte).",
+        "an ExecuTorch ETDump (default: the one beside the program).",
         icon="timer",
-        filter=NodeDataProviderFilter(modelFileExts=["pte"]),
+        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte"]),
     )
 
     def __init__(self) -> None:
@@ -75,9 +103,24 @@ class PteProfileNodeData(NodeDataProvider):  # type: ignore[misc]
                 TextInputConfigEditor(
                     id=ETDUMP_FIELD,
                     label="ETDump path",
-                    description="Leave empty for the .etdp beside the .pte",
+                    description="Leave empty for the one beside the program "
+                    "(<stem>.etdp, <stem>.etdump or etdump.bin)",
                     defaultValue="",
-                )
+                ),
+                DropDownConfigEditor(
+                    id=SCALE_FIELD,
+                    label="Time scale",
+                    description="What one ETDump tick is: as its file name says "
+                    "(model.cycles.etdp, etdump.150MHz.bin), else ns",
+                    defaultValue=FROM_NAME,
+                    options=[OptionItem(value=v, label=v) for v in (FROM_NAME, *TIME_SCALES)],
+                ),
+                TextInputConfigEditor(
+                    id=CLOCK_FIELD,
+                    label="Clock (MHz)",
+                    description="For cycles: the CPU clock, to show cycles as time too",
+                    defaultValue="",
+                ),
             ]
         )
 
@@ -91,6 +134,10 @@ class PteProfileNodeData(NodeDataProvider):  # type: ignore[misc]
     ) -> NodeDataProviderResult:
         etdump = str(config_values.get(ETDUMP_FIELD) or "").strip()
         try:
-            return NodeDataProviderResult(result=graph_node_data(model_path, graph_id, etdump))
+            scale = time_scale_setting(
+                str(config_values.get(SCALE_FIELD) or ""), str(config_values.get(CLOCK_FIELD) or "")
+            )
+            data = graph_node_data(model_path, graph_id, etdump, scale)
+            return NodeDataProviderResult(result=data)
         except PteFormatError as e:
             return NodeDataProviderResult(error=str(e))

@@ -21,6 +21,7 @@ from pte_adapter.container.pte import Span
 from pte_adapter.program.delegate_graph import DecodedDelegate
 
 if TYPE_CHECKING:
+    from pte_adapter.container.bundle import BundleFile
     from pte_adapter.container.etrecord import EtRecord
     from pte_adapter.container.sources import DataSources
 
@@ -305,7 +306,7 @@ class NamedData:
 @dataclass
 class Program:
     path: Path | None
-    file_size: int
+    file_size: int  # of the file read: the `.pte`, or the bundle that holds it
     version: int
     methods: list[Method]
     named_data: list[NamedData]
@@ -318,6 +319,9 @@ class Program:
     # decided by the analysis (`analysis.source.match_source`).
     etrecord: EtRecord | None = None
     problems: list[str] = field(default_factory=list)
+    # The BundledProgram the program was read from (`.bpte`): its test cases; `file_size` is then
+    # the bundle's, and every offset of the program is within the program's bytes.
+    bundle: BundleFile | None = None
 
     def delegate_payload(self, delegate: Delegate) -> memoryview | None:
         """The delegate's payload bytes (a zero-copy view); None when the file is not at hand.

@@ -6,7 +6,7 @@ graph id, each value a `GraphNodeData` — `results` maps a node id to `{"value"
 "Add per-node data" button loads such a file, and `model-explorer model.pte --extensions=pte_adapter
 --node_data_paths=model.nodedata.json` opens the model with it applied.
 
-Values are median milliseconds over the runs, on the node ids the plan drew (`render/plan/`):
+Values are medians over the runs (milliseconds, or cycles for an ETDump in cycles), on the node ids the plan drew (`render/plan/`):
 every profiled instruction, and the decoded delegate operations, wherever they were drawn (inside
 the partition's group, or in a graph of their own in a folded method), where the delegate's events
 could be placed on them (XNNPACK). Model Explorer sums a group's children, so a
@@ -24,7 +24,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysi
 from pte_adapter.render.plan.graph import MethodPlacement, ProgramPlan
 from pte_adapter.render.plan.measured import inner_op_times
 
-NAME: Final = "measured time (median ms)"
+NAME: Final = "measured time (median {unit})"
 # Pale yellow (cheap) to deep red (expensive): readable under the black labels of Model Explorer.
 GRADIENT: Final = [
     {"stop": 0, "bgColor": "#fff7bc"},
@@ -33,9 +33,11 @@ GRADIENT: Final = [
 ]
 
 
-def method_node_data(ma: MethodAnalysis, placement: MethodPlacement) -> dict[str, dict[str, Any]]:
+def method_node_data(
+    ma: MethodAnalysis, placement: MethodPlacement, unit: str = "ms"
+) -> dict[str, dict[str, Any]]:
     """The overlay of one method, per graph id: its method graph, and any graph of its own that
-    holds timed delegate operations."""
+    holds timed delegate operations (values in the profile's `unit`)."""
     inner = inner_op_times(ma, placement)
     ids, gid = ma.instruction_ids, placement.graph_id
     timed = [nid for (g, nid), (st, _) in inner.items() if st is not None and g == gid]
@@ -52,16 +54,18 @@ def method_node_data(ma: MethodAnalysis, placement: MethodPlacement) -> dict[str
     for (g, nid), (st, _) in inner.items():
         if st is not None:
             per_graph.setdefault(g, {})[nid] = {"value": round(st.median, 6)}
-    return {g: {"name": NAME, "results": r, "gradient": GRADIENT} for g, r in per_graph.items()}
+    name = NAME.format(unit=unit)
+    return {g: {"name": name, "results": r, "gradient": GRADIENT} for g, r in per_graph.items()}
 
 
 def model_node_data(result: ProgramAnalysis, plan: ProgramPlan) -> dict[str, Any]:
     """Node data for every graph with measured times, keyed by graph id (a method's graph id is
     its name)."""
     out: dict[str, Any] = {}
+    unit = result.profile_summary["unit"] if result.profile_summary else "ms"
     for ma in result.methods:
         if ma.measured is not None:
-            out.update(method_node_data(ma, plan.methods[ma.name]))
+            out.update(method_node_data(ma, plan.methods[ma.name], unit))
     return out
 
 

@@ -25,21 +25,21 @@ def plot_latency(summary: ProfileSummary, out: Path) -> Path:
         raise PlotUnavailableError(
             'drawing the plot needs matplotlib: pip install "pte-adapter[plot]"'
         ) from e
-    methods = [m for m in summary["methods"] if m["latency_ms"]]
+    methods = [m for m in summary["methods"] if m["latency_runs"]]
     if not methods:
         raise PteFormatError("the profile holds no method runs to plot", part=summary["etdump"])
     fig, (runs_ax, hist_ax) = plt.subplots(1, 2, figsize=(10, 3.6), width_ratios=(2, 1))
     for m in methods:
-        lat = m["latency_ms"]
+        lat = m["latency_runs"]
         runs_ax.plot(range(1, len(lat) + 1), lat, marker="o", ms=3, label=m["name"])
         hist_ax.hist(lat, bins=min(20, max(5, len(lat) // 2)), alpha=0.6, label=m["name"])
         median = m["latency"]["median"]
         if median is not None:
             runs_ax.axhline(median, ls="--", lw=0.8, color="grey")
     runs_ax.set_xlabel("run")
-    runs_ax.set_ylabel("latency (ms)")
+    runs_ax.set_ylabel(f"latency ({summary['unit']})")
     runs_ax.set_title(f"{summary['file']}: latency per run")
-    hist_ax.set_xlabel("latency (ms)")
+    hist_ax.set_xlabel(f"latency ({summary['unit']})")
     hist_ax.set_ylabel("runs")
     hist_ax.set_title("distribution")
     if len(methods) > 1:

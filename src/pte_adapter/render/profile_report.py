@@ -8,6 +8,7 @@ import math
 from typing import Final
 
 from pte_adapter.analysis.profile.report_types import MethodTimes, ProfileSummary
+from pte_adapter.render.time_text import TimeFormat, scale_text, time_format
 
 SPARKS: Final = "▁▂▃▄▅▆▇█"
 HIST_BINS: Final = 8
@@ -50,36 +51,48 @@ def histogram(values: list[float], bins: int = HIST_BINS) -> list[int]:
     return counts
 
 
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
-
-
 def _pct(v: float) -> str:
     return f"{v:.1%}"
 
 
-def _latency_lines(m: MethodTimes) -> list[str]:
+def _header(summary: ProfileSummary) -> str:
+    note = ""
+    if summary["unit"] != "ms" and summary["ms_per_unit"] is not None:
+        note = "; latency also in ms at that clock"
+    return (
+        f"{summary['file']} + {summary['etdump']}: times in {summary['unit']} "
+        f"(ETDump version {summary['etdump_version']}, {scale_text(summary)}{note})"
+    )
+
+
+def _latency_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
     lat = m["latency"]
     lines = [
-        f"  latency            median {_ms(lat['median'])}  p10 {_ms(lat['p10'])}  "
-        f"p90 {_ms(lat['p90'])}  min {_ms(lat['min'])}  max {_ms(lat['max'])}"
+        f"  latency            median {t.bare(lat['median'])}  p10 {t.bare(lat['p10'])}  "
+        f"p90 {t.bare(lat['p90'])}  min {t.bare(lat['min'])}  max {t.bare(lat['max'])}"
     ]
-    runs = m["latency_ms"]
+    if t.unit != "ms" and m["latency_ms"]:
+        ms = TimeFormat("ms", 1.0)
+        lines.append(
+            f"  latency (ms)       median {ms.bare(t.ms(lat['median']))}  "
+            f"min {ms.bare(min(m['latency_ms']))}  max {ms.bare(max(m['latency_ms']))}"
+        )
+    runs = m["latency_runs"]
     if runs:
         lines.append(
-            f"  per run            {sparkline(runs)}  ({_ms(min(runs))} .. {_ms(max(runs))})"
+            f"  per run            {sparkline(runs)}  ({t.bare(min(runs))} .. {t.bare(max(runs))})"
         )
         counts = histogram(runs)
         lines.append(
             f"  distribution       {sparkline([float(c) for c in counts])}  "
-            f"({len(counts)} bins of {_ms((max(runs) - min(runs)) / len(counts))}; "
+            f"({len(counts)} bins of {t.bare((max(runs) - min(runs)) / len(counts))}; "
             f"counts {' '.join(str(c) for c in counts)})"
         )
     split = m["split"]
     lines.append(
         "  split              "
         + ", ".join(
-            f"{label} {_pct(split[k]['share'])} ({_ms(split[k]['median'])})"
+            f"{label} {_pct(split[k]['share'])} ({t.bare(split[k]['median'])})"
             for k, label in SPLIT_LABELS.items()
             if k in split
         )
@@ -87,57 +100,48 @@ def _latency_lines(m: MethodTimes) -> list[str]:
     return lines
 
 
-def _partition_lines(m: MethodTimes) -> list[str]:
+def _partition_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
     lines = [
         "  partitions:",
         f"    {'#':>3}  {'name':<38} {'instr':<9} {'median':>9} {'p10':>9} {'p90':>9} {'share':>7}",
     ]
     for p in m["partitions"]:
-        first, last = ([*p["instructions"], None, None])[:2]
+        first, last = (p["instructions"] + [None, None])[:2]
         span = f"#{first}" if first == last else f"#{first}-{last}"
         detail = ""
         if p.get("delegate_operators"):
             detail = (
                 f"  {p['delegate_operators']} delegate ops logged: compute "
-                f"{_ms(p['inside_compute']['median'])}, convert/transpose/copy "
-                f"{_ms(p['inside_glue']['median'])}, outside them "
-                f"{_ms(p['outside_logged_ops']['median'])}"
+                f"{t.bare(p['inside_compute']['median'])}, convert/transpose/copy "
+                f"{t.bare(p['inside_glue']['median'])}, outside them "
+                f"{t.bare(p['outside_logged_ops']['median'])}"
             )
         lines.append(
-            f"    {p['index']:>3}  {p['name']:<38} {span:<9} {_ms(p['median']):>9} "
-            f"{_ms(p['p10']):>9} {_ms(p['p90']):>9} {_pct(p['share']):>7}{detail}"
+            f"    {p['index']:>3}  {p['name']:<38} {span:<9} {t.bare(p['median']):>9} "
+            f"{t.bare(p['p10']):>9} {t.bare(p['p90']):>9} {_pct(p['share']):>7}{detail}"
         )
-    return lines
-
-
-def _top_lines(m: MethodTimes) -> list[str]:
-    lines = []
     if m["top_cpu_ops"]:
         lines.append("  top CPU operators:")
         for op in m["top_cpu_ops"]:
             lines.append(
-                f"    #{op['instruction']:<5} {op['op']:<52} median {_ms(op['median']):>8}  "
+                f"    #{op['instruction']:<5} {op['op']:<52} median {t.bare(op['median']):>8}  "
                 f"{_pct(op['share']):>6}  ({op['partition']})"
             )
     for p in m["partitions"]:
         if p.get("top_delegate_ops"):
             lines.append(f"  top delegate operators ({p['name']}):")
             for dop in p["top_delegate_ops"][:5]:
-                lines.append(f"    {dop['name']:<58} median {_ms(dop['median']):>8}")
+                lines.append(f"    {dop['name']:<58} median {t.bare(dop['median']):>8}")
     return lines
 
 
-def text_profile(summary: ProfileSummary) -> str:
-    lines = [
-        f"{summary['file']} + {summary['etdump']}: times in ms "
-        f"(ETDump version {summary['etdump_version']}, 1 tick = {summary['tick_ns']:g} ns)"
-    ]
-    for m in summary["methods"]:
-        lines += ["", f"method {m['name']}: {m['runs']} runs"]
-        lines += _latency_lines(m) + _partition_lines(m) + _top_lines(m)
+def _tail_lines(summary: ProfileSummary, t: TimeFormat) -> list[str]:
+    lines: list[str] = []
     if summary["load"]:
         lines.append("")
-        lines.append("load: " + ", ".join(f"{e['name']} {_ms(e['ms'])}" for e in summary["load"]))
+        lines.append(
+            "load: " + ", ".join(f"{e['name']} {t.bare(e['time'])}" for e in summary["load"])
+        )
     if summary["unplaced"]:
         lines.append("")
         lines.append(f"unplaced events: {len(summary['unplaced'])}")
@@ -146,7 +150,20 @@ def text_profile(summary: ProfileSummary) -> str:
                 f"  run {u['run']}: {u['name']} (chain {u['chain']}, "
                 f"instruction {u['instruction_id']}): {u['reason']}"
             )
-    lines += [f"problem: {problem}" for problem in summary["problems"]]
+    for problem in summary["problems"]:
+        lines.append(f"problem: {problem}")
+    return lines
+
+
+def text_profile(summary: ProfileSummary) -> str:
+    t = time_format(summary)
+    lines = [_header(summary)]
+    for m in summary["methods"]:
+        lines.append("")
+        lines.append(f"method {m['name']}: {m['runs']} runs")
+        lines += _latency_lines(m, t)
+        lines += _partition_lines(m, t)
+    lines += _tail_lines(summary, t)
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.backends import CPU
+from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 
 
@@ -125,11 +126,14 @@ def text_report(result: ProgramAnalysis) -> str:
         f"{program.path.name if program.path else 'program'}: {human_bytes(program.file_size)}, "
         f"{len(result.methods)} method(s)"
     ]
+    if result.bundle:
+        lines.append(f"bundle: {bundle_text(result.bundle)}")
     if result.source:
         lines.append(f"source layers from {result.source.etrecord}")
     for m in result.methods:
         lines.append("")
         lines += _method_lines(m.summary)
+        lines += bundle_method_lines(m)
     lines += [f"problem: {problem}" for problem in result.problems]
     return "\n".join(lines)
 

@@ -11,6 +11,7 @@ from typing import Any
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+from pte_adapter.render.bundle_facts import bundle_json
 
 
 def estimate_json(est: MethodEstimate) -> dict[str, Any]:
@@ -86,6 +87,7 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         "file": program.path.name if program.path else None,
         "file_size": program.file_size,
         "etrecord": result.source.etrecord if result.source else None,
+        "bundle": bundle_json(result.bundle),
         "methods": [method_json(m.summary) for m in result.methods],
         "problems": list(result.problems),
     }

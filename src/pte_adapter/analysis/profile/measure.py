@@ -1,4 +1,5 @@
-"""What an ETDump measured of each method, in milliseconds, worked out once for every view.
+"""What an ETDump measured of each method, in the time scale's unit (milliseconds, or cycles),
+worked out once for every view.
 
 The profile summary (`summary.py`: latency, the split, partitions, top operators), each
 instruction's times, the times a delegate logged for its own operations placed on its decoded
@@ -14,19 +15,19 @@ from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
 from pte_adapter.analysis.profile.report_types import MethodTimes, ProfileSummary
 from pte_adapter.analysis.profile.stats import Stats
 from pte_adapter.analysis.profile.summary import (
-    NS_PER_MS,
     InstructionTime,
     delegate_inner_times,
     instruction_times,
     method_summary,
     profile_summary,
 )
+from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.program.delegate_graph import DelegateGraph
 
 
 @dataclass
 class InnerTimes:
-    """A delegate's own logged operations placed on its decoded graph (ms per run)."""
+    """A delegate's own logged operations placed on its decoded graph (per run, in the unit)."""
 
     graph: DelegateGraph  # the view whose nodes carry the times
     times: dict[str, list[float]]  # node id -> its operator's time in each run
@@ -39,7 +40,7 @@ class MethodMeasurement:
     summary: MethodTimes  # `pte-adapter profile`'s numbers for the method (summary.py)
     instruction_times: dict[int, InstructionTime]
     inner: dict[int, InnerTimes]  # partition index -> its delegate's operations, when placed
-    outside_ops: dict[int, float]  # DelegateCall instruction -> median ms outside logged ops
+    outside_ops: dict[int, float]  # DelegateCall instruction -> median time outside logged ops
 
 
 def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
@@ -52,22 +53,22 @@ def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
     return Stats.of(values).median
 
 
-def measure_method(mp: MethodProfile, tick_ns: float = 1.0) -> MethodMeasurement:
-    scale = tick_ns / NS_PER_MS
+def measure_method(mp: MethodProfile, time_scale: TimeScale = NANOSECONDS) -> MethodMeasurement:
+    scale = time_scale.per_tick_shown
     placements = {}
     inner: dict[int, InnerTimes] = {}
     outside: dict[int, float] = {}
     for part in mp.partitions.delegate_partitions:
-        placed = delegate_inner_times(mp, part, tick_ns)
+        placed = delegate_inner_times(mp, part, time_scale)
         if placed is not None and part.instructions:
             placements[part.index] = placed
             graph, times_, fused = placed
             stats = {k: Stats.of(v) for k, v in times_.items()}
             inner[part.index] = InnerTimes(graph, times_, fused, stats)
             outside[part.instructions[0]] = _outside_ops(mp, part.instructions[0], scale)
-    times = instruction_times(mp, tick_ns)
+    times = instruction_times(mp, time_scale)
     return MethodMeasurement(
-        summary=method_summary(mp, tick_ns, times, placements),
+        summary=method_summary(mp, time_scale, times, placements),
         instruction_times=times,
         inner=inner,
         outside_ops=outside,
@@ -75,9 +76,11 @@ def measure_method(mp: MethodProfile, tick_ns: float = 1.0) -> MethodMeasurement
 
 
 def measure_program(
-    profile: ProgramProfile, pte_name: str, tick_ns: float = 1.0
+    profile: ProgramProfile, pte_name: str, time_scale: TimeScale = NANOSECONDS
 ) -> tuple[ProfileSummary, dict[str, MethodMeasurement]]:
     """The profile summary of the whole program, and each method's measurement."""
-    per_method = {mp.method.name: measure_method(mp, tick_ns) for mp in profile.methods if mp.runs}
+    per_method = {
+        mp.method.name: measure_method(mp, time_scale) for mp in profile.methods if mp.runs
+    }
     summaries = [m.summary for m in per_method.values()]
-    return profile_summary(profile, pte_name, tick_ns, summaries), per_method
+    return profile_summary(profile, pte_name, time_scale, summaries), per_method

@@ -1,5 +1,8 @@
 """The shapes of `pte-adapter profile`'s numbers (its JSON, docs/profiling.md), as TypedDicts: what
-`summary.py` builds and the profile text, plot and Model Explorer attributes read. Times in ms."""
+`summary.py` builds and the profile text, plot and Model Explorer attributes read. Every time is in
+the summary's `unit`: "ms", or "cycles" for an ETDump in cycles (then `ms_per_unit` turns one into
+time, when the clock is known; `latency_ms` and a load event's `ms` are always milliseconds, empty
+or None when no clock was given)."""
 
 from __future__ import annotations
 
@@ -64,7 +67,8 @@ class TopCpuOp(SharedStats):
 class MethodTimes(TypedDict):
     name: str
     runs: int
-    latency_ms: list[float]
+    latency_ms: list[float]  # per run, in ms ([] for cycles without a clock)
+    latency_runs: list[float]  # per run, in the unit
     latency: StatsJSON
     split: dict[str, SharedStats]  # delegates, cpu_compute, glue, control, runtime
     partitions: list[PartitionTimes]
@@ -73,7 +77,8 @@ class MethodTimes(TypedDict):
 
 class LoadEvent(TypedDict):
     name: str
-    ms: float
+    ms: float | None  # None for cycles without a clock
+    time: float  # in the unit
 
 
 class UnplacedEvent(TypedDict):
@@ -88,7 +93,11 @@ class ProfileSummary(TypedDict):
     file: str
     etdump: str
     etdump_version: int
-    tick_ns: float
+    tick_ns: float | None  # ns per tick; None for cycles without a clock
+    time_scale: str  # what a tick counts: ns | us | ms | cycles
+    clock_mhz: float | None  # the clock given with cycles
+    unit: str  # the unit of every time below: ms | cycles
+    ms_per_unit: float | None  # 1 for ms; 1 / (clock kHz) for cycles with a clock; else None
     methods: list[MethodTimes]
     load: list[LoadEvent]
     unplaced: list[UnplacedEvent]

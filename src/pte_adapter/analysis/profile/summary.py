@@ -1,9 +1,9 @@
 """The measured-time numbers as plain data: what `pte-adapter profile` prints, its JSON, and what the
 Model Explorer overlay shows.
 
-Times are in milliseconds. ETDump times are ticks; the host runtime (ExecuTorch's Python runtime,
-`et_pal_current_ticks`) counts nanoseconds, which is the default `tick_ns=1.0`. A board's runtime
-may count CPU cycles: pass the tick length (ns per tick) for it.
+Times are in the unit of the time scale (`time_scale.py`): milliseconds, or cycles for an ETDump
+in cycles. ETDump times are ticks; the host runtime (ExecuTorch's Python runtime,
+`et_pal_current_ticks`) counts nanoseconds, the default; a board's runtime counts CPU cycles.
 
 A share is the median over runs of `the part's time in the run / Method::execute of the run`. On a
 busy machine a few runs are preempted for milliseconds; a median of per-run shares is not pulled by
@@ -38,12 +38,12 @@ from pte_adapter.analysis.profile.report_types import (
     _PartitionTimes,
 )
 from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.backends import BACKENDS
 from pte_adapter.delegates.registry import hook
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import InstructionKind
 
-NS_PER_MS: Final = 1e6
 TOP_CPU_OPS: Final = 10
 TOP_DELEGATE_EVENTS: Final = 10
 SPLIT_KEYS: Final = ("delegates", "cpu_compute", "glue", "control", "runtime")
@@ -71,8 +71,10 @@ def median_share(parts: list[float], totals: list[float]) -> float:
     return Stats.of(ratios).median if ratios else 0.0
 
 
-def instruction_times(mp: MethodProfile, tick_ns: float = 1.0) -> dict[int, InstructionTime]:
-    scale = tick_ns / NS_PER_MS
+def instruction_times(
+    mp: MethodProfile, time_scale: TimeScale = NANOSECONDS
+) -> dict[int, InstructionTime]:
+    scale = time_scale.per_tick_shown
     per: dict[int, list[float]] = defaultdict(list)
     totals: dict[int, list[float]] = defaultdict(list)
     calls: dict[int, int] = defaultdict(int)
@@ -145,27 +147,27 @@ def _partition_times(
 
 def method_summary(
     mp: MethodProfile,
-    tick_ns: float = 1.0,
+    time_scale: TimeScale = NANOSECONDS,
     times: dict[int, InstructionTime] | None = None,
     inner: dict[int, InnerPlacement] | None = None,
 ) -> MethodTimes:
     """One method's measured numbers; `times` (`instruction_times`) and `inner` (partition index
     -> `delegate_inner_times`) when already made."""
-    scale = tick_ns / NS_PER_MS
+    scale, ms = time_scale.per_tick_shown, time_scale.ms_per_unit
     latency = [(r.total or 0) * scale for r in mp.runs]
     splits = [time_split(mp, r) for r in mp.runs]
     split = {key: _shared([s.get(key, 0) * scale for s in splits], latency) for key in SPLIT_KEYS}
     if inner is None:
         inner = {}
         for p in mp.partitions.delegate_partitions:
-            placed = delegate_inner_times(mp, p, tick_ns)
+            placed = delegate_inner_times(mp, p, time_scale)
             if placed is not None:
                 inner[p.index] = placed
     partitions = [
         _partition_times(mp, p, latency, scale, inner.get(p.index))
         for p in mp.partitions.partitions
     ]
-    times = times if times is not None else instruction_times(mp, tick_ns)
+    times = times if times is not None else instruction_times(mp, time_scale)
     cpu = [
         t for t in times.values() if mp.method.instructions[t.index].kind is InstructionKind.KERNEL
     ]
@@ -183,7 +185,8 @@ def method_summary(
     return {
         "name": mp.method.name,
         "runs": len(mp.runs),
-        "latency_ms": [round(v, 4) for v in latency],
+        "latency_ms": [round(v * ms, 4) for v in latency] if ms is not None else [],
+        "latency_runs": [round(v, 4) for v in latency],
         "latency": Stats.of(latency).as_dict(),
         "split": split,
         "partitions": partitions,
@@ -192,7 +195,7 @@ def method_summary(
 
 
 def delegate_inner_times(
-    mp: MethodProfile, part: Partition, tick_ns: float = 1.0
+    mp: MethodProfile, part: Partition, time_scale: TimeScale = NANOSECONDS
 ) -> InnerPlacement | None:
     """A delegate partition's logged operator times placed on its decoded nodes (ms per run), with
     the nodes fused into another's operator; None where the events cannot be placed on nodes
@@ -207,7 +210,7 @@ def delegate_inner_times(
     graphs = method.delegates[d].decoded.graphs
     if not graphs:
         return None
-    scale = tick_ns / NS_PER_MS
+    scale = time_scale.per_tick_shown
     runs = [
         [(e.label, e.duration * scale) for e in events]
         for run in mp.runs
@@ -276,22 +279,30 @@ def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -
 def profile_summary(
     profile: ProgramProfile,
     pte_name: str = "",
-    tick_ns: float = 1.0,
+    time_scale: TimeScale = NANOSECONDS,
     methods: list[MethodTimes] | None = None,
 ) -> ProfileSummary:
     """Everything `pte-adapter profile` reports; `methods`: each method's `method_summary`, when
     already made."""
-    scale = tick_ns / NS_PER_MS
+    scale, ms = time_scale.per_tick_shown, time_scale.ms_per_unit
     return {
         "file": pte_name,
         "etdump": profile.etdump.name,
         "etdump_version": profile.etdump.version,
-        "tick_ns": tick_ns,
+        "tick_ns": time_scale.tick_ns,
+        "time_scale": time_scale.unit,
+        "clock_mhz": time_scale.clock_mhz,
+        "unit": time_scale.shown_unit,
+        "ms_per_unit": ms,
         "methods": methods
         if methods is not None
-        else [method_summary(mp, tick_ns) for mp in profile.methods if mp.runs],
+        else [method_summary(mp, time_scale) for mp in profile.methods if mp.runs],
         "load": [
-            LoadEvent(name=p.event.label, ms=round(p.event.duration * scale, 4))
+            LoadEvent(
+                name=p.event.label,
+                ms=round(p.event.duration * scale * ms, 4) if ms is not None else None,
+                time=round(p.event.duration * scale, 4),
+            )
             for p in profile.placed
             if p.role == "load"
         ],

@@ -22,17 +22,14 @@ from pte_adapter.analysis.profile.stats import Stats  # the type of measured sta
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
 from pte_adapter.render.profile_report import SPLIT_LABELS
+from pte_adapter.render.time_text import TimeFormat, scale_text, time_format
 
 PROBLEM_KEY: Final = "measured profile problem"
 
 
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f} ms"
-
-
-def _partition_text(p: PartitionTimes) -> str:
+def _partition_text(p: PartitionTimes, t: TimeFormat) -> str:
     return (
-        f"median {_ms(p['median'])} (p10 {_ms(p['p10'])}, p90 {_ms(p['p90'])}), "
+        f"median {t.value(p['median'])} (p10 {t.value(p['p10'])}, p90 {t.value(p['p90'])}), "
         f"{p['share']:.1%} of the run"
     )
 
@@ -58,42 +55,45 @@ def inner_op_times(
     return out
 
 
-def _method_attrs(graph: Graph, ma: MethodAnalysis, etdump_name: str) -> None:
+def _method_attrs(
+    graph: Graph, ma: MethodAnalysis, etdump_name: str, t: TimeFormat, scale: str
+) -> None:
     assert ma.measured is not None
     summary = ma.measured.summary
     nodes = {n.id: n for n in graph.nodes}
     ids = ma.instruction_ids
-    for index, t in ma.measured.instruction_times.items():
+    for index, it in ma.measured.instruction_times.items():
         node = nodes.get(ids[index]) if 0 <= index < len(ids) else None
         if node is not None:
             node.attrs.update(
                 {
-                    "measured median": _ms(t.stats.median),
-                    "measured min / max": f"{t.stats.min:.3f} / {t.stats.max:.3f} ms",
-                    "measured share of run": f"{t.share:.1%}",
-                    "measured runs": f"{t.runs} runs, {t.calls} calls",
+                    "measured median": t.value(it.stats.median),
+                    "measured min / max": t.pair(it.stats.min, it.stats.max),
+                    "measured share of run": f"{it.share:.1%}",
+                    "measured runs": f"{it.runs} runs, {it.calls} calls",
                 }
             )
     groups = graph.group_attrs if graph.group_attrs is not None else {}
     # A partition's group: its own name, or "<block>/<name>" in a method folded into blocks.
     in_block = {k.split("/")[1]: k for k in groups if k.count("/") == 1}
     for p in summary["partitions"]:
-        attrs = {"measured time": _partition_text(p)}
+        attrs = {"measured time": _partition_text(p, t)}
         if p.get("delegate_operators"):
             attrs["measured inside the delegate"] = (
                 f"{p['delegate_operators']} operators logged: compute "
-                f"{_ms(p['inside_compute']['median'])}, convert/transpose/copy "
-                f"{_ms(p['inside_glue']['median'])}, outside them "
-                f"{_ms(p['outside_logged_ops']['median'])} (medians)"
+                f"{t.value(p['inside_compute']['median'])}, convert/transpose/copy "
+                f"{t.value(p['inside_glue']['median'])}, outside them "
+                f"{t.value(p['outside_logged_ops']['median'])} (medians)"
             )
         groups.setdefault(in_block.get(p["name"], p["name"]), {}).update(attrs)
     lat, split = summary["latency"], summary["split"]
     groups.setdefault("", {}).update(
         {
             "measured profile": f"{etdump_name}, {summary['runs']} runs",
+            "measured time scale": scale,
             "measured latency": (
-                f"median {_ms(lat['median'])} (p10 {_ms(lat['p10'])}, p90 {_ms(lat['p90'])}, "
-                f"min {_ms(lat['min'])}, max {_ms(lat['max'])})"
+                f"median {t.value(lat['median'])} (p10 {t.value(lat['p10'])}, "
+                f"p90 {t.value(lat['p90'])}, min {t.value(lat['min'])}, max {t.value(lat['max'])})"
             ),
             "measured split": ", ".join(
                 f"{label} {split[k]['share']:.1%}"
@@ -105,7 +105,9 @@ def _method_attrs(graph: Graph, ma: MethodAnalysis, etdump_name: str) -> None:
     graph.group_attrs = groups
 
 
-def _inner_attrs(graphs: dict[str, Graph], ma: MethodAnalysis, placement: MethodPlacement) -> None:
+def _inner_attrs(
+    graphs: dict[str, Graph], ma: MethodAnalysis, placement: MethodPlacement, t: TimeFormat
+) -> None:
     """Times on the decoded delegate operations, in whichever graph they were drawn."""
     nodes: dict[tuple[str, str], Node] = {
         (gid, n.id): n for gid, g in graphs.items() for n in g.nodes
@@ -117,8 +119,8 @@ def _inner_attrs(graphs: dict[str, Graph], ma: MethodAnalysis, placement: Method
         if st is not None:
             node.attrs.update(
                 {
-                    "measured median": _ms(st.median),
-                    "measured min / max": f"{st.min:.3f} / {st.max:.3f} ms",
+                    "measured median": t.value(st.median),
+                    "measured min / max": t.pair(st.min, st.max),
                 }
             )
         else:
@@ -140,10 +142,11 @@ def add_measured(
             groups.setdefault("", {})[PROBLEM_KEY] = str(result.profile_error)
             graph.group_attrs = groups
         return
-    if result.profile is None:
+    if result.profile is None or result.profile_summary is None:
         return
+    t, scale = time_format(result.profile_summary), scale_text(result.profile_summary)
     for ma in result.methods:
         if ma.measured is not None:
             placement = placements[ma.name]
-            _method_attrs(by_id[placement.graph_id], ma, result.profile.etdump.name)
-            _inner_attrs(by_id, ma, placement)
+            _method_attrs(by_id[placement.graph_id], ma, result.profile.etdump.name, t, scale)
+            _inner_attrs(by_id, ma, placement, t)

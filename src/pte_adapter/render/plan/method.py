@@ -28,6 +28,7 @@ from pte_adapter.backends import backend_colour
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
+from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
 from pte_adapter.render.plan.graph import (
@@ -201,7 +202,12 @@ def _outputs_and_jumps(b: _Builder) -> None:
 def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph) -> None:
     """The method's numbers (graph attributes) and each partition's, with its colour."""
     method, parts = ma.method, ma.partitions
-    graph.group_attrs = {"": facts.method_facts(result, ma)}
+    numbers = facts.method_facts(result, ma)
+    # A bundle's test cases right under the file and method names, where the panel opens.
+    head: dict[str, str] = {k: numbers[k] for k in ("file", "method") if k in numbers}
+    graph.group_attrs = {
+        "": {**head, **bundle_method_facts(result, ma), **numbers, **side_file_facts(result)}
+    }
     graph.group_styles = []
     for part in parts.partitions:
         attrs = facts.partition_facts(method, part)

@@ -1,0 +1,30 @@
+"""ETDumps re-serialised by ExecuTorch's own ETDump serializer (`executorch.devtools.etdump`), for
+tests of other time scales: a real example's ETDump with every tick scaled, as a board that counts
+cycles (or microseconds) would have recorded the same runs."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+
+def rescaled_etdump(source: Path, out: Path, factor: float, *, prefixed: bool = True) -> Path:
+    """`out`: `source` with every profile event's start and end tick multiplied by `factor`
+    (rounded to whole ticks), written by `serialize_to_etdump_flatcc`. That writer leaves out the
+    4-byte size prefix the runtime's ETDumpGen writes and the Inspector expects; `prefixed` adds it.
+    """
+    from executorch.devtools.etdump.serialize import (
+        deserialize_from_etdump_flatcc,
+        serialize_to_etdump_flatcc,
+    )
+
+    etdump = deserialize_from_etdump_flatcc(source.read_bytes())
+    for run in etdump.run_data:
+        for event in run.events or []:
+            pe = event.profile_event
+            if pe is not None:
+                pe.start_time = round(pe.start_time * factor)
+                pe.end_time = round(pe.end_time * factor)
+    data = serialize_to_etdump_flatcc(etdump)
+    out.write_bytes(struct.pack("<I", len(data)) + data if prefixed else data)
+    return out
