@@ -4,20 +4,26 @@ The chain is: instruction id (its index within its chain) -> debug handles (`deb
 -> edge-graph nodes with those handles -> their `nn_module_stack` and `stack_trace`. A delegate
 call lists every handle it absorbed, so a partition covers all the modules of its nodes.
 
-Before anything is used, `match_source` checks that the ETRecord belongs to this program: the
-same methods, every recorded instruction id inside the method, the delegate calls at the same
-instruction ids with the same backend ids, and each kernel call's operator among the operators
-of its nodes. One mismatch and the ETRecord is reported as foreign and nothing from it is shown:
-a wrong layer name is worse than none.
+This is the join ExecuTorch's Inspector makes (its `debug_handle_map` lookup by instruction id,
+then the edge-graph nodes that carry each handle). Before anything is used, `match_source` checks
+that the ETRecord belongs to this program: the same methods, every recorded instruction id inside
+the method, the delegate calls at the same instruction ids with the same backend ids, and each
+kernel call's operator among the operators of its nodes - or one that a backend's CPU passes make
+of them after the ETRecord was recorded (`Backend.cpu_rewrites`: Arm's Cortex-M passes turn an
+`aten.linear` node into a `cortex_m::quantized_linear` kernel). One mismatch and the ETRecord is
+reported as foreign and nothing from it is shown: a wrong layer name is worse than none.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition, is_glue
+from pte_adapter.backends import with_hook
 from pte_adapter.container.etrecord import EtRecord, EtRecordMethod, FxNode
+from pte_adapter.delegates.registry import hook
 from pte_adapter.program.model import InstructionKind, Method, Program
 
 
@@ -45,6 +51,7 @@ class InstructionSource:
     stacks: list[list[ModuleRef]]  # the full module stack (outermost first) of each such node
     source_line: str  # "examples/model.py:194  x = self.lrn(x)" ("" = not recorded)
     torch_fn: str = ""
+    targets: list[str] = field(default_factory=list)  # each node's operator, as `nodes`
 
     @property
     def layer(self) -> list[ModuleRef]:
@@ -90,9 +97,30 @@ def _chain_ids(method: Method) -> dict[int, int]:
     return {ins.chain_position: ins.index for ins in method.instructions if ins.chain == 0}
 
 
+Rewrites = Callable[[str], frozenset[str]]
+
+
+def cpu_rewrites() -> Rewrites:
+    """Kernel -> the edge operators (`namespace.name`) that some registered backend's CPU passes
+    turn into it (the union of the `cpu_rewrites` hooks)."""
+    targets = [b.cpu_rewrites for b in with_hook("cpu_rewrites") if b.cpu_rewrites]
+    tables = [hook(t) for t in dict.fromkeys(targets)]
+
+    def rewritten_from(kernel: str) -> frozenset[str]:
+        return frozenset().union(*(t(kernel) for t in tables))
+
+    return rewritten_from
+
+
+def made_from(kernel: str, target: str, rewrites: Rewrites) -> bool:
+    """Whether a kernel runs a node of this operator: the same operator, or a rewrite of it."""
+    return _base(kernel) == _base(target) or _base(target) in rewrites(kernel)
+
+
 def match_source(program: Program, record: EtRecord) -> tuple[ProgramSource | None, list[str]]:
     """Map each instruction to its nodes and modules, or say why the ETRecord does not belong."""
     mismatches: list[str] = []
+    rewrites = cpu_rewrites()
     names = [m.name for m in program.methods]
     for extra in sorted(set(record.methods) - set(names)):
         mismatches.append(f"it records method {extra!r}, which the program does not have")
@@ -102,7 +130,7 @@ def match_source(program: Program, record: EtRecord) -> tuple[ProgramSource | No
     for method in program.methods:
         rec = record.methods.get(method.name)
         if rec is not None:
-            methods[method.name] = _match_method(method, rec, mismatches)
+            methods[method.name] = _match_method(method, rec, mismatches, rewrites)
     if mismatches:
         shown = "; ".join(mismatches[:3]) + (
             f"; and {len(mismatches) - 3} more" if len(mismatches) > 3 else ""
@@ -111,7 +139,9 @@ def match_source(program: Program, record: EtRecord) -> tuple[ProgramSource | No
     return ProgramSource(record.source, methods), []
 
 
-def _match_method(method: Method, rec: EtRecordMethod, mismatches: list[str]) -> MethodSource:
+def _match_method(
+    method: Method, rec: EtRecordMethod, mismatches: list[str], rewrites: Rewrites
+) -> MethodSource:
     where = f"method {method.name!r}"
     ids = _chain_ids(method)
     out = MethodSource(method.name)
@@ -145,7 +175,7 @@ def _match_method(method: Method, rec: EtRecordMethod, mismatches: list[str]) ->
                 if op is not None and 0 <= op < len(method.operators)
                 else "?"
             )
-            if _base(name) not in {_base(n.target) for n in nodes}:
+            if not any(made_from(name, n.target, rewrites) for n in nodes):
                 mismatches.append(
                     f"{where}: instruction {iid} runs {name}, its ETRecord nodes "
                     f"are {', '.join(sorted({n.target for n in nodes}))}"
@@ -176,6 +206,7 @@ def _instruction_source(index: int, handles: list[int], nodes: list[FxNode]) -> 
         stacks,
         line,
         next((n.torch_fn for n in nodes if n.torch_fn), ""),
+        [n.target for n in nodes],
     )
 
 
