@@ -100,10 +100,14 @@ def _target_of(expr: ast.expr) -> str | None:
     return None
 
 
+def _call_name(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+
+
 def _producer_arg(call: ast.Call) -> ast.expr | None:
     """The operator argument of `DialectNodeSpec(op)`, `create_node(kind, target)`,
     `call_operator(op)`."""
-    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    name = _call_name(call)
     if name not in PRODUCERS:
         return None
     index, keyword = PRODUCERS[name]
@@ -131,9 +135,12 @@ class Produced:
     line: int
     node: str | None  # the node whose meta (or target) the produced node takes
     tests: tuple[tuple[bool, frozenset[str]], ...]  # enclosing if-tests: (in its body?, operators)
+    replaces: bool  # it takes over the node's value (`node.target = op`, `DialectNodeSpec(op)`)
 
 
 Tests = tuple[tuple[bool, frozenset[str]], ...]
+# (edge operator, the operator made of it, whether that node replaces it: takes over its value)
+Rewrite = tuple[str, str, bool]
 
 
 class PassSource:
@@ -273,7 +280,7 @@ class PassSource:
                 t = node.targets[0]
                 if t.attr == "target" and isinstance(t.value, ast.Name):
                     out.extend(
-                        Produced(o, node.lineno, t.value.id, tests)
+                        Produced(o, node.lineno, t.value.id, tests, True)
                         for o in self.ops(node.value, local)
                     )
             if isinstance(node, ast.Call) and (arg := _producer_arg(node)) is not None:
@@ -284,7 +291,9 @@ class PassSource:
                     else None
                 )
                 taken = meta_from.get(name or "") or ("op" if takes_op else None)
-                out.extend(Produced(o, node.lineno, taken, tests) for o in self.ops(arg, local))
+                spec = _call_name(node) == "DialectNodeSpec"
+                ops = self.ops(arg, local)
+                out.extend(Produced(o, node.lineno, taken, tests, spec) for o in ops)
             for child in ast.iter_child_nodes(node):
                 visit(child, tests)
 
@@ -309,7 +318,7 @@ class PassSource:
 
     def dict_rewrites(self) -> list[tuple[str, str]]:
         """Rule 1: `{edge op: edge op}` and `{edge op: {"new_target": edge op}}` in the class."""
-        pairs: list[tuple[str, str]] = []
+        pairs: list[Rewrite] = []
         for n in ast.walk(self.klass):
             if not isinstance(n, ast.Dict):
                 continue
@@ -324,13 +333,13 @@ class PassSource:
                         ),
                         v,
                     )
-                pairs += [(s, t) for s in sorted(sources) for t in sorted(self.ops(v, {}))]
+                pairs += [(s, t, True) for s in sorted(sources) for t in sorted(self.ops(v, {}))]
         return pairs
 
-    def substitutions(self) -> tuple[list[tuple[str, str]], set[str]]:
+    def substitutions(self) -> tuple[list[Rewrite], set[str]]:
         """Rule 2: the functions registered with `@<Pass>.register_dialect_substitution(op)`; also
         the names of those functions."""
-        pairs: list[tuple[str, str]] = []
+        pairs: list[Rewrite] = []
         registered: set[str] = set()
         names: set[str] = set()
         for fn in self.functions.values():
@@ -346,10 +355,13 @@ class PassSource:
                 continue
             names.add(fn.name)
             registered |= sources
-            produced: set[str] = set()
+            produced: dict[str, bool] = {}
             for f in [fn, *self.called([fn], skip=set())]:
-                produced |= {p.op for p in self.produced(f, _assignments(f))}
-            pairs += [(s, t) for s in sorted(sources) for t in sorted(produced) if t != s]
+                for p in self.produced(f, _assignments(f)):
+                    produced[p.op] = produced.get(p.op, False) or p.replaces
+            pairs += [
+                (s, t, produced[t]) for s in sorted(sources) for t in sorted(produced) if t != s
+            ]
         evaluated = {op_name(t) for t in getattr(self.cls, "_DIALECT_SUBSTITUTIONS", {})}
         if registered != evaluated:
             raise SystemExit(
@@ -358,7 +370,7 @@ class PassSource:
             )
         return pairs, names
 
-    def method_rewrites(self, skip: set[str]) -> list[tuple[str, str]]:
+    def method_rewrites(self, skip: set[str]) -> list[Rewrite]:
         """Rule 3: what the class's methods (and the module functions they call) produce, from
         the operators the replaced node was matched on."""
         fns = self.methods + self.called(self.methods, skip)
@@ -366,7 +378,7 @@ class PassSource:
         for fn in self.methods:
             for name, ops in self.bindings(fn, _assignments(fn)).items():
                 shared.setdefault(name, set()).update(ops)
-        pairs: list[tuple[str, str]] = []
+        pairs: list[Rewrite] = []
         for fn in fns:
             local = _assignments(fn)
             bound = {**shared, **{k: v for k, v in self.bindings(fn, local).items() if v}}
@@ -377,10 +389,10 @@ class PassSource:
                         f"{self.path.name}:{p.line}: {self.cls.__name__} produces {p.op}, and "
                         f"which operator it replaces cannot be told: extend {SCRIPT}"
                     )
-                pairs += [(s, p.op) for s in sorted(sources) if s != p.op]
+                pairs += [(s, p.op, p.replaces) for s in sorted(sources) if s != p.op]
         return pairs
 
-    def rewrites(self) -> list[tuple[str, str]]:
+    def rewrites(self) -> list[Rewrite]:
         substituted, names = self.substitutions()
         out = self.dict_rewrites() + substituted + self.method_rewrites(names)
         return list(dict.fromkeys(out))
@@ -443,29 +455,34 @@ def base(op: str) -> str:
     return ".".join(op.split(".")[:2])
 
 
-def closure(flow: list[list[tuple[str, str]]]) -> dict[str, set[str]]:
-    """Edge operator -> every operator the flow's passes, run in order, can turn it into."""
-    starts = {a for pairs in flow for a, _ in pairs}
-    out: dict[str, set[str]] = {}
+def closure(flow: list[list[Rewrite]]) -> dict[str, dict[str, bool]]:
+    """Edge operator -> every operator the flow's passes, run in order, can turn it into, and
+    whether a chain of replacements alone gets there (the kernel then holds the node's value)."""
+    starts = {a for pairs in flow for a, _, _ in pairs}
+    out: dict[str, dict[str, bool]] = {}
     for start in sorted(starts):
-        reached = {start}
+        reached = {start: True}
         for pairs in flow:
-            reached |= {b for a, b in pairs if a in reached}
-        out[start] = reached - {start}
+            for a, b, replaces in pairs:
+                if a in reached:
+                    reached[b] = reached.get(b, False) or (reached[a] and replaces)
+        del reached[start]
+        out[start] = reached
     return out
 
 
 @dataclass
 class Table:
     flows: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    rewrites: list[tuple[str, str, str]] = field(default_factory=list)
+    rewrites: list[tuple[str, str, str, str]] = field(default_factory=list)
     rewritten_from: dict[str, set[str]] = field(default_factory=dict)
+    replaced_from: dict[str, set[str]] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
 
 
 def build() -> Table:
     table = Table()
-    cache: dict[type, list[tuple[str, str]]] = {}
+    cache: dict[type, list[Rewrite]] = {}
     for name, passes in flows().items():
         table.flows[name] = tuple(p.__name__ for p in passes)
         per_pass = []
@@ -474,12 +491,16 @@ def build() -> Table:
                 source = PassSource(p)
                 cache[p] = source.rewrites()
                 table.files[p.__name__] = source.path
-                table.rewrites += [(p.__name__, a, b) for a, b in cache[p]]
+                table.rewrites += [
+                    (p.__name__, a, b, "replaces" if r else "adds") for a, b, r in cache[p]
+                ]
             per_pass.append(cache[p])
         for start, reached in closure(per_pass).items():
-            for op in reached:
+            for op, replaced in reached.items():
                 if base(op) != base(start):
                     table.rewritten_from.setdefault(base(op), set()).add(base(start))
+                    if replaced:
+                        table.replaced_from.setdefault(base(op), set()).add(base(start))
     return table
 
 
@@ -490,7 +511,12 @@ def _in_dist(path: Path) -> str:
 
 NOTES = """\
 Rewrites are read from each pass's source (rules in the generator's docstring); REWRITTEN_FROM is
-their closure in each flow's pass order, by operator (namespace.name: the .pte names out-variants)."""
+their closure in each flow's pass order, by operator (namespace.name: the .pte names out-variants),
+REPLACED_FROM the part made by replacements alone."""
+
+
+def _table_lines(table: dict[str, set[str]]) -> list[str]:
+    return [f"    {k!r}: frozenset({sorted(v)!r})," for k, v in sorted(table.items())]
 
 
 def render(table: Table, version: str) -> str:
@@ -514,14 +540,21 @@ def render(table: Table, version: str) -> str:
         *[f"    {k!r}: {v!r}," for k, v in table.flows.items()],
         "}",
         "",
-        "# (pass, the edge operator it rewrites, the operator it makes of it), in source order.",
-        "REWRITES: Final[tuple[tuple[str, str, str], ...]] = (",
+        "# (pass, the edge operator it rewrites, the operator it makes of it, how: `replaces` when",
+        "# the new node takes over the node's value, `adds` for a node it adds beside it).",
+        "REWRITES: Final[tuple[tuple[str, str, str, str], ...]] = (",
         *[f"    {r!r}," for r in table.rewrites],
         ")",
         "",
         "# Kernel operator -> the edge operators some flow's passes turn into it (itself excluded).",
         "REWRITTEN_FROM: Final[dict[str, frozenset[str]]] = {",
-        *[f"    {k!r}: frozenset({sorted(v)!r})," for k, v in sorted(table.rewritten_from.items())],
+        *_table_lines(table.rewritten_from),
+        "}",
+        "",
+        "# The part of REWRITTEN_FROM made by replacements alone: the kernel computes the value the",
+        "# node computed (so it has the node's output shape).",
+        "REPLACED_FROM: Final[dict[str, frozenset[str]]] = {",
+        *_table_lines(table.replaced_from),
         "}",
         "",
     ]

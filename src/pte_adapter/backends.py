@@ -14,7 +14,7 @@ opening, and this module stays plain data):
 - `partition_rules`: `reasons(method, delegates) -> judge(instruction, operator, origin) ->
   list[Verdict]`, why its partitioner would refuse a CPU kernel (several backends may share one,
   e.g. Arm's);
-- `cpu_rewrites`: `rewritten_from(kernel) -> frozenset[str]`, the edge operators its export flow's
+- `cpu_rewrites`: `rewritten_from(kernel) -> KernelRewrites`, the edge operators its export flow's
   CPU passes turn into that kernel (Arm's Cortex-M lowering), so that an ETRecord recorded before
   those passes still matches the program;
 - `profile_events`: places what the backend logs about itself in an ETDump on its decoded nodes;

@@ -137,6 +137,19 @@ def test_stack_traces_match_parse_etrecord(etrecord: Path) -> None:
             t = theirs[node.name]
             assert node.stack_trace == (t.meta.get("stack_trace") or "")
             assert node.debug_handle == t.meta.get("debug_handle")
+            assert node.output_shapes == _static_shapes(t.meta.get("val")), node.name
+
+
+def _static_shapes(val: Any) -> list[tuple[int, ...]]:
+    """The shape of each tensor a node outputs, as torch's deserialiser rebuilds it (a tuple or
+    list of tensors for a multi-output node), where every size is an integer."""
+    vals = val if isinstance(val, (list, tuple)) else [val]
+    shapes = [getattr(v, "shape", None) for v in vals]
+    return [
+        tuple(int(d) for d in s)
+        for s in shapes
+        if s is not None and all(isinstance(d, int) for d in s)
+    ]
 
 
 def _rejections(pte: Path) -> list[dict[str, Any]]:

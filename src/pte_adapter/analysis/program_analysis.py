@@ -24,9 +24,9 @@ from pte_adapter.analysis.source import (
     MethodSource,
     PartitionSource,
     ProgramSource,
-    match_source,
     partition_sources,
 )
+from pte_adapter.analysis.source_match import match_source
 from pte_adapter.analysis.summary import MethodSummary, method_summary
 from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.container.etdump import ETDump

@@ -60,6 +60,15 @@ class Verdict(NamedTuple):
     text: str  # one line, naming the rules' version
 
 
+class KernelRewrites(NamedTuple):
+    """What a backend's CPU passes make a CPU kernel from (`Backend.cpu_rewrites`): operators are
+    `namespace.name`, e.g. "aten.linear" for "cortex_m::quantized_linear.out"."""
+
+    made_from: frozenset[str] = frozenset()  # the edge operators its passes turn into this kernel
+    # Those it takes the place of: it computes the value their node computed (the same shape).
+    replaces: frozenset[str] = frozenset()
+
+
 class DecoderUnavailable(Exception):
     """The decoder's module is not part of this install (not a bug in it)."""
 

@@ -12,6 +12,7 @@ are read from its passes' source by `scripts/gen_cortex_m_rewrites.py`
 from __future__ import annotations
 
 from pte_adapter.delegates.arm._generated import cortex_m_rewrites as table
+from pte_adapter.delegates.registry import KernelRewrites
 
 # Who made the rewrites, for messages.
 PASSES = f"Arm's Cortex-M passes (ExecuTorch {table.EXECUTORCH_VERSION})"
@@ -23,7 +24,10 @@ def operator_base(name: str) -> str:
     return ".".join(parts[:2])
 
 
-def rewritten_from(kernel: str) -> frozenset[str]:
+def rewritten_from(kernel: str) -> KernelRewrites:
     """The edge operators (`namespace.name`) that the pinned release's Cortex-M passes turn into
-    this kernel, directly or through other passes of the same flow; empty when none do."""
-    return table.REWRITTEN_FROM.get(operator_base(kernel), frozenset())
+    this kernel, directly or through other passes of the same flow (none: empty)."""
+    base = operator_base(kernel)
+    return KernelRewrites(
+        table.REWRITTEN_FROM.get(base, frozenset()), table.REPLACED_FROM.get(base, frozenset())
+    )
