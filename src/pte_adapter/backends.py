@@ -14,6 +14,8 @@ opening, and this module stays plain data):
 - `partition_rules`: `reasons(method, delegates) -> judge(instruction, operator, origin) ->
   list[Verdict]`, why its partitioner would refuse a CPU kernel (several backends may share one,
   e.g. Arm's);
+- `partition_report`: `partition_report(pte_path, delegate) -> PartitionerReport | None`, the
+  partitioner's own report of the export, found beside the `.pte` (Arm's `partition_report.txt`);
 - `cpu_rewrites`: `rewritten_from(kernel) -> KernelRewrites`, the edge operators its export flow's
   CPU passes turn into that kernel (Arm's Cortex-M lowering), so that an ETRecord recorded before
   those passes still matches the program;
@@ -68,6 +70,7 @@ class Backend:
     file_reader: str | None = None  # "module:function": a bare file of its format as graphs
     file_suffixes: tuple[str, ...] = ()  # suffixes of such files (".tosa")
     cpu_rewrites: str | None = None  # "module:function": edge operators its CPU passes rewrite
+    partition_report: str | None = None  # "module:function": the partitioner's own report
     # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
     # partition boundaries and that only convert or move data: counted as glue, not compute.
     cpu_glue_ops: frozenset[str] = frozenset()
@@ -233,6 +236,7 @@ _ARM_CPU_GLUE = CORTEX_M_GLUE_OPS
 # CPU fallback (the Cortex-M passes).
 _ARM_RULES = "pte_adapter.delegates.arm.partition_rules:reasons"
 _ARM_CPU_REWRITES = "pte_adapter.delegates.arm.cortex_m:rewritten_from"
+_ARM_REPORT = "pte_adapter.delegates.arm.partition_report:partition_report"
 
 ETHOSU = register(
     Backend(
@@ -248,6 +252,7 @@ ETHOSU = register(
         layout="pte_adapter.delegates.ethosu.layout:payload_layout",
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
+        partition_report=_ARM_REPORT,
     )
 )
 TOSA = register(
@@ -264,6 +269,7 @@ TOSA = register(
         layout="pte_adapter.delegates.tosa.layout:payload_layout",
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
+        partition_report=_ARM_REPORT,
         file_reader="pte_adapter.delegates.tosa:read_tosa_file",
         file_suffixes=(".tosa",),
     )
@@ -280,6 +286,7 @@ VGF = register(
         cpu_glue_ops=_ARM_CPU_GLUE,
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
+        partition_report=_ARM_REPORT,
     )
 )
 XNNPACK = register(

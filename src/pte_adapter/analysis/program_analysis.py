@@ -79,7 +79,7 @@ class ProgramAnalysis:
 
 def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysis:
     parts = partition_method(method)
-    reasons = why_not_delegated(method, parts)
+    reasons = why_not_delegated(method, parts, source)
     psources = partition_sources(method, source, parts)
     estimate = method_estimate(method, parts)
     return MethodAnalysis(
