@@ -1479,6 +1479,177 @@ def inspect_bundle(path: str) -> dict:
 
 
 # --------------------------------------------------------------------------------------
+# Examples: the Cortex-M flow with its ETRecord and the partitioner's own report
+# --------------------------------------------------------------------------------------
+
+
+class Classifier(nn.Module):
+    """Two convolutions (for the NPU) and a two-layer Linear classifier (for the Cortex-M CPU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.fc1 = nn.Linear(8 * 4 * 4, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+class ConvLrn(nn.Module):
+    """A LocalResponseNorm between two convolutions: its avg_pool3d keeps it on the CPU."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.lrn = nn.LocalResponseNorm(size=3, alpha=1e-4, beta=0.75, k=2.0)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv2(self.lrn(F.relu(self.conv1(x))))
+
+
+@contextlib.contextmanager
+def arm_partition_report():
+    """Let the Arm partitioner write its own report, as `aot_arm_compiler.py --debug
+    --intermediates DIR` does: at INFO level it logs every rejected node and the reason into
+    `partition_report.txt` in the compile spec's intermediates folder (a FileHandler it opens
+    itself, closed here so the file is complete)."""
+    import logging
+
+    log = logging.getLogger("executorch.backends.arm.tosa.partitioner")
+    level, handlers = log.level, list(log.handlers)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for h in [h for h in log.handlers if h not in handlers]:
+            h.close()
+            log.removeHandler(h)
+        log.setLevel(level)
+
+
+def _cortex_m_example(name, model, shape, *, checks, passes):
+    """INT8 per tensor for Ethos-U85-256 with the ETRecord recorded before lowering (the edge
+    program the Inspector joins), then Arm's CPU fallback: `passes` (callable on the edge
+    manager) after lowering, `delegation_info.txt` written by Arm's compiler script."""
+    from executorch.backends.arm.ethosu import EthosUPartitioner
+    from executorch.backends.arm.quantizer import (
+        EthosUQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from executorch.backends.arm.scripts.aot_arm_compiler import dump_delegation_info
+    from executorch.exir import (
+        EdgeCompileConfig,
+        ExecutorchBackendConfig,
+        to_edge_transform_and_lower,
+    )
+
+    art = f"{name}_artifacts"
+    _reset_outputs(f"{name}.pte", art, f"{name}.etrecord", f"{name}.rejections.json")
+    spec = ethosu_spec("ethos-u85-256", art)
+    quantizer = EthosUQuantizer(spec)
+    # Per tensor: the Cortex-M linear rewrite rejects per-channel weights.
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=False))
+    example_inputs = (torch.randn(*shape),)
+    qep = quantize_pt2e(_seeded(model), example_inputs, quantizer, _inputs(shape, 4))
+    partitioner = EthosUPartitioner(spec, additional_checks=checks)
+    with captured_partition_rejections() as rejections, arm_partition_report():
+        edge = to_edge_transform_and_lower(
+            qep,
+            partitioner=[partitioner],
+            compile_config=EdgeCompileConfig(_check_ir_validity=False),
+            generate_etrecord=True,
+        )
+    edge = passes(edge)
+    dump_delegation_info(edge, art)
+    prog = edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=False))
+    files = [_write_pte(prog, name)]
+    save_etrecord(prog, name, rejections)
+    _reset_outputs(os.path.join(art, "out.tosa"), os.path.join(art, "output"))
+    return [*files, f"{name}.etrecord", f"{name}.rejections.json"], art, spec
+
+
+@example(
+    "classifier_cortex_m_ethosu85",
+    "ethos-u",
+    "Small conv classifier, INT8 per tensor, on Ethos-U85-256; its two Linear layers kept off "
+    "the NPU by a partitioner check (additional_checks) and lowered by CortexMPassManager "
+    "(Cortex-M55) to cortex_m::quantized_linear; with its ETRecord (recorded before those "
+    "passes) and the partitioner's partition_report.txt in classifier_cortex_m_ethosu85_artifacts/.",
+)
+def build_classifier_cortex_m_ethosu85():
+    from executorch.backends.cortex_m.passes import CortexMPassManager
+    from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
+
+    def cortex_m_passes(edge):
+        target = CortexMTargetConfig(cpu=CortexM.M55)
+        edge._edge_programs["forward"] = CortexMPassManager(
+            edge.exported_program(), target_config=target
+        ).transform()
+        return edge
+
+    name = "classifier_cortex_m_ethosu85"
+    files, art, spec = _cortex_m_example(
+        name, Classifier, (1, 3, 8, 8), checks=[_not_linear_check()], passes=cortex_m_passes
+    )
+    return {
+        "files": files,
+        "sidecars": [art],
+        "settings": {
+            "model": "Classifier",
+            "input": [1, 3, 8, 8],
+            "target": "ethos-u85-256",
+            "compile_flags": spec.compiler_flags,
+            "tosa_spec": str(spec.tosa_spec),
+            "quantization": "INT8 per-tensor symmetric (EthosUQuantizer)",
+            "cpu_fallback": "cortex_m (CortexMPassManager, Cortex-M55)",
+            "kept_off_npu": "aten.linear (partitioner additional_checks: NotLinear)",
+            "etrecord": "generate_etrecord=True (edge program before partitioning and passes)",
+            "extract_delegate_segments": False,
+        },
+    }
+
+
+@example(
+    "lrn_cortex_m_qdq_ethosu85",
+    "ethos-u",
+    "Conv, LocalResponseNorm, conv, INT8 per tensor, on Ethos-U85-256, lowered as "
+    "aot_arm_compiler.py lowers for Ethos-U: ReplaceQuantNodesPass turns the CPU's "
+    "quantize/dequantize into cortex_m:: kernels, the LRN's decomposition stays aten:: on the "
+    "CPU; with its ETRecord and the partitioner's partition_report.txt.",
+)
+def build_lrn_cortex_m_qdq_ethosu85():
+    from executorch.backends.cortex_m.passes import ReplaceQuantNodesPass
+
+    name = "lrn_cortex_m_qdq_ethosu85"
+    files, art, spec = _cortex_m_example(
+        name,
+        ConvLrn,
+        (1, 3, 8, 8),
+        checks=[],
+        passes=lambda edge: edge.transform([ReplaceQuantNodesPass()]),
+    )
+    return {
+        "files": files,
+        "sidecars": [art],
+        "settings": {
+            "model": "ConvLrn",
+            "input": [1, 3, 8, 8],
+            "target": "ethos-u85-256",
+            "compile_flags": spec.compiler_flags,
+            "tosa_spec": str(spec.tosa_spec),
+            "quantization": "INT8 per-tensor symmetric (EthosUQuantizer)",
+            "cpu_fallback": "cortex_m (ReplaceQuantNodesPass, as aot_arm_compiler.py)",
+            "etrecord": "generate_etrecord=True (edge program before partitioning and passes)",
+            "extract_delegate_segments": False,
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------
 # Large benchmark programs (not committed)
 # --------------------------------------------------------------------------------------
 

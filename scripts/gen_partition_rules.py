@@ -14,7 +14,9 @@ alone are extracted here as plain data, stamped with the ExecuTorch version they
 - Arm: per TOSA version and profile, the operators the positive checks accept (the profile's
   support list plus the targets of every registered `SupportedTOSAOperatorCheck`, with the check's
   class name: those operators have further conditions); the operators `EthosU55NotSupported`
-  rejects on the U55 subset; `MAX_RANK`.
+  rejects on the U55 subset; `MAX_RANK`; and the words the partitioner's report uses for those
+  refusals (read from the sources of `tosa_support_factory`, `_wrapped_additional_checks` and
+  `EthosU55NotSupported`).
 - XNNPACK: the operator of every partitioner config in `ALL_PARTITIONER_CONFIGS`, with its class.
 
 This generator imports ExecuTorch (and so torch): it takes about half a minute.
@@ -24,11 +26,13 @@ Usage: python scripts/gen_partition_rules.py [--check]
 
 from __future__ import annotations
 
+import ast
 import sys
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
-from _codegen import REPO, Source, emit, header, parser
+from _codegen import REPO, Source, emit, header, installed_file, parser
 
 ARM_OUT = REPO / "src/pte_adapter/delegates/arm/_generated/partition_rules.py"
 XNNPACK_OUT = REPO / "src/pte_adapter/delegates/xnnpack/_generated/partition_configs.py"
@@ -78,7 +82,49 @@ def arm_rules() -> dict[str, Any]:
             if (n := op_name(t)) is not None
         }
     )
-    return {"supported": supported, "u55_unsupported": u55, "max_rank": int(MAX_RANK)}
+    return {
+        "supported": supported,
+        "u55_unsupported": u55,
+        "max_rank": int(MAX_RANK),
+        "messages": arm_messages(tso.__file__, ethos_u55_support.__file__),
+    }
+
+
+def _calls(tree: ast.AST, scope: str, method: str) -> list[ast.Call]:
+    """The calls `<x>.<method>(...)` inside the function or class named `scope`."""
+    found = [n for n in ast.walk(tree) if getattr(n, "name", None) == scope]
+    if len(found) != 1:
+        raise SystemExit(f"no single {scope} in the Arm operator support sources")
+    return [
+        n
+        for n in ast.walk(found[0])
+        if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == method and len(n.args) == 2
+    ]
+
+
+def arm_messages(support_file: str, u55_file: str) -> dict[str, str]:
+    """The reasons the partitioner writes for the rules above, read from their source: the
+    operator lists' refusal, the prefix of an `additional_checks` entry's, EthosU55NotSupported's."""
+    support = ast.parse(Path(support_file).read_text(encoding="utf-8"))
+    u55 = ast.parse(Path(u55_file).read_text(encoding="utf-8"))
+    texts = {
+        "not_listed": [c.args[1] for c in _calls(support, "tosa_support_factory", "wrap_check")],
+        "additional_check": [
+            c.args[1].values[0]
+            for c in _calls(support, "_wrapped_additional_checks", "wrap_check")
+            if isinstance(c.args[1], ast.JoinedStr) and c.args[1].values
+        ],
+        "u55": [c.args[1] for c in _calls(u55, "EthosU55NotSupported", "report_reject")],
+    }
+    out: dict[str, str] = {}
+    for kind, nodes in texts.items():
+        values = [
+            n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+        if len(values) != 1:
+            raise SystemExit(f"cannot find the partitioner's {kind} reason: extend {SCRIPT}")
+        out[kind] = values[0]
+    return out
 
 
 def xnnpack_rules() -> dict[str, str]:
@@ -96,9 +142,12 @@ def xnnpack_rules() -> dict[str, str]:
 
 def render_arm(version: str) -> str:
     arm = arm_rules()
+    support = "executorch/backends/arm/operator_support/"
     sources = [
-        Source("executorch", version, "executorch/backends/arm/operator_support/ (evaluated)"),
+        Source("executorch", version, f"{support} (evaluated)"),
         Source("executorch", version, "executorch/backends/arm/constants.py (MAX_RANK)"),
+        installed_file("executorch", f"{support}tosa_supported_operators.py")[0],
+        installed_file("executorch", f"{support}ethos_u55_support.py")[0],
     ]
     lines = [
         header(
@@ -130,6 +179,13 @@ def render_arm(version: str) -> str:
         "",
         "# Tensors of more dimensions are not delegated (RankCheck).",
         f"ARM_MAX_RANK: Final = {arm['max_rank']}",
+        "",
+        "# The reasons the partitioner gives (its WhyNoPartitionReporter, partition_report.txt):",
+        "# not on the operator lists; refused on the Ethos-U55; the start of an additional_checks",
+        "# entry's refusal (followed by the check's class name).",
+        f"ARM_NOT_LISTED_REASON: Final = {arm['messages']['not_listed']!r}",
+        f"ARM_U55_REASON: Final = {arm['messages']['u55']!r}",
+        f"ARM_ADDITIONAL_CHECK_PREFIX: Final = {arm['messages']['additional_check']!r}",
         "",
     ]
     return "\n".join(lines)

@@ -81,6 +81,11 @@ GENERATORS = (
         ),
     ),
     Generator(
+        "cortex_m_rewrites",
+        "gen_cortex_m_rewrites.py",
+        ("delegates/arm/_generated/cortex_m_rewrites.py",),
+    ),
+    Generator(
         "ethosu_registers",
         "gen_ethosu_registers.py",
         (

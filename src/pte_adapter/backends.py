@@ -11,8 +11,14 @@ opening, and this module stays plain data):
 - `layout`: `payload_layout(payload, base, sources) -> PayloadLayout`, where each byte of the
   payload goes (`pte-adapter size`);
 - `sidecars`: which rule finds its intermediate files (`delegates/tosa/sidecars.py`);
-- `partition_rules`: `reasons(method, delegates, instruction, operator) -> list[Verdict]`, why its
-  partitioner would refuse a CPU kernel (several backends may share one, e.g. Arm's);
+- `partition_rules`: `reasons(method, delegates) -> judge(instruction, operator, origin) ->
+  list[Verdict]`, why its partitioner would refuse a CPU kernel (several backends may share one,
+  e.g. Arm's);
+- `partition_report`: `partition_report(pte_path, delegate) -> PartitionerReport | None`, the
+  partitioner's own report of the export, found beside the `.pte` (Arm's `partition_report.txt`);
+- `cpu_rewrites`: `rewritten_from(kernel) -> KernelRewrites`, the edge operators its export flow's
+  CPU passes turn into that kernel (Arm's Cortex-M lowering), so that an ETRecord recorded before
+  those passes still matches the program;
 - `profile_events`: places what the backend logs about itself in an ETDump on its decoded nodes;
 - `file_reader` / `file_suffixes`: a bare file of this backend's payload format (`.tosa`) opens as
   its graphs.
@@ -63,6 +69,8 @@ class Backend:
     profile_events: str | None = None  # "module:function": its own ETDump events on its nodes
     file_reader: str | None = None  # "module:function": a bare file of its format as graphs
     file_suffixes: tuple[str, ...] = ()  # suffixes of such files (".tosa")
+    cpu_rewrites: str | None = None  # "module:function": edge operators its CPU passes rewrite
+    partition_report: str | None = None  # "module:function": the partitioner's own report
     # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
     # partition boundaries and that only convert or move data: counted as glue, not compute.
     cpu_glue_ops: frozenset[str] = frozenset()
@@ -224,8 +232,11 @@ def _glue_now() -> frozenset[str]:
 # -- the registry -----------------------------------------------------------------------------------
 
 _ARM_CPU_GLUE = CORTEX_M_GLUE_OPS
-# The Arm backends share one partitioner (TOSA support lists and checks) and its rules.
+# The Arm backends share one partitioner (TOSA support lists and checks) and its rules, and one
+# CPU fallback (the Cortex-M passes).
 _ARM_RULES = "pte_adapter.delegates.arm.partition_rules:reasons"
+_ARM_CPU_REWRITES = "pte_adapter.delegates.arm.cortex_m:rewritten_from"
+_ARM_REPORT = "pte_adapter.delegates.arm.partition_report:partition_report"
 
 ETHOSU = register(
     Backend(
@@ -240,6 +251,8 @@ ETHOSU = register(
         cpu_glue_ops=_ARM_CPU_GLUE,
         layout="pte_adapter.delegates.ethosu.layout:payload_layout",
         partition_rules=_ARM_RULES,
+        cpu_rewrites=_ARM_CPU_REWRITES,
+        partition_report=_ARM_REPORT,
     )
 )
 TOSA = register(
@@ -255,6 +268,8 @@ TOSA = register(
         cpu_glue_ops=_ARM_CPU_GLUE,
         layout="pte_adapter.delegates.tosa.layout:payload_layout",
         partition_rules=_ARM_RULES,
+        cpu_rewrites=_ARM_CPU_REWRITES,
+        partition_report=_ARM_REPORT,
         file_reader="pte_adapter.delegates.tosa:read_tosa_file",
         file_suffixes=(".tosa",),
     )
@@ -270,6 +285,8 @@ VGF = register(
         magics=((0, b"VGF1"),),
         cpu_glue_ops=_ARM_CPU_GLUE,
         partition_rules=_ARM_RULES,
+        cpu_rewrites=_ARM_CPU_REWRITES,
+        partition_report=_ARM_REPORT,
     )
 )
 XNNPACK = register(

@@ -137,6 +137,19 @@ def test_stack_traces_match_parse_etrecord(etrecord: Path) -> None:
             t = theirs[node.name]
             assert node.stack_trace == (t.meta.get("stack_trace") or "")
             assert node.debug_handle == t.meta.get("debug_handle")
+            assert node.output_shapes == _static_shapes(t.meta.get("val")), node.name
+
+
+def _static_shapes(val: Any) -> list[tuple[int, ...]]:
+    """The shape of each tensor a node outputs, as torch's deserialiser rebuilds it (a tuple or
+    list of tensors for a multi-output node), where every size is an integer."""
+    vals = val if isinstance(val, (list, tuple)) else [val]
+    shapes = [getattr(v, "shape", None) for v in vals]
+    return [
+        tuple(int(d) for d in s)
+        for s in shapes
+        if s is not None and all(isinstance(d, int) for d in s)
+    ]
 
 
 def _rejections(pte: Path) -> list[dict[str, Any]]:
@@ -158,20 +171,30 @@ PARTITIONER_KIND = {
 }
 
 
+def _rules_kind(said: str) -> str:
+    """The kind our rules give where the partitioner said `said`. A node an `additional_checks`
+    entry refused ("Rejected by <its class>") is one the rules support: what kept it off the NPU
+    is not in the .pte."""
+    if said.startswith("Rejected by "):
+        return "supported"
+    return PARTITIONER_KIND.get(said, "check")
+
+
 @pytest.mark.parametrize("rejections", REJECTIONS, ids=[p.name.split(".")[0] for p in REJECTIONS])
 def test_reasons_match_the_partitioner(rejections: Path) -> None:
-    """Arm: every CPU compute kernel was rejected, for the kind of reason we infer. XNNPACK only
-    explains configs whose constraints failed (`check`); an operator without a config gets no
-    reason from it, which is our `not_listed`."""
+    """Arm: every CPU compute kernel was rejected, for the kind of reason we infer (for a kernel
+    Arm's Cortex-M passes made of a layer, of the layer's operator). XNNPACK only explains configs
+    whose constraints failed (`check`); an operator without a config gets no reason from it, which
+    is our `not_listed`. The rules alone: the partitioner's report is not read here."""
     pte = EXAMPLES / (rejections.name.split(".")[0] + ".pte")
-    program = pte_adapter.load(pte)
+    program = pte_adapter.load(pte, sidecars=False, etrecord=pte.with_suffix(".etrecord"))
     source = pte_adapter.analyse(program).source
     assert source is not None
     captured = {r["node"]: r for r in _rejections(pte)}
     compared = 0
     for method in program.methods:
         parts = partition_method(method)
-        reasons = why_not_delegated(method, parts)
+        reasons = why_not_delegated(method, parts, source.methods[method.name])
         for island in parts.cpu_islands:
             for i in island.instructions:
                 ins = method.instructions[i]
@@ -184,19 +207,21 @@ def test_reasons_match_the_partitioner(rejections: Path) -> None:
                 # Several nodes can share a debug handle (a decomposed scaled_dot_product_attention
                 # in tiny_gpt_xnnpack): only those of this instruction's operator count.
                 nodes = source.methods[method.name].instructions[i].nodes
+                mine = [r for r in reasons if r.instruction == i]
+                assert len(mine) == 1, mine
+                layer = mine[0].layer_operator or _op_base(op)
                 said = [
                     captured[n]["reason"]
                     for n in nodes
-                    if n in captured and _op_base(captured[n]["target"]) == _op_base(op)
+                    if n in captured and _op_base(captured[n]["target"]) == layer
                 ]
-                mine = [r for r in reasons if r.instruction == i]
-                assert len(mine) == 1, mine
                 if mine[0].backend == "XNNPACK":
                     expected = "check" if said else "not_listed"
                 else:
                     assert said, f"{op} (instruction {i}) ran on the CPU but was never rejected"
-                    expected = PARTITIONER_KIND.get(said[0], "check")
+                    expected = _rules_kind(said[0])
                 assert mine[0].kind == expected, (mine[0].text, said)
+                assert mine[0].by == "rules"
                 assert "ExecuTorch 1.5.1 rules" in mine[0].text
                 compared += 1
     assert compared > 0

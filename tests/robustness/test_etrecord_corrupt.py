@@ -206,3 +206,93 @@ def test_check_partition_failure_names_the_splitting_ops(
     assert "FAIL forward: 3 EthosUBackend partitions > 1" in err
     assert "in features.4 (LocalResponseNorm)" in err
     assert "in features.12 (LocalResponseNorm)" in err
+
+
+# -- the Cortex-M flow: its rewrites are accepted, nothing else is ---------------------------------
+
+CLASSIFIER = "classifier_cortex_m_ethosu85"  # CortexMPassManager: cortex_m::quantized_linear
+LRN_QDQ = "lrn_cortex_m_qdq_ethosu85"  # ReplaceQuantNodesPass: cortex_m:: (de)quantize
+
+
+def _retarget(path: Path, old: str, new: str) -> bytes:
+    """The ETRecord with every edge node of operator `old` recorded as `new` instead."""
+    part = "edge_dialect_exported_program/forward"
+    parts = dict(_parts(path))
+    doc = json.loads(parts[part])
+    prefix = "executorch.exir.dialects.edge.ops."
+    changed = 0
+    for node in doc["graph_module"]["graph"]["nodes"]:
+        if node["target"] == prefix + old:
+            node["target"] = prefix + new
+            changed += 1
+    assert changed > 0
+    return _replace(part, json.dumps(doc).encode())(list(parts.items()))
+
+
+@pytest.mark.parametrize(
+    ("stem", "etrecord"),
+    [
+        (CLASSIFIER, LRN_QDQ),
+        (LRN_QDQ, CLASSIFIER),
+        ("convnet_cortex_m_ethosu85", CLASSIFIER),  # the same flow, another model
+        (LRN_QDQ, "mv2_lrn_ethosu85"),  # an LRN on Ethos-U without the Cortex-M passes
+    ],
+)
+def test_foreign_cortex_m_etrecord_is_refused(tmp_path: Path, stem: str, etrecord: str) -> None:
+    pte = _setup(tmp_path, stem, (EXAMPLES / f"{etrecord}.etrecord").read_bytes())
+    result = pte_adapter.analyse(pte_adapter.load(pte))
+    assert result.source is None
+    assert len(result.problems) == 1 and "does not belong to this program" in result.problems[0]
+
+
+def test_a_rewrite_the_passes_do_not_make_is_refused(tmp_path: Path) -> None:
+    """The classifier's linears recorded as convolutions: the Cortex-M passes make
+    cortex_m::quantized_linear only from aten.linear, so the kernel does not fit its nodes."""
+    data = _retarget(
+        EXAMPLES / f"{CLASSIFIER}.etrecord", "aten.linear.default", "aten.convolution.default"
+    )
+    result = pte_adapter.analyse(pte_adapter.load(_setup(tmp_path, CLASSIFIER, data)))
+    assert result.source is None
+    (problem,) = result.problems
+    assert (
+        "runs cortex_m::quantized_linear.out, its ETRecord nodes are aten.convolution.default"
+        in problem
+    )
+
+
+def test_a_quantize_recorded_as_another_operator_is_refused(tmp_path: Path) -> None:
+    """ReplaceQuantNodesPass makes cortex_m::quantize_per_tensor from quantize_per_tensor only."""
+    data = _retarget(
+        EXAMPLES / f"{LRN_QDQ}.etrecord",
+        "quantized_decomposed.quantize_per_tensor.default",
+        "aten.abs.default",
+    )
+    result = pte_adapter.analyse(pte_adapter.load(_setup(tmp_path, LRN_QDQ, data)))
+    assert result.source is None
+    assert "runs cortex_m::quantize_per_tensor.out" in result.problems[0]
+
+
+@pytest.mark.parametrize("stem", [CLASSIFIER, LRN_QDQ])
+def test_cortex_m_etrecord_belongs(stem: str) -> None:
+    """The real pairs join (the Inspector comparison is tests/oracle/test_cortex_m_join.py)."""
+    result = pte_adapter.analyse(pte_adapter.load(EXAMPLES / f"{stem}.pte"))
+    assert result.problems == [] and result.source is not None
+
+
+@pytest.mark.parametrize(
+    "garbage", [[], {"x": 1}, {"t": {"sizes": "no"}}, {"t": {"sizes": [{"as_int": True}] * 99}}]
+)
+def test_unreadable_shapes_are_no_evidence(tmp_path: Path, garbage: object) -> None:
+    """Recorded shapes are extra evidence: unreadable ones are dropped, the ETRecord still joins."""
+    part = "edge_dialect_exported_program/forward"
+    parts = dict(_parts(EXAMPLES / f"{CLASSIFIER}.etrecord"))
+    doc = json.loads(parts[part])
+    doc["graph_module"]["graph"]["tensor_values"] = garbage
+    for node in doc["graph_module"]["graph"]["nodes"][:3]:
+        node["outputs"] = "not a list"
+    data = _replace(part, json.dumps(doc).encode())(list(parts.items()))
+    program = pte_adapter.load(_setup(tmp_path, CLASSIFIER, data))
+    assert program.etrecord is not None
+    assert all(not n.output_shapes for n in program.etrecord.methods["forward"].nodes)
+    result = pte_adapter.analyse(program)
+    assert result.problems == [] and result.source is not None

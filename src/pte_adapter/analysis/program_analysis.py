@@ -27,9 +27,9 @@ from pte_adapter.analysis.source import (
     MethodSource,
     PartitionSource,
     ProgramSource,
-    match_source,
     partition_sources,
 )
+from pte_adapter.analysis.source_match import match_source
 from pte_adapter.analysis.summary import MethodSummary, method_summary
 from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.container.etdump import ETDump
@@ -85,7 +85,7 @@ class ProgramAnalysis:
 
 def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysis:
     parts = partition_method(method)
-    reasons = why_not_delegated(method, parts)
+    reasons = why_not_delegated(method, parts, source)
     psources = partition_sources(method, source, parts)
     estimate = method_estimate(method, parts)
     return MethodAnalysis(

@@ -4,11 +4,14 @@ The chain is: instruction id (its index within its chain) -> debug handles (`deb
 -> edge-graph nodes with those handles -> their `nn_module_stack` and `stack_trace`. A delegate
 call lists every handle it absorbed, so a partition covers all the modules of its nodes.
 
-Before anything is used, `match_source` checks that the ETRecord belongs to this program: the
-same methods, every recorded instruction id inside the method, the delegate calls at the same
-instruction ids with the same backend ids, and each kernel call's operator among the operators
-of its nodes. One mismatch and the ETRecord is reported as foreign and nothing from it is shown:
-a wrong layer name is worse than none.
+This is the join ExecuTorch's Inspector makes (its `debug_handle_map` lookup by instruction id,
+then the edge-graph nodes that carry each handle). Before anything is used, `match_source` (`source_match.py`) checks
+that the ETRecord belongs to this program: the same methods, every recorded instruction id inside
+the method, the delegate calls at the same instruction ids with the same backend ids, and each
+kernel call's operator among the operators of its nodes - or one that a backend's CPU passes make
+of them after the ETRecord was recorded (`Backend.cpu_rewrites`: Arm's Cortex-M passes turn an
+`aten.linear` node into a `cortex_m::quantized_linear` kernel). One mismatch and the ETRecord is
+reported as foreign and nothing from it is shown: a wrong layer name is worse than none.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition, is_glue
-from pte_adapter.container.etrecord import EtRecord, EtRecordMethod, FxNode
-from pte_adapter.program.model import InstructionKind, Method, Program
+from pte_adapter.container.etrecord import FxNode
+from pte_adapter.program.model import InstructionKind, Method
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class InstructionSource:
     stacks: list[list[ModuleRef]]  # the full module stack (outermost first) of each such node
     source_line: str  # "examples/model.py:194  x = self.lrn(x)" ("" = not recorded)
     torch_fn: str = ""
+    targets: list[str] = field(default_factory=list)  # each node's operator, as `nodes`
 
     @property
     def layer(self) -> list[ModuleRef]:
@@ -76,7 +80,7 @@ def common_prefix(stacks: list[list[ModuleRef]]) -> list[ModuleRef]:
     return prefix
 
 
-def _base(name: str) -> str:
+def operator_base(name: str) -> str:
     """`aten::avg_pool3d.out`, `aten.avg_pool3d.default` and `torch.ops.aten.avg_pool3d.default`
     (how a node added by a decomposition at export time can be recorded) -> `aten.avg_pool3d`."""
     name = name.replace("::", ".").removeprefix("torch.ops.")
@@ -84,78 +88,7 @@ def _base(name: str) -> str:
     return ".".join(parts[:2]) if len(parts) >= 2 else name
 
 
-def _chain_ids(method: Method) -> dict[int, int]:
-    """Recorded instruction id -> method-level index. The emitter numbers instructions within
-    their chain; ExecuTorch emits one chain per method, and only chain 0 is mapped."""
-    return {ins.chain_position: ins.index for ins in method.instructions if ins.chain == 0}
-
-
-def match_source(program: Program, record: EtRecord) -> tuple[ProgramSource | None, list[str]]:
-    """Map each instruction to its nodes and modules, or say why the ETRecord does not belong."""
-    mismatches: list[str] = []
-    names = [m.name for m in program.methods]
-    for extra in sorted(set(record.methods) - set(names)):
-        mismatches.append(f"it records method {extra!r}, which the program does not have")
-    for missing in [n for n in names if n not in record.methods]:
-        mismatches.append(f"it has no record of method {missing!r}")
-    methods: dict[str, MethodSource] = {}
-    for method in program.methods:
-        rec = record.methods.get(method.name)
-        if rec is not None:
-            methods[method.name] = _match_method(method, rec, mismatches)
-    if mismatches:
-        shown = "; ".join(mismatches[:3]) + (
-            f"; and {len(mismatches) - 3} more" if len(mismatches) > 3 else ""
-        )
-        return None, [f"{record.source} does not belong to this program, not used: {shown}"]
-    return ProgramSource(record.source, methods), []
-
-
-def _match_method(method: Method, rec: EtRecordMethod, mismatches: list[str]) -> MethodSource:
-    where = f"method {method.name!r}"
-    ids = _chain_ids(method)
-    out = MethodSource(method.name)
-    for iid in sorted(set(rec.debug_handles) | set(rec.delegates)):
-        if iid not in ids:
-            mismatches.append(f"{where}: it records instruction {iid}, the chain has {len(ids)}")
-            return out
-    for iid, index in ids.items():
-        ins = method.instructions[index]
-        if ins.kind is InstructionKind.DELEGATE:
-            d = ins.delegate_index
-            backend = (
-                method.delegates[d].id if d is not None and 0 <= d < len(method.delegates) else "?"
-            )
-            if rec.delegates.get(iid) != backend:
-                mismatches.append(
-                    f"{where}: instruction {iid} is a {backend} call, the ETRecord "
-                    f"records {rec.delegates.get(iid) or 'no delegate'} there"
-                )
-        elif iid in rec.delegates:
-            mismatches.append(
-                f"{where}: the ETRecord records a {rec.delegates[iid]} call at "
-                f"instruction {iid}, the program has a {ins.kind.value}"
-            )
-        handles = rec.debug_handles.get(iid, [])
-        nodes = [n for h in handles for n in rec.nodes_by_handle.get(h, [])]
-        if ins.kind is InstructionKind.KERNEL and nodes:
-            op = ins.op_index
-            name = (
-                method.operators[op].full_name
-                if op is not None and 0 <= op < len(method.operators)
-                else "?"
-            )
-            if _base(name) not in {_base(n.target) for n in nodes}:
-                mismatches.append(
-                    f"{where}: instruction {iid} runs {name}, its ETRecord nodes "
-                    f"are {', '.join(sorted({n.target for n in nodes}))}"
-                )
-        if nodes:
-            out.instructions[index] = _instruction_source(index, handles, nodes)
-    return out
-
-
-def _instruction_source(index: int, handles: list[int], nodes: list[FxNode]) -> InstructionSource:
+def instruction_source(index: int, handles: list[int], nodes: list[FxNode]) -> InstructionSource:
     modules: list[ModuleRef] = []
     stacks: list[list[ModuleRef]] = []
     for n in nodes:
@@ -176,6 +109,7 @@ def _instruction_source(index: int, handles: list[int], nodes: list[FxNode]) -> 
         stacks,
         line,
         next((n.torch_fn for n in nodes if n.torch_fn), ""),
+        [n.target for n in nodes],
     )
 
 

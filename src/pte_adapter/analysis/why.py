@@ -4,7 +4,12 @@ Each backend whose partitioner the adapter knows has a `partition_rules` hook in
 (`pte_adapter.backends`; Arm's in `delegates/arm/partition_rules.py`, XNNPACK's in
 `delegates/xnnpack/partition_rules.py`). For every CPU compute kernel of a method, each such
 partitioner among the method's delegates gives its verdict. Every reason names the rules'
-ExecuTorch version.
+ExecuTorch version, or the partitioner's own report it comes from.
+
+What the judges are told besides the kernel (`KernelOrigin`): the ETRecord's nodes of the
+instruction and their operators, and whether a backend's CPU passes made the kernel of them after
+partitioning (`Backend.cpu_rewrites`; without an ETRecord, from those rewrite tables alone). A
+`cortex_m::quantized_linear` kernel is judged as the `aten.linear` layer it was.
 
 Reason kinds (stable, in `summary --json`):
 - `not_listed`: no Arm operator list or registered check accepts the operator for that TOSA spec
@@ -15,7 +20,15 @@ Reason kinds (stable, in `summary --json`):
 - `int64`: an int64 tensor and the TOSA spec has no int64 extension;
 - `not_quantized`: an INT-only TOSA spec and the kernel computes in floating point;
 - `check`: accepted by the lists, refused by a further check that needs the pre-delegation graph;
-- `unknown`: an Arm delegate records no TOSA spec, so no rules can be chosen.
+- `supported`: the layer's operator (before Arm's Cortex-M passes rewrote it) is supported for
+  that TOSA spec: something the `.pte` does not record kept it off the NPU (a partitioner check
+  such as `additional_checks`, or its quantization);
+- `additional_check`: the partitioner's own report says an `additional_checks` entry refused it;
+- `unknown`: an Arm delegate records no TOSA spec, so no rules can be chosen; or the kernel could
+  have come from operators the rules judge differently, and no ETRecord says which.
+
+`by` says who says so: `rules` (evaluated from the `.pte`) or `partitioner` (its own report,
+Arm's `partition_report.txt`, whose kinds are `not_listed`, `u55`, `additional_check`, `check`).
 """
 
 from __future__ import annotations
@@ -24,8 +37,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pte_adapter.analysis.partitions import MethodPartitions, is_glue
+from pte_adapter.analysis.source import InstructionSource, MethodSource, operator_base
+from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
 from pte_adapter.backends import with_hook
-from pte_adapter.delegates.registry import Verdict, hook
+from pte_adapter.delegates.registry import KernelOrigin, Verdict, hook
 from pte_adapter.program.model import Delegate, InstructionKind, Method
 
 
@@ -36,9 +51,15 @@ class Reason:
     backend: str  # "Arm TOSA-1.0+INT+int16+int4+cf" or "XNNPACK"
     kind: str  # see the module docstring
     text: str  # one line, with the rules' version
+    by: str = "rules"  # "rules" | "partitioner" (its own report)
+    # The layer's operator when a CPU pass rewrote it into this kernel ("aten.linear"), else "".
+    layer_operator: str = ""
 
 
-def _judges(method: Method) -> list[Callable[[int, str], list[Verdict]]]:
+Judge = Callable[[int, str, KernelOrigin | None], list[Verdict]]
+
+
+def _judges(method: Method) -> list[Judge]:
     """One judge per partitioner among the method's delegates, in the order of the records."""
     families: dict[str, list[Delegate]] = {}
     for record in with_hook("partition_rules"):
@@ -48,11 +69,35 @@ def _judges(method: Method) -> list[Callable[[int, str], list[Verdict]]]:
     return [hook(target)(method, delegates) for target, delegates in families.items()]
 
 
-def why_not_delegated(method: Method, parts: MethodPartitions) -> list[Reason]:
-    """A reason per CPU compute kernel and partitioner present in the method."""
+def kernel_origin(
+    op: str, src: InstructionSource | None, rewrites: Rewrites
+) -> KernelOrigin | None:
+    """Where a kernel came from: its ETRecord nodes of the same operator, else those a CPU pass
+    rewrote into it; without an ETRecord, the operators the rewrite tables make it from."""
+    base = operator_base(op)
+    made = rewrites(op).made_from
+    if src is None:
+        return KernelOrigin(tuple(sorted(made)), rewritten=True, recorded=False) if made else None
+    pairs = list(dict.fromkeys(zip(src.targets, src.nodes, strict=True)))
+    same = [(t, n) for t, n in pairs if operator_base(t) == base]
+    if same:
+        return KernelOrigin((base,), tuple(n for _, n in same))
+    made_of = [(t, n) for t, n in pairs if operator_base(t) in made]
+    if not made_of:
+        return None
+    operators = tuple(dict.fromkeys(operator_base(t) for t, _ in made_of))
+    return KernelOrigin(operators, tuple(n for _, n in made_of), rewritten=True)
+
+
+def why_not_delegated(
+    method: Method, parts: MethodPartitions, source: MethodSource | None = None
+) -> list[Reason]:
+    """A reason per CPU compute kernel and partitioner present in the method (with the method's
+    ETRecord, judged as the layer it came from)."""
     judges = _judges(method)
     if not judges:
         return []
+    rewrites = cpu_rewrites()
     out: list[Reason] = []
     for p in parts.cpu_islands:
         for i in p.instructions:
@@ -67,6 +112,12 @@ def why_not_delegated(method: Method, parts: MethodPartitions) -> list[Reason]:
             op = method.operators[o].full_name
             if is_glue(op):
                 continue
+            src = source.instructions.get(i) if source is not None else None
+            origin = kernel_origin(op, src, rewrites)
+            layer = ", ".join(origin.operators) if origin and origin.rewritten else ""
             for judge in judges:
-                out.extend(Reason(i, op, v.backend, v.kind, v.text) for v in judge(i, op))
+                out.extend(
+                    Reason(i, op, v.backend, v.kind, v.text, v.by, layer)
+                    for v in judge(i, op, origin)
+                )
     return out

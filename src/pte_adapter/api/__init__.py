@@ -22,7 +22,11 @@ from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
-from pte_adapter.delegates.registry import DecodeContext, decode_payload
+from pte_adapter.delegates.registry import (
+    DecodeContext,
+    attach_partition_reports,
+    decode_payload,
+)
 from pte_adapter.delegates.tosa.sidecars import attach_tosa_sidecars
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Delegate, Program
@@ -67,6 +71,7 @@ def load(
         decode_all(program)
         if sidecars:
             attach_tosa_sidecars(program)
+            attach_partition_reports(program)
     note_side_file_problems(program)
     if etrecord is not None:
         read_etrecord_into(program, Path(etrecord), explicit=True)

@@ -9,7 +9,8 @@ An ETRecord (`<stem>.etrecord`, written by `ETRecord.save`) is a zip. Only its J
 - `edge_dialect_exported_program/<method>` (older files: one `edge_dialect_exported_program`, the
   `forward` method): torch.export's JSON serialisation of the edge graph before delegation. Each
   node has a `target` and string `metadata`: `debug_handle`, `nn_module_stack`
-  (`key,path,class;key,path,class;...`, outermost module first), `stack_trace`, `torch_fn`.
+  (`key,path,class;key,path,class;...`, outermost module first), `stack_trace`, `torch_fn`; its
+  `outputs` name tensors whose `sizes` the graph's `tensor_values` hold (kept when all static).
 
 Parts named `*_state_dict`, `*_constants`, `*_example_inputs`, `reference_outputs` and
 `representative_inputs` are pickles or torch archives: never opened. The work is bounded: the
@@ -53,6 +54,8 @@ class FxNode:
     module_stack: list[tuple[str, str]]  # (fully qualified path, class), outermost first
     stack_trace: str = ""
     torch_fn: str = ""
+    # The static sizes of each tensor it outputs (an output with a symbolic size is left out).
+    output_shapes: list[tuple[int, ...]] = field(default_factory=list)
 
     @property
     def module(self) -> tuple[str, str] | None:
@@ -227,6 +230,8 @@ def _graph_nodes(doc: Any, part: str, budget: _Budget) -> list[FxNode]:
     budget.nodes += len(raw_nodes)
     if budget.nodes > MAX_NODES:
         raise LimitExceededError(f"{budget.nodes} graph nodes (limit {MAX_NODES})", part=part)
+    tensors = graph.get("tensor_values")
+    shapes = _static_shapes(tensors if isinstance(tensors, dict) else {})
     nodes = []
     for i, raw in enumerate(raw_nodes):
         npart = f"{part}:node {i}"
@@ -241,9 +246,39 @@ def _graph_nodes(doc: Any, part: str, budget: _Budget) -> list[FxNode]:
                 module_stack=parse_module_stack(_str(meta.get("nn_module_stack", ""), npart)),
                 stack_trace=_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
                 torch_fn=_str(meta.get("torch_fn", ""), npart),
+                output_shapes=_output_shapes(node.get("outputs"), shapes),
             )
         )
     return nodes
+
+
+MAX_RANK = 16  # dimensions of a recorded tensor shape kept; deeper ones count as unknown
+
+
+def _static_shapes(tensors: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Tensor name -> its sizes, for tensors whose every size is a plain integer. Shapes are
+    extra evidence (`analysis.source`), so anything unexpected is left out, never an error."""
+    out: dict[str, tuple[int, ...]] = {}
+    for name, meta in tensors.items():
+        sizes = meta.get("sizes") if isinstance(meta, dict) else None
+        if not isinstance(sizes, list) or len(sizes) > MAX_RANK:
+            continue
+        dims = [d.get("as_int") if isinstance(d, dict) else None for d in sizes]
+        if all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            out[name] = tuple(int(d) for d in dims if d is not None)
+    return out
+
+
+def _output_shapes(outputs: Any, shapes: dict[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The static shape of each tensor a node outputs (`as_tensor`, `as_tensors`)."""
+    names: list[Any] = []
+    for out in outputs if isinstance(outputs, list) else []:
+        if not isinstance(out, dict):
+            continue
+        one, many = out.get("as_tensor"), out.get("as_tensors")
+        names += [one] if isinstance(one, dict) else many if isinstance(many, list) else []
+    found = (shapes.get(str(n.get("name"))) if isinstance(n, dict) else None for n in names)
+    return [s for s in found if s is not None]
 
 
 def _str(v: Any, part: str) -> str:

@@ -20,6 +20,7 @@ from pte_adapter.backends import sniff as sniff_backend
 from pte_adapter.container.sources import DataSources
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
+from pte_adapter.program.model import Program
 
 
 @dataclass
@@ -56,8 +57,28 @@ class Verdict(NamedTuple):
     """What a backend's partitioner rules (`Backend.partition_rules`) say of one CPU kernel."""
 
     backend: str  # whose rules: "Arm TOSA-1.0+INT+int16+int4+cf", "XNNPACK"
-    kind: str  # not_listed | u55 | rank | int64 | not_quantized | check | unknown
-    text: str  # one line, naming the rules' version
+    kind: str  # not_listed | u55 | rank | int64 | not_quantized | check | supported | ... | unknown
+    text: str  # one line, naming the rules' version (or the partitioner's report)
+    by: str = "rules"  # "rules": evaluated from the .pte; "partitioner": its own report says so
+
+
+class KernelOrigin(NamedTuple):
+    """Where a CPU kernel came from, as far as the analysis knows: the third argument of a
+    `partition_rules` judge. Operators are `namespace.name` ("aten.linear")."""
+
+    operators: tuple[str, ...]  # the edge operators of the kernel's layer, before any CPU pass
+    nodes: tuple[str, ...] = ()  # their edge-graph node names (from the ETRecord)
+    rewritten: bool = False  # a CPU pass made the kernel of those operators (it is none of them)
+    recorded: bool = True  # the ETRecord says so; False: only the backends' rewrite tables do
+
+
+class KernelRewrites(NamedTuple):
+    """What a backend's CPU passes make a CPU kernel from (`Backend.cpu_rewrites`): operators are
+    `namespace.name`, e.g. "aten.linear" for "cortex_m::quantized_linear.out"."""
+
+    made_from: frozenset[str] = frozenset()  # the edge operators its passes turn into this kernel
+    # Those it takes the place of: it computes the value their node computed (the same shape).
+    replaces: frozenset[str] = frozenset()
 
 
 class DecoderUnavailable(Exception):
@@ -79,6 +100,26 @@ def hook(target: str) -> Callable[..., Any]:
     if found is None:
         raise AttributeError(f"{module} has no function {func!r}")
     return found
+
+
+def attach_partition_reports(program: Program) -> None:
+    """Give each delegate the partitioner's own report of its export, where its backend knows
+    where to look (`Backend.partition_report`); an unreadable one is a problem of the delegate."""
+    if program.path is None:
+        return
+    for method in program.methods:
+        for delegate in method.delegates:
+            info = BACKENDS.get(delegate.id)
+            if info is None or info.partition_report is None:
+                continue
+            try:
+                report = hook(info.partition_report)(program.path, delegate)
+            except DecoderUnavailable:
+                continue
+            except PteFormatError as e:
+                delegate.decoded.problems.append(f"partitioner report not used: {e}")
+                continue
+            delegate.decoded.partitioner_report = report
 
 
 def decode_payload(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:

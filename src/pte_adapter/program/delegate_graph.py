@@ -100,6 +100,25 @@ class DelegateEstimate:
     assumptions: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class PartitionerRejection:
+    """One node a backend's partitioner refused, in the partitioner's own words."""
+
+    node: str  # the edge-graph node's name (as the ETRecord names it)
+    target: str  # its operator, "aten.linear.default"
+    reason: str  # "Rejected by NotLinear"
+
+
+@dataclass
+class PartitionerReport:
+    """What the partitioner wrote about the export this delegate came from (Arm's
+    `partition_report.txt`), found beside the `.pte`."""
+
+    file: str  # where it was read, as found: "<artifact folder>/partition_report.txt"
+    # Per target the partitioner ran for (Arm: the TOSA spec), the rejected nodes in its order.
+    rejections: dict[str, list[PartitionerRejection]] = field(default_factory=dict)
+
+
 @dataclass
 class DecodedDelegate:
     """What a decoder learned from one payload. Problems are reported, never raised."""
@@ -116,3 +135,5 @@ class DecodedDelegate:
     problems: list[str] = field(default_factory=list)
     # The cost of one invocation, when the decoder can estimate it (Ethos-U).
     estimate: DelegateEstimate | None = None
+    # The partitioner's own report of the export, when one was found (`Backend.partition_report`).
+    partitioner_report: PartitionerReport | None = None

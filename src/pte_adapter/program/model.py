@@ -316,7 +316,7 @@ class Program:
     segment_base_offset: int
     sources: DataSources | None = None  # the .pte and any .ptd beside it; resolves named data
     # The ETRecord found beside it (or named), as read; whether it belongs to this program is
-    # decided by the analysis (`analysis.source.match_source`).
+    # decided by the analysis (`analysis.source_match.match_source`).
     etrecord: EtRecord | None = None
     problems: list[str] = field(default_factory=list)
     # The BundledProgram the program was read from (`.bpte`): its test cases; `file_size` is then

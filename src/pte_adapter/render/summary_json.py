@@ -65,6 +65,8 @@ def method_json(s: MethodSummary) -> dict[str, Any]:
                 "backend": r.backend,
                 "kind": r.kind,
                 "reason": r.text,
+                "by": r.by,
+                "layer_operator": r.layer_operator or None,
             }
             for r in s.why
         ],

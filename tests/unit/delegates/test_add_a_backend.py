@@ -53,7 +53,7 @@ PACKAGE = {
         from pte_adapter.delegates.registry import Verdict
 
         def reasons(method, delegates):
-            return lambda index, op: [Verdict("Toy", "not_listed", f"{op}: no toy kernel")]
+            return lambda index, op, origin: [Verdict("Toy", "not_listed", f"{op}: no toy kernel")]
     """,
 }
 

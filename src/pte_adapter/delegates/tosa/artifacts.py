@@ -27,16 +27,21 @@ def _inside(folder: Path, here: Path) -> bool:
     return f == h or f.startswith(h.rstrip(os.sep) + os.sep)
 
 
+def spec_folders(pte_path: Path | None, artifact_path: str | None) -> list[Path]:
+    """The folder `debug_artifact_path` names (1. and 2. above), inside the `.pte`'s folder."""
+    here = pte_path.parent if pte_path is not None else None
+    if not artifact_path or here is None:
+        return []
+    spec = Path(artifact_path)
+    folders = (spec if spec.is_absolute() else here / spec, here / spec.name)
+    return [f for f in folders if spec.name and _inside(f, here)]
+
+
 def candidate_folders(pte_path: Path | None, artifact_path: str | None) -> list[Path]:
     """Every folder worth searching, most specific first, without duplicates (may not exist)."""
-    out: list[Path] = []
-    here = pte_path.parent if pte_path is not None else None
-    if artifact_path and here is not None:
-        spec = Path(artifact_path)
-        for folder in (spec if spec.is_absolute() else here / spec, here / spec.name):
-            if spec.name and _inside(folder, here):
-                out.append(folder)
-    if pte_path is not None and here is not None:
+    out = spec_folders(pte_path, artifact_path)
+    if pte_path is not None:
+        here = pte_path.parent
         out += [here / f"{pte_path.stem}_artifacts", here / pte_path.stem, here]
     unique: list[Path] = []
     seen: set[Path] = set()

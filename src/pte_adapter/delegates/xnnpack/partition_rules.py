@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pte_adapter.delegates.registry import Verdict
+from pte_adapter.delegates.registry import KernelOrigin, Verdict
 from pte_adapter.delegates.xnnpack._generated import partition_configs
 from pte_adapter.program.model import Delegate, Method
 
@@ -39,10 +39,13 @@ def xnnpack_reason(op: str) -> tuple[str, str]:
     )
 
 
-def reasons(method: Method, delegates: list[Delegate]) -> Callable[[int, str], list[Verdict]]:
-    """The `partition_rules` hook: one verdict per CPU kernel."""
+def reasons(
+    method: Method, delegates: list[Delegate]
+) -> Callable[[int, str, KernelOrigin | None], list[Verdict]]:
+    """The `partition_rules` hook: one verdict per CPU kernel (its origin is not needed: the
+    XNNPACK flow runs no CPU passes after partitioning)."""
 
-    def judge(index: int, op: str) -> list[Verdict]:
+    def judge(index: int, op: str, origin: KernelOrigin | None = None) -> list[Verdict]:
         kind, text = xnnpack_reason(op)
         return [Verdict("XNNPACK", kind, text)]
 
