@@ -82,9 +82,11 @@ def test_example_bundle_reads_as_executorch_reads_it(path: Path) -> None:
 
 def test_the_program_inside_shows_as_the_pte_it_is(tmp_path: Path) -> None:
     """Everything a `.pte` shows: the summary of the bundle is the summary of its program written
-    out as a `.pte` (but for the file keys and the bundle's own)."""
-    inner = tmp_path / "inner.pte"
+    out as a `.pte` (but for the file keys and the bundle's own), with the same side files."""
+    inner = tmp_path / "bundle_ethosu55.pte"
     inner.write_bytes(bytes(theirs(BPTE.read_bytes()).program))
+    for side in BPTE.parent.glob("bundle_ethosu55_etrecord.bin"):
+        (tmp_path / side.name).write_bytes(side.read_bytes())
     mine = summary_json(pte_adapter.analyse(pte_adapter.load(BPTE)))
     plain = summary_json(pte_adapter.analyse(pte_adapter.load(inner)))
     for key in ("file", "file_size", "bundle"):

@@ -28,7 +28,7 @@ from typing import Final
 
 from pte_adapter.analysis.profile.join import join_profile
 from pte_adapter.analysis.profile.time_scale import TimeScale, scale_in_name
-from pte_adapter.analysis.source import match_source
+from pte_adapter.analysis.source_match import match_source
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import EtRecord, read_etrecord
 from pte_adapter.errors import PteFormatError
