@@ -23,7 +23,13 @@ from pte_adapter.delegates.ethosu.binstream import (
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
 from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
-from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
+from pte_adapter.delegates.ethosu.perf import (
+    OpEstimate,
+    Target,
+    estimate_operations,
+    target_for,
+)
+from pte_adapter.delegates.ethosu.vela_prices import partition_notes
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
@@ -187,6 +193,10 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str,
             moved[mem] = moved.get(mem, 0) + n
     for name, n in sorted(moved.items()):
         out[f"npu_est_bytes_{name}"] = n
+    notes, as_vela = partition_notes(estimates)
+    if notes:
+        out["npu_est_cycles_as_vela"] = round(as_vela)
+        out["estimate_notes"] = "; ".join(notes)
     return out
 
 
@@ -217,6 +227,11 @@ def _estimate_attrs(est: OpEstimate, target: Target) -> dict[str, str]:
             for m, kinds in sorted(_bytes_by_kind(est).items())
         ),
     }
+    if est.duration:
+        out["est_dma_cycles"] = str(round(est.duration))
+        out["est_dma_hidden_cycles"] = str(round(max(est.duration - est.cycles, 0.0)))
+    if est.vela_note:
+        out["estimate_notes"] = est.vela_note
     if est.macs:
         out["est_macs"] = str(est.macs)
         if est.cycles:

@@ -141,6 +141,7 @@ class NpuOperation:
     microblock: str = ""  # U85 ACC_FORMAT microblock (U2X2 ...); U55/U65 have a fixed one
     acc_format: str = ""  # accumulator: I32 / I40 (U55) / I48 (U85)
     ifm2_scalar: bool = False  # elementwise second operand is a register constant
+    ifm2_broadcast: str = ""  # the IFM2 axes broadcast to the OFM ("H", "W", "C", "HW", ...)
     ofm_transpose: str = ""  # U85 OFM activation_transpose (HWC = none)
 
     @property
@@ -198,6 +199,8 @@ class NpuOperation:
         if self.weights:
             out["weight_bytes"] = str(self.weight_bytes)
             out["scale_bytes"] = str(self.scale_bytes)
+        if self.ifm2_broadcast:
+            out["ifm2_broadcast"] = self.ifm2_broadcast
         if self.dma is not None:
             d = self.dma
             out["dma"] = (
@@ -428,9 +431,17 @@ def _snapshot(
         fields = {f[0] for f in regs.fields.get("NPU_SET_IFM2_BROADCAST", ())}
         if "broadcast_constant" in fields:  # U55/U65
             op.ifm2_scalar = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_constant") == 1
+            op.ifm2_broadcast = "".join(
+                axis
+                for axis in "HWC"
+                if regs.get("NPU_SET_IFM2_BROADCAST", f"broadcast_{axis.lower()}")
+            )
         elif "broadcast_mode" in fields:  # U85
-            mode = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_mode")
-            op.ifm2_scalar = regs.enum("broadcast_mode", mode) == "SCALAR"
+            mode = regs.enum("broadcast_mode", regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_mode"))
+            op.ifm2_scalar = mode == "SCALAR"
+            op.ifm2_broadcast = "" if mode in ("NONE", "SCALAR") or mode.isdigit() else mode
+        if "C" in op.ifm2_broadcast and op.ifm2 is not None:
+            op.ifm2.depth = 1  # broadcast along the channels: one channel is read
         return op
     stride_reg = "NPU_SET_KERNEL_STRIDE"
     dil_x = regs.get(stride_reg, "dilation_x") + 1

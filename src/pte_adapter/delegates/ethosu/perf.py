@@ -26,7 +26,7 @@ approximated and listed in `ASSUMPTIONS`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pte_adapter.delegates.ethosu._generated import perf_data
 from pte_adapter.delegates.ethosu.commands import FeatureMap, NpuOperation
@@ -172,6 +172,8 @@ class Transfer:
     what: str  # ifm, ifm2, ofm, weights, scales, dma read, dma write
     bytes: int  # payload bytes
     cycles: float  # at the memory's (or channel's) rate, after burst losses
+    moved: float = 0.0  # bytes on the bus, burst losses included
+    channel: int = _CH_WRITE
 
 
 @dataclass
@@ -183,10 +185,24 @@ class OpEstimate:
     macs: int = 0
     compute_cycles: float = 0.0
     transfers: list[Transfer] = field(default_factory=list)
+    # Transfers of DMAs running meanwhile: they compete for the same memories (not its bytes).
+    shared: list[Transfer] = field(default_factory=list)
     memory_cycles: dict[str, float] = field(default_factory=dict)
-    cycles: float = 0.0
+    cycles: float = 0.0  # what the operation adds to the partition's time
     bound: str = ""  # "compute" or the name of the memory that sets the time
     serial_dma: bool = False  # a DMA the stream waits for
+    block_cycles: float = 0.0  # first IFM block read + last OFM block write (in compute_cycles)
+    duration: float = 0.0  # a DMA's own transfer time (cycles is the part nothing hides)
+    # Where the command stream does something Vela's estimate prices another way: what Vela
+    # would charge for this operation (for a group of operations, the first carries it all and
+    # the others 0) and why, with both numbers.
+    vela_cycles: float | None = None
+    vela_note: str = ""
+    vela_kind: str = ""  # which difference (vela_prices.KINDS)
+
+    @property
+    def cycles_as_vela(self) -> float:
+        return self.cycles if self.vela_cycles is None else self.vela_cycles
 
     def bytes_by_memory(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -293,7 +309,7 @@ def _ao_per_element(op: NpuOperation, target: Target) -> float:
 
 def _ifm_block_depth(op: NpuOperation, target: Target, cin: int, ub_depth: int) -> int:
     bits = _bits(op.ifm)
-    part_kernel = op.traversal == "PART_KERNEL_FIRST"
+    part_kernel = op.traversal == "PART_KERNEL_FIRST" and op.name == "NPU_OP_CONV"
     if target.is_u85:
         if part_kernel:
             return 16
@@ -303,6 +319,12 @@ def _ifm_block_depth(op: NpuOperation, target: Target, cin: int, ub_depth: int) 
     if bits == 16:
         return _ceil(min(cin, 16), 4) * 4
     return _ceil(min(cin, 16 if part_kernel else 32), 8) * 8
+
+
+def _reduce_sum(op: NpuOperation) -> bool:
+    """A pooling command in reduce-sum mode: it sums over the IFM depth, so it walks the depth
+    like a convolution (Vela's own operator kind)."""
+    return op.name == "NPU_OP_POOL" and op.mode == "REDUCE_SUM"
 
 
 def _mac_cycles_per_block(
@@ -334,14 +356,14 @@ def _mac_cycles_per_block(
             continue
         count = nx * ny
         elems = px * py
-        if op.name == "NPU_OP_POOL":
+        if op.name == "NPU_OP_POOL" and op.mode != "REDUCE_SUM":
             steps = 1
             factor = 1 if (not target.is_u85 and target.macs == 32) else bits // 2
             cycles = max(4, elems) * ub_wh * ub_d * factor
         elif op.name == "NPU_OP_DEPTHWISE":
             steps = _ceil(elems, 4)
             cycles = max(wd, 4 * ub_wh * (bits // 8)) * steps * ub_d
-        elif part_kernel:
+        elif part_kernel and not _reduce_sum(op):
             steps = _ceil(elems, 2 if bits == 16 else 4)
             cycles = max(wd, 4 * ub_wh) * steps * ub_d * _ceil(ib_depth, 8)
         else:
@@ -358,7 +380,7 @@ def _mac_cycles_per_block(
         if part_kernel and op.name == "NPU_OP_CONV":
             stall *= _ceil(ib_depth, 8)
         total += (cycles + stall) * count
-    if op.name == "NPU_OP_CONV":
+    if op.name == "NPU_OP_CONV" or _reduce_sum(op):
         total *= _ceil(cin, ib_depth)
     return total / (1 if target.is_u85 else cores)
 
@@ -372,23 +394,118 @@ def _transposed(op: NpuOperation, dims: tuple[int, int, int]) -> tuple[int, int,
     return pick[order[0]], pick[order[1]], pick[order[2]]
 
 
-def _compute(op: NpuOperation, target: Target, est: OpEstimate) -> None:
-    ofm, ifm = op.ofm, op.ifm
-    assert ofm is not None and ifm is not None
-    # Like Vela, a transposing operation is costed on the shape it writes.
+def _written(op: NpuOperation) -> FeatureMap:
+    """The OFM as the operation writes it. An Ethos-U85 OFM transpose permutes the shape the
+    OFM registers give; the block registers already describe the written frame (Vela chooses
+    the block for it), and Vela prices the operation on that shape."""
+    ofm = op.ofm
+    assert ofm is not None
     h, w, c = _transposed(op, (max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1)))
-    ao = _ao_per_element(op, target)
+    if (h, w, c) == (ofm.height, ofm.width, ofm.depth):
+        return ofm
+    return replace(ofm, height=h, width=w, depth=c)
+
+
+def _clipped_block(op: NpuOperation, dims: tuple[int, int, int]) -> tuple[int, int, int]:
+    block = op.block or dims
+    return min(block[0], dims[0]), min(block[1], dims[1]), min(block[2], dims[2])
+
+
+def _ifm_block(
+    op: NpuOperation, target: Target, block: tuple[int, int, int]
+) -> tuple[int, int, int]:
+    """The IFM block that feeds one OFM block: grown by the (sub-)kernel, rounded to micro-blocks;
+    a convolution's holds the hardware's IFM block depth, the others the OFM block's."""
+    ifm = op.ifm
+    assert ifm is not None
+    if op.name in ("NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE") or op.kernel is None:
+        return block
+    ub = _ublock(op, target)
+    kw, kh = op.kernel
+    sx, sy = op.stride or (1, 1)
+    if op.dilation is not None:
+        kw, kh = (kw - 1) * op.dilation[0] + 1, (kh - 1) * op.dilation[1] + 1
+    h = _ceil((block[0] - 1) * sy + min(kh, _SUBKERNEL), ub[0]) * ub[0]
+    w = _ceil((block[1] - 1) * sx + min(kw, _SUBKERNEL), ub[1]) * ub[1]
+    if op.name == "NPU_OP_CONV" or _reduce_sum(op):
+        d = _ifm_block_depth(op, target, max(ifm.depth, 1), ub[2])
+    else:
+        d = block[2]
+    return h, w, d
+
+
+def _transfer_bytes(
+    fm: FeatureMap, block: tuple[int, int, int], write: bool, target: Target, nbytes: float
+) -> float:
+    """Bytes on the bus for `nbytes` of the feature map moved in blocks: a run shorter than the
+    memory's burst wastes the rest of the burst."""
+    mem = target.memory(fm.region)
+    run = _burst_run(fm, block, write, 1 if target.is_u85 else target.cores)
+    return nbytes * mem.burst / min(max(run, 1), mem.burst)
+
+
+def _first_last_blocks(
+    op: NpuOperation, target: Target, block: tuple[int, int, int], ifm_block: tuple[int, int, int]
+) -> tuple[float, float]:
+    """Cycles to read the first IFM block (every IFM operand; the slowest) and to write the last
+    OFM block, latency included: what a pipeline cannot overlap with its own MAC work."""
+    ifm, ofm = op.ifm, op.ofm
+    assert ifm is not None and ofm is not None
+    first = 0.0
+    operands = [ifm]
+    if op.ifm2 is not None and not op.ifm2_scalar:
+        operands.append(op.ifm2)
+    for fm in operands:
+        if fm.chained:
+            continue
+        dims = (max(fm.height, 1), max(fm.width, 1), max(fm.depth, 1))
+        elems = math.prod(min(a, b) for a, b in zip(dims, ifm_block, strict=True))
+        mem = target.memory(fm.region)
+        moved = _transfer_bytes(fm, ifm_block, False, target, elems * fm.elem_size)
+        first = max(first, mem.read_latency + int(moved / mem.bandwidth))
+    last = 0.0
+    if not ofm.chained:
+        ofm = _written(op)
+        dims = (max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1))
+        elems = math.prod(min(a, b) for a, b in zip(dims, block, strict=True))
+        mem = target.memory(ofm.region)
+        moved = _transfer_bytes(ofm, block, True, target, elems * ofm.elem_size)
+        last = mem.write_latency + int(moved / mem.bandwidth)
+    return first, last
+
+
+def _compute(op: NpuOperation, target: Target, est: OpEstimate, extra_ao: float = 0.0) -> None:
+    """The compute bound (Vela's per-operation formula): MAC and output-unit cycles per OFM
+    block over the blocks, held back by the command issue rate, plus the first IFM block read
+    and the last OFM block write. `extra_ao`: output-unit cycles per element of operations
+    chained behind this one (Ethos-U85), which run in the same pass."""
+    ifm = op.ifm
+    assert ifm is not None
+    # Like Vela, a transposing operation is costed on the shape it writes.
+    ofm = _written(op)
+    dims = (max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1))
+    h, w, c = dims
+    ao = _ao_per_element(op, target) + extra_ao
+    block = _clipped_block(op, dims)
+    raw_block = op.block or dims
+    ifm_block = _ifm_block(op, target, raw_block)
+    first, last = _first_last_blocks(op, target, raw_block, ifm_block)
     if op.name in ("NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"):
+        # Output-unit bound, unless issuing the blocks is slower: each block waits for its
+        # first IFM block or its OFM write, spread over four blocks in flight.
         depth = _ceil(c, 16) * 16 if ofm.format == "NHCWB16" else c
-        est.compute_cycles = math.ceil(ao * h * w * depth)
+        elements = h * w * depth
+        ao_cycles = math.ceil(ao * elements)
+        full_block = op.block or dims
+        per_block = max(math.prod(full_block), 1)
+        issue = math.ceil((max(first, last) / per_block + ao) / 4 * elements)
+        est.compute_cycles = max(ao_cycles, issue)
         return
     assert op.kernel is not None
-    block = _transposed(op, op.block or (h, w, c))
-    block = (min(block[0], h), min(block[1], w), min(block[2], c))
     ub = _ublock(op, target)
     cin = max(ifm.depth, 1)
     kernel_elems = op.kernel[0] * op.kernel[1]
-    if op.name == "NPU_OP_CONV":
+    if op.name == "NPU_OP_CONV" or _reduce_sum(op):
         est.macs = h * w * c * kernel_elems * cin
     else:
         est.macs = h * w * c * kernel_elems
@@ -402,10 +519,18 @@ def _compute(op: NpuOperation, target: Target, est: OpEstimate) -> None:
     ub_in_block = math.prod(_ceil(b, u) for b, u in zip(block, ub, strict=True))
     ub_in_ofm = _ceil(h, ub[0]) * _ceil(w, ub[1]) * _ceil(c, ub[2])
     n_blocks = ub_in_ofm / max(ub_in_block, 1)
-    if mac_blk >= ao_blk:
-        est.compute_cycles = mac_blk * n_blocks + ao_blk
+    # The command stream issues a block at a time; with four in flight, a block cannot take
+    # less than a quarter of its MAC, output and memory-imbalance time.
+    imbalance = abs(last - first) if n_blocks > 1 else 0.0
+    issue_blk = (imbalance + mac_blk + ao_blk) / 4
+    mac_b, ao_b = max(mac_blk, issue_blk), max(ao_blk, issue_blk)
+    # Whichever unit is slower paces the blocks; the other adds its last block at the end.
+    if mac_b > ao_b:
+        cycles: float = math.floor(mac_b * n_blocks) + ao_b
     else:
-        est.compute_cycles = ao_blk * n_blocks + mac_blk
+        cycles = ao_b * n_blocks + mac_b
+    est.block_cycles = first + last
+    est.compute_cycles = cycles + first + last
 
 
 # --- memory ---------------------------------------------------------------------------------
@@ -442,6 +567,12 @@ def _burst_run(fm: FeatureMap, block: tuple[int, int, int], write: bool, cores: 
     return min(64, 16 * es * cores, bd * es)
 
 
+def _stored_elements(fm: FeatureMap, fmt: str) -> int:
+    """The feature map's elements, its depth rounded as a tensor stored in `fmt` is."""
+    depth = _ceil(fm.depth, 16) * 16 if fmt == "NHCWB16" else fm.depth
+    return max(fm.height, 1) * max(fm.width, 1) * max(depth, 1)
+
+
 def _padded_elements(fm: FeatureMap) -> int:
     depth = _ceil(fm.depth, 16) * 16 if fm.format == "NHCWB16" else fm.depth
     return max(fm.height, 1) * max(fm.width, 1) * max(depth, 1)
@@ -454,79 +585,97 @@ def _add(
     efficiency = min(max(run, 1), mem.burst) / mem.burst
     moved = nbytes / efficiency
     bw = _channel_bandwidth(mem, channel, target)
-    est.transfers.append(Transfer(mem.name, what, int(nbytes), moved / max(bw, 1e-9)))
-    est.memory_cycles[mem.name] = est.memory_cycles.get(mem.name, 0.0) + moved / mem.bandwidth
+    est.transfers.append(
+        Transfer(mem.name, what, int(nbytes), moved / max(bw, 1e-9), moved=moved, channel=channel)
+    )
 
 
 def _memory(op: NpuOperation, target: Target, est: OpEstimate) -> None:
-    ofm, ifm = op.ofm, op.ifm
-    assert ofm is not None and ifm is not None
-    h, w, c = max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1)
-    block = op.block or (h, w, c)
-    block = (min(block[0], h), min(block[1], w), min(block[2], c))
-    cores = target.cores
+    """Bytes per memory, as Vela counts them: a convolution or pooling reads, for every OFM
+    block, the IFM block that feeds it at the IFM's full depth (once per sub-kernel); weights
+    and scales once per spatial OFM block; the OFM once. Bursts are judged on the blocks the
+    registers name."""
+    ifm = op.ifm
+    assert ifm is not None
+    ofm = _written(op)
+    dims = (max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1))
+    raw_block = op.block or dims
+    block = _clipped_block(op, dims)
+    cores = 1 if target.is_u85 else target.cores
     elementwise = op.name in ("NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE")
     ifm_channel = _CH_IFM_STREAM if elementwise else _CH_IFM
+    spatial_blocks = _ceil(dims[0], block[0]) * _ceil(dims[1], block[1])
     if not ifm.chained:
         if elementwise:
-            ifm_elems = (
-                _padded_elements(ifm) if op.name == "NPU_OP_RESIZE" else _padded_elements(ofm)
-            )
-            ifm_block = block
+            # The OFM's elements (Ethos-U85: the operand's own), rounded as the IFM is stored.
+            shape = ifm if op.name == "NPU_OP_RESIZE" or target.is_u85 else ofm
+            ifm_elems = _stored_elements(shape, ifm.format)
+            ifm_block = raw_block
         else:
-            assert op.kernel is not None and op.stride is not None
+            assert op.kernel is not None
+            ifm_block = _ifm_block(op, target, raw_block)
             kw, kh = op.kernel
             if op.dilation is not None:
                 kw, kh = (kw - 1) * op.dilation[0] + 1, (kh - 1) * op.dilation[1] + 1
-            ib_h = min((block[0] - 1) * op.stride[1] + min(kh, _SUBKERNEL), max(ifm.height, 1))
-            ib_w = min((block[1] - 1) * op.stride[0] + min(kw, _SUBKERNEL), max(ifm.width, 1))
             depth = _ceil(ifm.depth, 16) * 16 if ifm.format == "NHCWB16" else ifm.depth
-            blocks = _ceil(h, block[0]) * _ceil(w, block[1])
-            if op.name == "NPU_OP_CONV":
-                blocks *= _ceil(c, block[2])
+            blocks = spatial_blocks
+            if op.name == "NPU_OP_CONV" or _reduce_sum(op):
+                blocks *= _ceil(dims[2], block[2])
             subkernels = _ceil(kw, _SUBKERNEL) * _ceil(kh, _SUBKERNEL)
-            ifm_elems = ib_h * ib_w * max(depth, 1) * subkernels * blocks
-            ib_d = (
-                block[2]
-                if op.name != "NPU_OP_CONV"
-                else min(
-                    _ifm_block_depth(op, target, max(ifm.depth, 1), _ublock(op, target)[2]),
-                    ifm.depth,
-                )
-            )
-            ifm_block = (ib_h, ib_w, ib_d)
+            fetch = min(ifm_block[0], max(ifm.height, 1)) * min(ifm_block[1], max(ifm.width, 1))
+            ifm_elems = fetch * max(depth, 1) * subkernels * blocks
         run = _burst_run(ifm, ifm_block, False, cores)
         _add(est, target, ifm.region, "ifm", ifm_elems * ifm.elem_size, run, ifm_channel)
     if op.ifm2 is not None and not op.ifm2_scalar and not op.ifm2.chained:
-        run = _burst_run(op.ifm2, block, False, cores)
-        nbytes = _padded_elements(ofm) * op.ifm2.elem_size
+        run = _burst_run(op.ifm2, raw_block, False, cores)
+        # A broadcast operand is read at its own size (Vela: MeasureElementAccess).
+        source = op.ifm2 if op.ifm2_broadcast or target.is_u85 else ofm
+        nbytes = _stored_elements(source, ifm.format) * op.ifm2.elem_size
         _add(est, target, op.ifm2.region, "ifm2", nbytes, run, _CH_IFM_STREAM)
     if not ofm.chained:
-        run = _burst_run(ofm, block, True, cores)
+        run = _burst_run(ofm, raw_block, True, cores)
         _add(est, target, ofm.region, "ofm", _padded_elements(ofm) * ofm.elem_size, run, _CH_WRITE)
-    refetch = _ceil(h, block[0]) * _ceil(w, block[1])
     for ws in op.weights:
         channel = _CH_WEIGHT if ws.kind == "weights" else _CH_SCALE
-        _add(est, target, ws.region, ws.kind, ws.length * refetch, 1 << 30, channel)
+        _add(est, target, ws.region, ws.kind, ws.length * spatial_blocks, 1 << 30, channel)
 
 
 # --- DMA --------------------------------------------------------------------------------------
 
 
 def _dma(op: NpuOperation, target: Target, est: OpEstimate) -> None:
+    """A memory-to-memory copy: the slower of reading the source and writing the destination,
+    each with its latency."""
     d = op.dma
     assert d is not None
     _add(est, target, d.src_region, "dma read", d.length, 1 << 30, _CH_MEM2MEM)
     _add(est, target, d.dst_region, "dma write", d.length, 1 << 30, _CH_WRITE)
+    src, dst = target.memory(d.src_region), target.memory(d.dst_region)
+    read = int(d.length / _channel_bandwidth(src, _CH_MEM2MEM, target)) + src.read_latency
+    write = int(d.length / _channel_bandwidth(dst, _CH_WRITE, target)) + dst.write_latency
+    est.duration = float(max(read, write))
+    _memory_totals(est, target)
+    est.bound = src.name if read >= write else dst.name
 
 
-def _finish(est: OpEstimate) -> None:
-    # Per memory: the memory's total rate, or the slowest channel into it if that is slower.
-    by_channel: dict[str, float] = {}
-    for t in est.transfers:
-        by_channel[t.memory] = max(by_channel.get(t.memory, 0.0), t.cycles)
-    for name, cycles in by_channel.items():
-        est.memory_cycles[name] = max(est.memory_cycles.get(name, 0.0), cycles)
+def _memory_totals(est: OpEstimate, target: Target) -> None:
+    """Per memory: all its bytes at the memory's rate, or (Ethos-U85) the busiest AXI channel
+    into it at that channel's rate, whichever is slower."""
+    total: dict[str, float] = {}
+    channels: dict[tuple[str, int], float] = {}
+    bandwidth = {m.name: m.bandwidth for m in target.regions.values()}
+    for t in est.transfers + est.shared:
+        total[t.memory] = total.get(t.memory, 0.0) + t.moved
+        key = (t.memory, t.channel)
+        channels[key] = channels.get(key, 0.0) + t.cycles
+    est.memory_cycles = {}
+    for name, moved in total.items():
+        busiest = max(c for (m, _ch), c in channels.items() if m == name)
+        est.memory_cycles[name] = max(moved / bandwidth[name], busiest)
+
+
+def _finish(est: OpEstimate, target: Target) -> None:
+    _memory_totals(est, target)
     est.cycles = est.compute_cycles
     est.bound = "compute"
     for name, cycles in est.memory_cycles.items():
@@ -534,31 +683,53 @@ def _finish(est: OpEstimate) -> None:
             est.cycles, est.bound = cycles, name
 
 
+# --- the stream in order ------------------------------------------------------------------------
+
+
+@dataclass
+class StreamEvent:
+    """What the timeline needs of one command: a DMA started, a wait, or a kernel."""
+
+    kind: str  # "dma", "dma_wait", "kernel_wait", "kernel"
+    est: OpEstimate | None = None
+    keep: int = 0  # waits: how many DMAs / kernels may stay outstanding
+
+
+def _keep(op: NpuOperation, prefix: str) -> int:
+    text = op.mode.removeprefix(prefix)
+    return int(text) if op.mode.startswith(prefix) and text.isdigit() else 0
+
+
+def _chained_input(op: NpuOperation) -> bool:
+    return any(fm is not None and fm.chained for fm in (op.ifm, op.ifm2))
+
+
 def estimate_operations(ops: list[NpuOperation], target: Target) -> list[OpEstimate]:
-    """One estimate per compute operation and per serial DMA, in stream order.
+    """One estimate per compute operation and per DMA, in stream order.
+
+    Each kernel is costed alone (compute and memory bounds); an Ethos-U85 operation whose input
+    is chained from the one before runs in that operation's pass (its output-unit work adds to
+    it, as in Vela's operation groups). The stream is then replayed on a timeline (see
+    `replay`): kernels run one after another, DMAs alongside them. The sum of the estimates'
+    cycles is the partition's time.
 
     Never raises for odd register contents: an operation the model does not cover is returned
     with covered=False and a note, and costs nothing in the sums."""
     out: list[OpEstimate] = []
-    pending: list[OpEstimate] = []  # DMAs started and not yet waited for
+    events: list[StreamEvent] = []
+    producer: tuple[NpuOperation, OpEstimate, float] | None = None  # last kernel, chained AO
     for op in ops:
         if op.name == "NPU_OP_DMA_START" and op.dma is not None:
-            est = OpEstimate(op.index, f"DMA {op.dma.length} bytes", serial_dma=False)
+            est = OpEstimate(op.index, f"DMA {op.dma.length} bytes")
             _dma(op, target, est)
-            pending.append(est)
+            out.append(est)
+            events.append(StreamEvent("dma", est))
             continue
         if op.name == "NPU_OP_DMA_WAIT":
-            # DMA_WAIT k: wait until at most k DMAs are outstanding; the older ones are serial.
-            keep = int(op.mode[2:]) if op.mode.startswith("k=") and op.mode[2:].isdigit() else 0
-            waited, pending = pending[: max(len(pending) - keep, 0)], pending[len(pending) - keep :]
-            for est in waited:
-                est.serial_dma = True
-                _finish(est)
-                src = [t for t in est.transfers if t.what == "dma read"]
-                if src:
-                    mem = next(m for m in target.regions.values() if m.name == src[0].memory)
-                    est.cycles += mem.read_latency
-                out.append(est)
+            events.append(StreamEvent("dma_wait", keep=_keep(op, "k=")))
+            continue
+        if op.name == "NPU_OP_KERNEL_WAIT":
+            events.append(StreamEvent("kernel_wait", keep=_keep(op, "n=")))
             continue
         if not op.is_compute:
             continue
@@ -574,17 +745,88 @@ def estimate_operations(ops: list[NpuOperation], target: Target) -> list[OpEstim
                 raise ValueError("no kernel decoded")
             _compute(op, target, est)
             _memory(op, target, est)
-            for dma in pending:  # overlapped transfers share this operation's memories
-                est.transfers += dma.transfers
-                for name, cycles in dma.memory_cycles.items():
-                    est.memory_cycles[name] = est.memory_cycles.get(name, 0.0) + cycles
-            pending = []
-            _finish(est)
+            if _chained_input(op) and producer is not None:
+                p_op, p_est, extra = producer
+                extra += _ao_per_element(op, target)
+                again = OpEstimate(p_op.index, p_op.label)
+                _compute(p_op, target, again, extra)
+                p_est.compute_cycles, p_est.block_cycles = again.compute_cycles, again.block_cycles
+                p_est.transfers += est.transfers
+                est.transfers, est.compute_cycles = [], 0.0
+                est.note = f"chained: runs in the pass of NPU operation {p_op.index}"
+                est.bound = "compute"
+                producer = (p_op, p_est, extra)
+                out.append(est)
+                continue
         except (ValueError, ArithmeticError, IndexError, KeyError, AssertionError) as e:
-            est = OpEstimate(op.index, op.label, covered=False, note=f"not estimated: {e}")
+            out.append(OpEstimate(op.index, op.label, covered=False, note=f"not estimated: {e}"))
+            producer = None
+            continue
         out.append(est)
-    for est in pending:  # started but never waited for before the stream ends
-        _finish(est)
-        est.note = "DMA not waited for by any later operation"
-        out.append(est)
+        events.append(StreamEvent("kernel", est))
+        producer = (op, est, 0.0)
+    stalls = replay(events, target)
+    for dma in out:
+        if dma.index in stalls:
+            dma.cycles, dma.serial_dma = stalls[dma.index]
+    from pte_adapter.delegates.ethosu import vela_prices  # it builds on this module
+
+    vela_prices.note_differences(ops, out, events, target)
+    return out
+
+
+def replay(
+    events: list[StreamEvent], target: Target, duration: dict[int, float] | None = None
+) -> dict[int, tuple[float, bool]]:
+    """Replay the stream on a timeline; per DMA, the cycles the stream waited for it and whether
+    it was waited for.
+
+    The NPU runs one kernel at a time; the command stream issues a kernel once the previous one
+    has started, and a DMA as soon as it reaches it (one DMA at a time), so a DMA runs under
+    the kernels issued before it. NPU_OP_DMA_WAIT k holds the stream until at most k DMAs are
+    outstanding; NPU_OP_KERNEL_WAIT n until at most n kernels are. A DMA's cost is the time
+    the stream stood waiting for it beyond the running kernel, which is what Vela calls the
+    part of a weight transfer the previous operation's time does not hide.
+
+    Without `duration` each kernel is finished here (its memory bound counts the transfers of
+    the DMAs running meanwhile); with it (kernel index -> cycles) those cycles are used."""
+    issue = npu_free = dma_free = 0.0
+    kernel_ends: list[float] = []
+    pending: list[tuple[OpEstimate, float]] = []
+    out: dict[int, tuple[float, bool]] = {}
+    for ev in events:
+        est = ev.est
+        if ev.kind == "dma" and est is not None:
+            start = max(issue, dma_free)
+            dma_free = start + est.duration
+            pending.append((est, dma_free))
+            out[est.index] = (0.0, False)
+        elif ev.kind == "dma_wait":
+            waited = pending[: max(len(pending) - ev.keep, 0)]
+            pending = pending[len(waited) :]
+            for dma, end in waited:
+                stall = max(end - max(issue, npu_free), 0.0)
+                out[dma.index] = (out[dma.index][0] + stall, True)
+                issue = max(issue, end)
+        elif ev.kind == "kernel_wait":
+            if len(kernel_ends) > ev.keep:
+                issue = max(issue, kernel_ends[len(kernel_ends) - 1 - ev.keep])
+        elif ev.kind == "kernel" and est is not None:
+            start = max(issue, npu_free)
+            if duration is None:
+                est.shared = [t for dma, end in pending if end > start for t in dma.transfers]
+                _finish(est, target)
+                cycles = est.cycles
+            else:
+                cycles = duration.get(est.index, est.cycles)
+            npu_free = start + cycles
+            kernel_ends.append(npu_free)
+            issue = start
+    end_all = max(npu_free, issue)
+    for dma, end in pending:  # started but never waited for before the stream ends
+        extra = max(end - end_all, 0.0)
+        out[dma.index] = (out[dma.index][0] + extra, out[dma.index][1])
+        end_all = max(end_all, end)
+        if duration is None:
+            dma.note = "DMA not waited for by any later operation"
     return out
