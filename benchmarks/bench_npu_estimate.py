@@ -16,6 +16,7 @@ partition and the share of Vela's scheduled operations whose cycles we match wit
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import time
@@ -49,8 +50,9 @@ def write_subset(case_ids: list[str], corpus: Path) -> None:
         case["partitions"] = parts
         out[cid] = case
     SUBSET.mkdir(parents=True, exist_ok=True)
-    path = SUBSET / "cases.json"
-    path.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
+    path = SUBSET / "cases.json.gz"
+    raw = (json.dumps(out, indent=0, sort_keys=True) + "\n").encode()
+    path.write_bytes(gzip.compress(raw, mtime=0))
     print(f"wrote {len(out)} cases to {path} ({path.stat().st_size:,} bytes)")
 
 
@@ -62,10 +64,22 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--only", default="", help="list only operations of partitions matching")
     ap.add_argument("--limit", type=int, default=60, help="operations listed at most")
     ap.add_argument("--json", type=Path, help="write per-partition results here")
-    ap.add_argument("--write-subset", nargs="+", metavar="CASE")
+    ap.add_argument(
+        "--write-subset",
+        nargs="+",
+        metavar="CASE",
+        help="write these cases (ids as in the table, or @file with one per line) to the "
+        "committed subset",
+    )
     args = ap.parse_args(argv)
     if args.write_subset:
-        write_subset(args.write_subset, args.corpus)
+        ids: list[str] = []
+        for item in args.write_subset:
+            if item.startswith("@"):
+                ids += [line.strip() for line in Path(item[1:]).read_text().splitlines() if line]
+            else:
+                ids.append(item)
+        write_subset(ids, args.corpus)
         return 0
     t0 = time.perf_counter()
     cases = load_subset() if args.subset else load_corpus(args.corpus)

@@ -2,7 +2,7 @@
 
 Shared by the benchmark (`benchmarks/bench_npu_estimate.py`, on the whole corpus that
 `examples/build_sweep.py` writes to `bench_out/sweep`) and the test (`tests/oracle/
-test_npu_sweep.py`, on the committed subset in `tests/data/npu_sweep/cases.json`).
+test_npu_sweep.py`, on the committed subset in `tests/support/npu_sweep_data/cases.json.gz`).
 
 A *case* is one (network, accelerator, system config, memory mode); it has one record per
 Ethos-U partition: the command stream Vela compiled for that configuration (`cmd_data` of its
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import gzip
 import io
 import json
 import re
@@ -37,7 +38,7 @@ from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_opera
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "bench_out" / "sweep"
-SUBSET = ROOT / "tests" / "data" / "npu_sweep"
+SUBSET = ROOT / "tests" / "support" / "npu_sweep_data"
 
 # The thresholds.
 PARTITION_LIMIT = 0.15  # every partition's total cycles
@@ -137,8 +138,8 @@ def load_corpus(folder: Path = CORPUS) -> dict[str, dict[str, Any]]:
     return cases
 
 
-def load_subset(path: Path = SUBSET / "cases.json") -> dict[str, dict[str, Any]]:
-    data: dict[str, dict[str, Any]] = json.loads(path.read_text())
+def load_subset(path: Path = SUBSET / "cases.json.gz") -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = json.loads(gzip.decompress(path.read_bytes()))
     return data
 
 

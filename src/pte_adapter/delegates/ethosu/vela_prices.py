@@ -272,7 +272,7 @@ def _dmas(out: list[OpEstimate], events: list[StreamEvent], target: Target) -> N
                 e,
                 "dma",
                 stall,
-                f"DMA of {e.label.removeprefix('DMA ')}: {round(e.duration):,} cycles, of which "
+                f"DMA of {e.label.removeprefix('DMA ')} ({round(e.duration):,} cycles): ours, "
                 f"the stream waits {round(e.cycles):,} beyond the kernels before it; with those "
                 f"kernels priced Vela's way it would wait {round(stall):,}",
             )
@@ -314,8 +314,9 @@ def _buffered_weights(ops: list[NpuOperation], out: list[OpEstimate], target: Ta
             est.vela_kind = "buffering"
             est.vela_note = (
                 f"weights copied to SRAM by a DMA ({nbytes:,} bytes from {const}, "
-                f"{round(full):,} cycles, longer than the operation's {round(est.cycles):,}): "
-                "Vela charges the unhidden transfer plus the operation's cost in its reference "
+                f"{round(full):,} cycles, longer than the operation): ours "
+                f"{round(est.cycles):,} cycles; Vela charges the unhidden transfer plus the "
+                "operation's cost in its reference "
                 "schedule (weights left in the constant memory), which the command stream does "
                 "not record; Vela's price is higher"
             )
