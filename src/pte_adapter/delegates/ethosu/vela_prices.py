@@ -30,17 +30,14 @@ import itertools
 import math
 
 from pte_adapter.delegates.ethosu.commands import NpuOperation
-from pte_adapter.delegates.ethosu.perf import (
-    _CH_SCALE,
-    OpEstimate,
-    StreamEvent,
-    Target,
-    _add,
-    _ceil,
-    _channel_bandwidth,
-    _memory_totals,
-    replay,
+from pte_adapter.delegates.ethosu.perf_memory import (
+    add_transfer,
+    channel_bandwidth,
+    memory_totals,
 )
+from pte_adapter.delegates.ethosu.perf_shapes import ceil_div
+from pte_adapter.delegates.ethosu.perf_target import CH_SCALE, OpEstimate, Target
+from pte_adapter.delegates.ethosu.perf_timeline import StreamEvent, replay
 
 KINDS = ("transpose", "buffering", "scales", "matmul", "repeat", "dma")
 
@@ -105,8 +102,8 @@ def _vela_transpose_cycles(group: list[NpuOperation], target: Target) -> float:
     else:
         d_in = d_out = first.ofm.depth
     ub_d = target.ofm_ublocks[0][2]
-    ofm_block = min(_ceil(d_in, ub_d) * ub_d, 128)
-    ifm_block = _ceil(min(d_in, 32), ub_d) * ub_d
+    ofm_block = min(ceil_div(d_in, ub_d) * ub_d, 128)
+    ifm_block = ceil_div(min(d_in, 32), ub_d) * ub_d
     src, dst = target.memory(first.ifm.region), target.memory(first.ofm.region)
     read_run = 1 << 30 if d_in * es == ifm_block else ifm_block * es
     if ofm_block <= 16 and d_out * es == ofm_block:
@@ -180,13 +177,13 @@ def _staged_scales(
             default=1,
         )
         for w in scales:
-            _add(theirs, target, 0, "scales", w.length * refetch, 1 << 30, _CH_SCALE)
-        _memory_totals(theirs, target)
+            add_transfer(theirs, target, 0, "scales", w.length * refetch, 1 << 30, CH_SCALE)
+        memory_totals(theirs, target)
         vela = max([theirs.compute_cycles, *theirs.memory_cycles.values()])
         if abs(vela - est.cycles) <= max(0.005 * est.cycles, 1.0):
             continue
         where = target.memory(scales[0].region).name
-        bw = _channel_bandwidth(const, _CH_SCALE, target)
+        bw = channel_bandwidth(const, CH_SCALE, target)
         _set(
             est,
             "scales",
