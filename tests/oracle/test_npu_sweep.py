@@ -199,6 +199,15 @@ def test_held_out_resnet_u55_reason_on_every_partition(
         assert stats["npu_est_cycles_as_vela"] == pytest.approx(vela[k], rel=0.25)
         # Our own number stays the pooling model's: more than Vela's placeholder.
         assert stats["npu_est_cycles"] > stats["npu_est_cycles_as_vela"]
+    # The method's boundary cost names the transposes the split adds, and the text shows the
+    # notes under each partition.
+    frag = summary["methods"][0]["npu_estimate"]["fragmentation"]
+    layout = sum(p["delegate_stats"]["npu_est_transpose_cycles"] for p in parts)
+    assert frag["transpose_cycles_in_partitions"] == layout > 0
+    from pte_adapter.render.report import text_report
+
+    text = text_report(summary)
+    assert text.count("         estimate ") == 3 and "layout transposes" in text
 
 
 def test_held_out_notes_on_the_operations() -> None:

@@ -87,6 +87,11 @@ def method_npu_estimate(method: Method, parts: MethodPartitions) -> dict[str, An
             if BACKEND in direction
         )
         out["fragmentation"] = _fragmentation(len(rows), boundary, target, time_us)
+        # On the Ethos-U55 the layout transposes at the boundaries are NPU work of their own
+        # (already inside the partitions' cycles): said apart, as part of what the split costs.
+        layout = sum(int(s.get("npu_est_transpose_cycles", 0)) for _, s in rows)
+        if layout:
+            out["fragmentation"]["transpose_cycles_in_partitions"] = layout
     return out
 
 

@@ -54,6 +54,11 @@ def _npu_estimate_lines(est: dict[str, Any]) -> list[str]:
             + f": {human_bytes(frag['boundary_bytes'])} across boundaries via "
             f"{frag['boundary_memory']}, {frag['invocations']} invocation(s); CPU islands not timed"
         )
+        if frag.get("transpose_cycles_in_partitions"):
+            lines.append(
+                f"  layout transposes    {frag['transpose_cycles_in_partitions']} cycles inside the "
+                "partitions (NCHW/NHWC changes the Ethos-U55 runs as pooling; see estimate notes)"
+            )
     if est.get("not_covered_ops"):
         lines.append(f"  not estimated        {est['not_covered_ops']} NPU operation(s)")
     return lines
@@ -115,6 +120,9 @@ def text_report(summary: dict[str, Any]) -> str:
                 f" {detail}".rstrip()
             )
             lines += _source_lines(p)
+            notes = p.get("delegate_stats", {}).get("estimate_notes")
+            if notes:  # the estimate where Vela's own prices the stream another way
+                lines.append(f"         estimate {notes}")
             for problem in p["problems"]:
                 lines.append(f"         problem: {problem}")
         for problem in m["problems"]:

@@ -165,6 +165,10 @@ def _estimate(
     )
     if target.assumed:
         summary["npu_estimate_assumed"] = "; ".join(target.assumed)
+    if "estimate_notes" in stats:
+        # Where the command stream does what Vela's own estimate prices another way.
+        summary["npu_estimate_notes"] = str(stats["estimate_notes"])
+        summary["npu_estimate_as_vela"] = f"{stats['npu_est_cycles_as_vela']} cycles"
 
 
 def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str, int | float | str]:
@@ -197,6 +201,9 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str,
     if notes:
         out["npu_est_cycles_as_vela"] = round(as_vela)
         out["estimate_notes"] = "; ".join(notes)
+    transposes = [e for e in covered if e.vela_kind == "transpose"]
+    if transposes:  # layout changes, mostly the NCHW/NHWC ones at the partition's boundaries
+        out["npu_est_transpose_cycles"] = round(sum(e.cycles for e in transposes))
     return out
 
 
