@@ -1,26 +1,20 @@
 """How long each NPU operation takes: an estimate from the decoded command stream alone.
 
-Per operation the estimate is the larger of two bounds:
+Per operation the estimate is the larger of two bounds, both Vela's own model (ethos-u-vela
+5.2.0, regor: EthosU55Performance / EthosU85Performance) applied to the commands the stream holds:
 
-- compute: the MAC array works on the OFM block the registers name (NPU_SET_OFM_BLK_*), split into
-  the accelerator's micro-blocks; each micro-block takes a number of cycles per kernel element and
-  per slice of input channels, never fewer than the weight decoder needs, and the output unit
-  needs its cycles per element on top of that (whichever is slower sets the pace, the other adds
-  one block at the end). Elementwise operations are output-unit bound.
-- memory: the bytes the operation moves in each memory (the region's memory under the named
-  system config and memory mode), divided by what that memory delivers per NPU cycle. Feature
-  maps are re-read once per OFM block (the IFM block is the OFM block grown by the kernel),
-  weights and scales once per spatial OFM block; a transfer whose contiguous runs are shorter
-  than the memory's burst wastes the rest of the burst. On Ethos-U85 each AXI channel is also
-  limited by its read buffers and outstanding transactions against the memory's latency.
+- compute (perf_compute.py): MAC and output-unit cycles per OFM block over the blocks, held back
+  by the command issue rate, plus the first IFM block read and the last OFM block write;
+- memory (perf_memory.py): the bytes moved in each memory, as Vela counts them, over what the
+  memory (on Ethos-U85, each AXI channel) delivers per NPU cycle.
 
-A DMA the stream waits for before the next compute operation (NPU_OP_DMA_WAIT) is serial and
-gets its own time; one that is not waited for overlaps the next compute operation and adds to its
-memory bound. The structure follows Arm's published performance model in ethos-u-vela (regor);
-the numbers (clocks, bandwidths, micro-blocks, cycles per element) come from perf_data.py, which
-scripts/gen_ethosu_perf_data.py regenerates from the pinned ethos-u-vela. What the command stream
-does not say (the IFM block depth, chained activation functions, the first-block latency) is
-approximated and listed in `ASSUMPTIONS`.
+The stream is then replayed on a timeline (perf_timeline.py): kernels one after another, DMAs
+alongside, a DMA costing what the stream waits for it. The numbers (clocks, bandwidths,
+micro-blocks, cycles per element) come from _generated/perf_data.py, which
+scripts/gen_ethosu_perf_data.py regenerates from the pinned ethos-u-vela; shapes and blocks are
+in perf_shapes.py, targets and the records in perf_target.py. Where the stream does work Vela's
+estimate prices another way, vela_prices.py says so on the operation with both numbers. What the
+command stream does not say is approximated and listed in `ASSUMPTIONS`.
 """
 
 from __future__ import annotations

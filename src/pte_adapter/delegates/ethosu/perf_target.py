@@ -17,8 +17,11 @@ ASSUMPTIONS = (
     "regions: 0 (weights) lives in the memory mode's constant area, 1 (scratch) in its arena, "
     "2 (fast scratch) in its staging cache, as ExecuTorch's Ethos-U runtime binds them",
     "IFM block depth is the hardware default for the traversal (not in the command stream)",
-    "no chained activation cost beyond the clip; first-block fill latency ignored",
-    "a DMA the stream waits for before the next compute operation is serial, other DMAs overlap",
+    "kernels run one at a time (no overlap between operations beyond the command issue rate); "
+    "a DMA runs under the kernel issued before it and costs what the stream waits for it",
+    "an Ethos-U85 operation chained behind another runs in that operation's pass",
+    "Vela's per-operation model (ethos-u-vela 5.2.0, regor) applied to the commands; where "
+    "Vela prices them another way the operation and the partition say so (estimate_notes)",
 )
 
 # AXI channels of the Ethos-U85 and their index in the accelerator's read-buffer table.
