@@ -184,13 +184,13 @@ def test_held_out_resnet_u55_reason_on_every_partition(
     operators. Its partitions are dominated by the boundary transposes; each partition, read
     from the .pte by the adapter, says so and gives Vela's way of pricing them, which is
     within 25 % of Vela's own total."""
-    from pte_adapter.analysis.summary import summarize
-    from pte_adapter.api import load
+    from pte_adapter.api import analyse, load, summarize
 
     assert HELD_OUT in cases
     vela = {c.delegate: c.vela for c in comparisons if c.case == HELD_OUT}
     assert len(vela) == 3
-    summary = summarize(load(Path(HELD_OUT_PTE)))
+    result = analyse(load(Path(HELD_OUT_PTE)))
+    summary = summarize(result)
     parts = [p for p in summary["methods"][0]["partitions"] if p["backend"] == "EthosUBackend"]
     assert len(parts) == 3
     for k, p in enumerate(parts):
@@ -206,7 +206,7 @@ def test_held_out_resnet_u55_reason_on_every_partition(
     assert frag["transpose_cycles_in_partitions"] == layout > 0
     from pte_adapter.render.report import text_report
 
-    text = text_report(summary)
+    text = text_report(result)
     assert text.count("         estimate ") == 3 and "layout transposes" in text
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pte_adapter.delegates.ethosu import partition_estimate
+from pte_adapter.delegates.ethosu import estimate_stats, partition_estimate
 from pte_adapter.delegates.ethosu.commands import NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import parse_cop
 from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
@@ -253,7 +253,7 @@ def compare_partition(
     ops, estimates, target = decode_vela_cmd_data(
         cmd, case["accelerator"], case["system_config"], case["memory_mode"]
     )
-    stats = partition_estimate(estimates, target)
+    stats = estimate_stats(partition_estimate(estimates, target))
     queue = sorted(part["queue"], key=lambda q: q["offset"])
     rows = {r["id"]: r for r in part["layers"]}
     matches: dict[int, OpMatch] = {}

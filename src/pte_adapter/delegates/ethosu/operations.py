@@ -1,8 +1,5 @@
-"""What the decoder reads out of an NPU command stream: operations and their operands.
-
-An `NpuOperation` is a snapshot of the registers when an NPU_OP_* command runs (commands.py
-decodes the stream into them); feature maps, DMA transfers and weight streams are its parts.
-"""
+"""What a decoded Ethos-U command stream is made of: commands, NPU operations, their feature maps,
+weight streams and DMA transfers (plain dataclasses; `commands.py` decodes them)."""
 
 from __future__ import annotations
 
@@ -14,8 +11,15 @@ from pte_adapter.delegates.ethosu.binstream import region_name
 COMPUTE_OPS = frozenset(
     {"NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"}
 )
+_PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
+_FORMATS = {0: "NHWC", 1: "NHCWB16"}
 # Bytes per element of the dtypes `ShadowRegisters.dtype` names (the estimate asks often).
 _ELEM_SIZES = {f"{s}int{b}": b // 8 for s in ("", "u") for b in (8, 16, 32, 64)}
+_STORAGE_CHAINED = 2  # U85 activation_storage.CHAINED
+# Operations decoded from one stream at most. Vela emits a few hundred for MobileNet-sized
+# networks; a garbage stream of bare NPU_OP words could otherwise yield one per 4 bytes, each
+# becoming a snapshot, a graph node and a dataflow step.
+MAX_OPERATIONS = 20_000
 
 
 @dataclass(frozen=True)

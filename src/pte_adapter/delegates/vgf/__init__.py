@@ -230,6 +230,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
             problems.append(f"constant {ci} names resource {mrt}, which does not exist")
         else:
             t.attrs["constant_bytes"] = str(size)
+            t.constant_bytes = size
             t.attrs["constant_index"] = str(ci)
 
     def tensor_ids(pairs: list[tuple[int, int]], what: str) -> list[str]:
