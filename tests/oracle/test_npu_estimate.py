@@ -11,8 +11,11 @@ Oracles:
   compute bound with Vela's NPU cycles (`cycles_npu`). Payloads come from ExecuTorch's
   deserializer.
 
-The per-partition table is printed (pytest -s shows it). Aim: within 25 %; a partition allowed
-further off is listed in WIDER with the reason found by comparing Vela's per-layer CSV.
+The per-partition table is printed (pytest -s shows it). Aim: within 15 % of Vela's total, or
+outside with `estimate_notes` on the partition whose Vela-way total (`npu_est_cycles_as_vela`:
+the noted operations priced the way Vela prices them, see delegates/ethosu/vela_prices.py) is
+within 15 %. The sweep over many more networks and configurations is tests/oracle/
+test_npu_sweep.py.
 """
 
 from __future__ import annotations
@@ -32,34 +35,18 @@ from pte_adapter.delegates.ethosu.perf import estimate_operations, target_for
 from pte_adapter.delegates.registry import DecodeContext
 from tests.support.vela import ETHOSU_PTES, Partition, VelaRun, all_ethosu_partitions
 
-TOLERANCE = 0.25
-# Partitions allowed further off, with the reason (found in Vela's per-layer CSV).
-WIDER = {
-    "mv2_ethosu55/forward/0": (
-        0.40,
-        "Vela costs the input Transpose (NCHW->NHWC) with a placeholder from memory traffic "
-        "(2 x 28,800 cycles, its 'TODO: measure variable-implementation ops'); the command stream "
-        "carries it out as 161 average-pool operations (one whole copy, then 160 3x160x1 slices), which the pooling "
-        "model (Vela's own formula) costs 704k cycles. Without them the two agree within 6 %.",
-    ),
+TOLERANCE = 0.15
+NPU_TOLERANCE = 0.05  # our kernels + unhidden DMA vs Vela's NPU cycles (same model, same blocks)
+# Partitions whose NPU cycles may differ further, with the reason (Vela's debug database).
+WIDER_NPU = {
     "convnet_cortex_m_ethosu85/forward/0": (
-        TOLERANCE,  # the total is held to the usual limit; only the compute check is waived
-        "Three tiny operations (768 to 74k MACs), so Vela's fixed per-operation costs dominate its "
-        "NPU cycles (Transpose 2768, Conv 1135, Conv 1161 = 5064; ours 2432, 1024, 640 = 4096, "
-        "-19.1 %). Its block compute (--enable-debug-db, perf_debug_main) is 2432, 1024, 512: the "
-        "first two are ours exactly. The rest: (1) Vela costs every operation as not cascaded, "
-        "adding its first IFM block read and last OFM block write (336, 111 and 160 cycles), "
-        "which we leave out (adding them reproduces 2768 and 1135 exactly but moves the MV2 U85 "
-        "partitions' compute from a mean |dev| of 1.0 % to 1.8 %); (2) the second Conv's weight "
-        "DMA (1632 bytes from Dram, 1112 cycles) is only partly hidden under the first Conv, and "
-        "Vela puts the unhidden 489 cycles into that Conv's NPU cycles, where we count DMA as "
-        "its own serial operation (in the total, not in the MAC busy count); (3) that Conv writes "
-        "transposed (the model's final Transpose, fused; Vela costs it 0): Vela clips its "
-        "compute-frame OFM block 8x8x16 against the written shape 16x8x8, giving two 8x8x8 "
-        "blocks (512 cycles) where the hardware runs one 8x8x16 block (640, ours).",
+        0.10,
+        "the second Conv's weight DMA (1,632 bytes from DRAM, 1,113 cycles) runs under the first "
+        "Conv (1,135 cycles) in the stream, so it is hidden; Vela hides it under 624 cycles only "
+        "(its slack is the first Conv's cost in its reference schedule, which the stream does "
+        "not record) and puts the other 489 into the second Conv's NPU cycles",
     ),
 }
-NPU_TOLERANCE = 0.05  # our compute bound vs Vela's NPU cycles (same structure, same blocks)
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +64,8 @@ def test_estimate_per_partition_against_vela(
     partitions: list[Partition], vela_estimates: dict[str, VelaRun]
 ) -> None:
     rows = [
-        f"{'partition':<28} {'ours cycles':>12} {'Vela cycles':>12} {'dev':>7}  "
-        f"{'ours MACs':>11} {'Vela MACs':>11}  {'ours compute':>12} {'Vela NPU':>10} {'dev':>7}"
+        f"{'partition':<34} {'ours cycles':>12} {'Vela cycles':>12} {'dev':>7} {'as Vela':>10} "
+        f"{'dev':>7}  {'ours NPU':>10} {'Vela NPU':>10} {'dev':>7}"
     ]
     failures = []
     checked = 0
@@ -93,30 +80,46 @@ def test_estimate_per_partition_against_vela(
         # Vela's total is the sum of its per-layer rows: the per-layer CSV is the same estimate.
         assert theirs == sum(int(r["Op Cycles"]) for r in vela.per_layer)
         dev = (ours - theirs) / theirs
-        compute = int(stats["npu_est_busy_MAC"])
-        npu = int(vela.summary["cycles_npu"])
-        npu_dev = (compute - npu) / npu
-        macs, vela_macs = int(stats["npu_est_macs"]), int(vela.summary["nn_macs"])
-        rows.append(
-            f"{part.name:<28} {ours:>12} {theirs:>12} {dev:>+7.1%}  {macs:>11} "
-            f"{vela_macs:>11}  {compute:>12} {npu:>10} {npu_dev:>+7.1%}"
+        as_vela = int(stats.get("npu_est_cycles_as_vela", ours))
+        dev_as = (as_vela - theirs) / theirs
+        # Vela's NPU cycles hold each operation's compute plus the weight transfer nobody hides.
+        _s, config, cmds, _p = decode_stream(memoryview(part.payload), part.ctx())
+        assert config is not None and cmds is not None
+        target = target_for(config.accelerator_config, *_system(part))
+        estimates = estimate_operations(cmds.operations, target)
+        npu = sum(e.compute_cycles for e in estimates) + sum(
+            e.cycles for e in estimates if e.duration
         )
-        limit, why = WIDER.get(part.name, (TOLERANCE, ""))
-        if abs(dev) > limit:
-            failures.append(f"{part.name}: {dev:+.1%} (limit {limit:.0%}) {why}")
+        vela_npu = int(vela.summary["cycles_npu"])
+        npu_dev = (npu - vela_npu) / vela_npu
+        rows.append(
+            f"{part.name:<34} {ours:>12} {theirs:>12} {dev:>+7.1%} {as_vela:>10} {dev_as:>+7.1%}  "
+            f"{npu:>10.0f} {vela_npu:>10} {npu_dev:>+7.1%}"
+        )
+        notes = str(stats.get("estimate_notes", ""))
+        if abs(dev) > TOLERANCE and (not notes or abs(dev_as) > TOLERANCE):
+            failures.append(f"{part.name}: {dev:+.1%}, as Vela {dev_as:+.1%}; notes: {notes}")
         # The same clock: time is cycles at the system config's core clock.
         clock = float(vela.summary["core_clock"])
         assert stats["npu_est_us"] == pytest.approx(ours / clock * 1e6, abs=0.1)
         # MACs: the same layers, counted from the registers; the U55 transpose-by-pooling adds
         # one MAC per element Vela does not count.
+        macs, vela_macs = int(stats["npu_est_macs"]), int(vela.summary["nn_macs"])
         assert macs == pytest.approx(vela_macs, rel=0.01), part.name
-        if part.name not in WIDER:
-            assert abs(npu_dev) <= NPU_TOLERANCE, f"{part.name}: compute {npu_dev:+.1%}"
+        if "transpose" not in notes and "buffering" not in notes:
+            limit, _why = WIDER_NPU.get(part.name, (NPU_TOLERANCE, ""))
+            assert abs(npu_dev) <= limit, f"{part.name}: NPU cycles {npu_dev:+.1%}"
     print("\n" + "\n".join(rows))
-    for name, (_limit, why) in WIDER.items():
+    for name, (_limit, why) in WIDER_NPU.items():
         print(f"{name}: {why}")
     assert checked, "no partition was matched to a Vela compile"
     assert not failures, "\n".join(failures)
+
+
+def _system(part: Partition) -> tuple[str | None, str | None]:
+    flags = shlex.split(part.specs["compile_flags"].decode())
+    found = {f.split("=", 1)[0]: f.split("=", 1)[1] for f in flags if "=" in f}
+    return found.get("--system-config"), found.get("--memory-mode")
 
 
 def test_every_partition_with_artifacts_is_estimated_by_vela(

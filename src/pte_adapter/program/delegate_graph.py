@@ -98,6 +98,11 @@ class DelegateEstimate:
     bytes_by_memory: dict[str, int]  # bytes moved per memory
     not_covered: int  # operations the model cannot price (counted, never guessed)
     assumptions: tuple[str, ...]
+    # Where the payload does work the compiler's own estimate prices another way: one line per
+    # kind with both numbers, and the total with that work priced the compiler's way.
+    notes: tuple[str, ...] = ()
+    cycles_as_vela: int | None = None
+    transpose_cycles: int = 0  # layout transposes inside `cycles` (the Ethos-U55's pooling)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,9 @@ def _source_lines(p: PartitionSummary) -> list[str]:
         lines.append(f"         cause    {_first(p.causes, 4)}")
     for reason in p.why:
         lines.append(f"         why      {reason}")
+    notes = p.delegate_stats.get("estimate_notes")
+    if notes:  # the estimate, where Vela's own prices the stream another way
+        lines.append(f"         estimate {notes}")
     return lines
 
 
@@ -60,6 +63,11 @@ def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
         + f": {human_bytes(frag.boundary_bytes)} across boundaries via "
         f"{frag.boundary_memory}, {frag.invocations} invocation(s); CPU islands not timed"
     )
+    if frag.transpose_cycles_in_partitions:
+        lines.append(
+            f"  layout transposes    {frag.transpose_cycles_in_partitions} cycles inside the "
+            "partitions (NCHW/NHWC changes the Ethos-U55 runs as pooling; see estimate notes)"
+        )
     if est.not_covered_ops:
         lines.append(f"  not estimated        {est.not_covered_ops} NPU operation(s)")
     return lines

@@ -31,6 +31,7 @@ from pte_adapter.delegates.ethosu.perf import (
     estimate_operations,
     target_for,
 )
+from pte_adapter.delegates.ethosu.vela_prices import partition_notes
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import (
@@ -195,6 +196,10 @@ def _estimate(
     )
     if target.assumed:
         result.summary["npu_estimate_assumed"] = "; ".join(target.assumed)
+    if total.notes:
+        # Where the command stream does what Vela's own estimate prices another way.
+        result.summary["npu_estimate_notes"] = "; ".join(total.notes)
+        result.summary["npu_estimate_as_vela"] = f"{total.cycles_as_vela} cycles"
 
 
 def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateEstimate:
@@ -209,6 +214,7 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateE
     for e in covered:
         for mem, n in e.bytes_by_memory().items():
             moved[mem] = moved.get(mem, 0) + n
+    notes, as_vela = partition_notes(estimates)
     return DelegateEstimate(
         target=EstimateTarget(
             target.accelerator,
@@ -226,6 +232,10 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateE
         bytes_by_memory=dict(sorted(moved.items())),
         not_covered=len(estimates) - len(covered),
         assumptions=ASSUMPTIONS,
+        notes=tuple(notes),
+        cycles_as_vela=round(as_vela) if notes else None,
+        # Layout changes, mostly the NCHW/NHWC ones at the partition's boundaries.
+        transpose_cycles=round(sum(e.cycles for e in covered if e.vela_kind == "transpose")),
     )
 
 
@@ -249,6 +259,11 @@ def estimate_stats(est: DelegateEstimate) -> dict[str, int | float | str]:
         out[f"npu_est_busy_{name}"] = c
     for name, n in est.bytes_by_memory.items():
         out[f"npu_est_bytes_{name}"] = n
+    if est.notes:  # where the stream does what Vela's estimate prices another way
+        out["npu_est_cycles_as_vela"] = est.cycles_as_vela if est.cycles_as_vela else est.cycles
+        out["estimate_notes"] = "; ".join(est.notes)
+    if est.transpose_cycles:
+        out["npu_est_transpose_cycles"] = est.transpose_cycles
     return out
 
 
@@ -279,6 +294,11 @@ def _estimate_attrs(est: OpEstimate, target: Target) -> dict[str, str]:
             for m, kinds in sorted(_bytes_by_kind(est).items())
         ),
     }
+    if est.duration:
+        out["est_dma_cycles"] = str(round(est.duration))
+        out["est_dma_hidden_cycles"] = str(round(max(est.duration - est.cycles, 0.0)))
+    if est.vela_note:
+        out["estimate_notes"] = est.vela_note
     if est.macs:
         out["est_macs"] = str(est.macs)
         if est.cycles:

@@ -125,6 +125,7 @@ class NpuOperation:
     microblock: str = ""  # U85 ACC_FORMAT microblock (U2X2 ...); U55/U65 have a fixed one
     acc_format: str = ""  # accumulator: I32 / I40 (U55) / I48 (U85)
     ifm2_scalar: bool = False  # elementwise second operand is a register constant
+    ifm2_broadcast: str = ""  # the IFM2 axes broadcast to the OFM ("H", "W", "C", "HW", ...)
     ofm_transpose: str = ""  # U85 OFM activation_transpose (HWC = none)
 
     @property
@@ -182,6 +183,8 @@ class NpuOperation:
         if self.weights:
             out["weight_bytes"] = str(self.weight_bytes)
             out["scale_bytes"] = str(self.scale_bytes)
+        if self.ifm2_broadcast:
+            out["ifm2_broadcast"] = self.ifm2_broadcast
         if self.dma is not None:
             d = self.dma
             out["dma"] = (

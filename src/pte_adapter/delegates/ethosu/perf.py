@@ -1,590 +1,132 @@
 """How long each NPU operation takes: an estimate from the decoded command stream alone.
 
-Per operation the estimate is the larger of two bounds:
+Per operation the estimate is the larger of two bounds, both Vela's own model (ethos-u-vela
+5.2.0, regor: EthosU55Performance / EthosU85Performance) applied to the commands the stream holds:
 
-- compute: the MAC array works on the OFM block the registers name (NPU_SET_OFM_BLK_*), split into
-  the accelerator's micro-blocks; each micro-block takes a number of cycles per kernel element and
-  per slice of input channels, never fewer than the weight decoder needs, and the output unit
-  needs its cycles per element on top of that (whichever is slower sets the pace, the other adds
-  one block at the end). Elementwise operations are output-unit bound.
-- memory: the bytes the operation moves in each memory (the region's memory under the named
-  system config and memory mode), divided by what that memory delivers per NPU cycle. Feature
-  maps are re-read once per OFM block (the IFM block is the OFM block grown by the kernel),
-  weights and scales once per spatial OFM block; a transfer whose contiguous runs are shorter
-  than the memory's burst wastes the rest of the burst. On Ethos-U85 each AXI channel is also
-  limited by its read buffers and outstanding transactions against the memory's latency.
+- compute (perf_compute.py): MAC and output-unit cycles per OFM block over the blocks, held back
+  by the command issue rate, plus the first IFM block read and the last OFM block write;
+- memory (perf_memory.py): the bytes moved in each memory, as Vela counts them, over what the
+  memory (on Ethos-U85, each AXI channel) delivers per NPU cycle.
 
-A DMA the stream waits for before the next compute operation (NPU_OP_DMA_WAIT) is serial and
-gets its own time; one that is not waited for overlaps the next compute operation and adds to its
-memory bound. The structure follows Arm's published performance model in ethos-u-vela (regor);
-the numbers (clocks, bandwidths, micro-blocks, cycles per element) come from perf_data.py, which
-scripts/gen_ethosu_perf_data.py regenerates from the pinned ethos-u-vela. What the command stream
-does not say (the IFM block depth, chained activation functions, the first-block latency) is
-approximated and listed in `ASSUMPTIONS`.
+The stream is then replayed on a timeline (perf_timeline.py): kernels one after another, DMAs
+alongside, a DMA costing what the stream waits for it. The numbers (clocks, bandwidths,
+micro-blocks, cycles per element) come from _generated/perf_data.py, which
+scripts/gen_ethosu_perf_data.py regenerates from the pinned ethos-u-vela; shapes and blocks are
+in perf_shapes.py, targets and the records in perf_target.py. Where the stream does work Vela's
+estimate prices another way, vela_prices.py says so on the operation with both numbers. What the
+command stream does not say is approximated and listed in `ASSUMPTIONS`.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-
-from pte_adapter.delegates.ethosu._generated import perf_data
-from pte_adapter.delegates.ethosu.commands import FeatureMap, NpuOperation
-
-ASSUMPTIONS = (
-    "regions: 0 (weights) lives in the memory mode's constant area, 1 (scratch) in its arena, "
-    "2 (fast scratch) in its staging cache, as ExecuTorch's Ethos-U runtime binds them",
-    "IFM block depth is the hardware default for the traversal (not in the command stream)",
-    "no chained activation cost beyond the clip; first-block fill latency ignored",
-    "a DMA the stream waits for before the next compute operation is serial, other DMAs overlap",
+from pte_adapter.delegates.ethosu import vela_prices
+from pte_adapter.delegates.ethosu.commands import NpuOperation
+from pte_adapter.delegates.ethosu.perf_compute import ao_per_element, compute_bound
+from pte_adapter.delegates.ethosu.perf_memory import dma_copy, memory_traffic
+from pte_adapter.delegates.ethosu.perf_target import (
+    ASSUMPTIONS,
+    Memory,
+    OpEstimate,
+    Target,
+    Transfer,
+    target_for,
 )
+from pte_adapter.delegates.ethosu.perf_timeline import StreamEvent, replay
 
-# AXI channels of the Ethos-U85 and their index in the accelerator's read-buffer table.
-_CH_MEM2MEM, _CH_IFM_STREAM, _CH_WEIGHT, _CH_IFM, _CH_SCALE = 0, 1, 2, 4, 5
-_CH_WRITE = -1
-_SUBKERNEL = 8  # the MAC array walks kernels in pieces of at most 8x8
-_DERATE = 0.8  # fraction of the theoretical outstanding-transaction throughput reached
-
-
-@dataclass(frozen=True)
-class Memory:
-    name: str
-    bandwidth: float  # bytes per NPU cycle
-    burst: int  # longest burst, bytes
-    read_latency: int
-    write_latency: int
-    max_reads: int
-    max_writes: int
-    ports: int
+__all__ = [
+    "ASSUMPTIONS",
+    "Memory",
+    "OpEstimate",
+    "StreamEvent",
+    "Target",
+    "Transfer",
+    "estimate_operations",
+    "replay",
+    "target_for",
+]
 
 
-@dataclass(frozen=True)
-class Target:
-    """The NPU and system an estimate is for."""
-
-    accelerator: str  # ethos-u85-256
-    system_config: str
-    memory_mode: str
-    clock_hz: float
-    macs: int
-    cores: int
-    ofm_ublocks: tuple[tuple[int, int, int], ...]
-    output_cycles: tuple[float, ...]
-    activation_cycles: tuple[float, ...]
-    channel_read_buffers: tuple[int, ...] | None  # U85 only
-    resize_cycles: tuple[tuple[float, ...], tuple[float, ...]] | None
-    regions: dict[int, Memory]
-    assumed: tuple[str, ...] = ()  # defaults used because the compile spec did not say
-
-    @property
-    def is_u85(self) -> bool:
-        return self.accelerator.startswith("ethos-u85")
-
-    def memory(self, region: int) -> Memory:
-        return self.regions.get(region, self.regions[1])
-
-    def describe(self) -> str:
-        mems = ", ".join(
-            f"region {r} {m.name} {m.bandwidth * self.clock_hz / 1e9:.2f} GB/s"
-            for r, m in sorted(self.regions.items())
-        )
-        return (
-            f"{self.accelerator} at {self.clock_hz / 1e6:g} MHz, {self.system_config} / "
-            f"{self.memory_mode}: {mems}"
-        )
+def _keep(op: NpuOperation, prefix: str) -> int:
+    text = op.mode.removeprefix(prefix)
+    return int(text) if op.mode.startswith(prefix) and text.isdigit() else 0
 
 
-def target_for(
-    accelerator: str, system_config: str | None = None, memory_mode: str | None = None
-) -> Target:
-    """Resolve Vela's names into numbers; raises ValueError naming what is unknown."""
-    accel = perf_data.ACCELERATORS.get(accelerator.lower())
-    if accel is None:
-        raise ValueError(f"unknown accelerator config {accelerator!r}")
-    family = accelerator.lower().rsplit("-", 1)[0]
-    assumed: list[str] = []
-    if not system_config:
-        system_config = perf_data.DEFAULTS[family]["system_config"]
-        assumed.append(
-            f"system config {system_config} (Vela's default; the compile spec names none)"
-        )
-    if not memory_mode:
-        memory_mode = perf_data.DEFAULTS[family]["memory_mode"]
-        assumed.append(f"memory mode {memory_mode} (Vela's default; the compile spec names none)")
-    sysc = perf_data.SYSTEM_CONFIGS.get(system_config)
-    if sysc is None:
-        raise ValueError(f"system config {system_config!r} is not in Vela's default vela.ini")
-    mode = perf_data.MEMORY_MODES.get(memory_mode)
-    if mode is None:
-        raise ValueError(f"memory mode {memory_mode!r} is not in Vela's default vela.ini")
-    rules = perf_data.MEMORY_RULES
-    # regor's rule: an 8-byte AXI port for the U55 system configs, 16 bytes otherwise.
-    width = (
-        rules["axi_bytes_per_cycle_u55_system"]
-        if system_config.startswith("Ethos_U55")
-        else rules["axi_bytes_per_cycle_other"]
-    )
-    ports = {"Axi0": sysc["axi0_port"], "Axi1": sysc["axi1_port"]}
-
-    def memory(port: str) -> Memory:
-        name = ports[port]
-        p = {**rules["memory_defaults"], **sysc["memories"].get(name, {})}
-        return Memory(
-            name=name,
-            bandwidth=float(p["clock_scale"]) * width * int(p["ports_used"]),
-            burst=max(int(p["burst_length"]), 1),
-            read_latency=max(int(p["read_latency"]), 0),
-            write_latency=max(int(p["write_latency"]), 0),
-            max_reads=max(int(p["max_reads"]), 1),
-            max_writes=max(int(p["max_writes"]), 1),
-            ports=max(int(p["ports_used"]), 1),
-        )
-
-    regions = {
-        0: memory(mode["const_mem_area"]),
-        1: memory(mode["arena_mem_area"]),
-        2: memory(mode["cache_mem_area"]),
-    }
-    rbs = accel.get("channel_read_buffers")
-    resize = None
-    if "resize_cycles_low" in accel:
-        resize = (tuple(accel["resize_cycles_low"]), tuple(accel["resize_cycles_high"]))
-    return Target(
-        accelerator=accelerator.lower(),
-        system_config=system_config,
-        memory_mode=memory_mode,
-        clock_hz=float(sysc["core_clock"]),
-        macs=int(accel["macs"]),
-        cores=int(accel["cores"]),
-        ofm_ublocks=tuple(tuple(u) for u in accel["ofm_ublocks"]),
-        output_cycles=tuple(accel["output_cycles"]),
-        activation_cycles=tuple(accel["activation_cycles"]),
-        channel_read_buffers=tuple(rbs) if rbs else None,
-        resize_cycles=resize,
-        regions=regions,
-        assumed=tuple(assumed),
-    )
+def _chained_input(op: NpuOperation) -> bool:
+    return any(fm is not None and fm.chained for fm in (op.ifm, op.ifm2))
 
 
-@dataclass
-class Transfer:
-    memory: str
-    what: str  # ifm, ifm2, ofm, weights, scales, dma read, dma write
-    bytes: int  # payload bytes
-    cycles: float  # at the memory's (or channel's) rate, after burst losses
+_Producer = tuple[NpuOperation, OpEstimate, float]  # the last kernel, AO cycles chained to it
 
 
-@dataclass
-class OpEstimate:
-    index: int
-    label: str
-    covered: bool = True
-    note: str = ""  # why not covered, or what was approximated
-    macs: int = 0
-    compute_cycles: float = 0.0
-    transfers: list[Transfer] = field(default_factory=list)
-    memory_cycles: dict[str, float] = field(default_factory=dict)
-    cycles: float = 0.0
-    bound: str = ""  # "compute" or the name of the memory that sets the time
-    serial_dma: bool = False  # a DMA the stream waits for
-
-    def bytes_by_memory(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for t in self.transfers:
-            out[t.memory] = out.get(t.memory, 0) + t.bytes
-        return out
-
-
-# --- compute --------------------------------------------------------------------------------
-
-
-def _ublock(op: NpuOperation, target: Target) -> tuple[int, int, int]:
-    if target.is_u85:
-        elems = target.macs // 8
-        if op.microblock.startswith("U") and "X" in op.microblock:
-            h_s, w_s = op.microblock[1:].split("X", 1)
-            h, w = int(h_s), int(w_s)
-            for u in target.ofm_ublocks:
-                if (u[0], u[1]) == (h, w):
-                    return u
-            return h, w, max(elems // max(h * w, 1), 1)
-        return target.ofm_ublocks[-1]
-    u = target.ofm_ublocks[0]
-    ofm = op.ofm
-    kernel_h = op.kernel[1] if op.kernel else 1
-    # Two-row micro-blocks process a single output row four wide when the kernel is one row high.
-    if (
-        u[0] == 2
-        and op.name == "NPU_OP_CONV"
-        and ofm is not None
-        and ofm.height == 1
-        and ofm.width % 2 == 0
-        and kernel_h == 1
+def _kernel(op: NpuOperation, target: Target) -> OpEstimate:
+    """A compute operation costed alone; raises ValueError when its registers do not say enough."""
+    if op.ofm is None or op.ifm is None:
+        raise ValueError("no feature maps decoded")
+    if op.name not in ("NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE") and (
+        op.kernel is None or op.stride is None
     ):
-        return 1, 4, u[2]
-    return u
+        raise ValueError("no kernel decoded")
+    est = OpEstimate(op.index, op.label)
+    compute_bound(op, target, est)
+    memory_traffic(op, target, est)
+    return est
 
 
-def _bits(fm: FeatureMap | None) -> int:
-    return fm.elem_size * 8 if fm is not None else 8
-
-
-def _ceil(a: float, b: float) -> int:
-    return max(math.ceil(a / b), 0) if b else 0
-
-
-def _ao_per_element(op: NpuOperation, target: Target) -> float:
-    """Output-unit cycles per OFM element (the per-configuration table)."""
-    out_bits = _bits(op.ofm)
-    in_bits = _bits(op.ifm)
-    oc = target.output_cycles
-    if target.is_u85:
-        if op.name == "NPU_OP_RESIZE" and target.resize_cycles is not None and op.ifm and op.ofm:
-            ratio = min(
-                (op.ofm.width + op.ifm.width // 2) // max(op.ifm.width, 1),
-                (op.ofm.height + op.ifm.height // 2) // max(op.ifm.height, 1),
-            )
-            table = (
-                target.resize_cycles[1] if ratio >= target.macs // 512 else target.resize_cycles[0]
-            )
-            return table[0 if in_bits == 8 else 1]
-        if op.name == "NPU_OP_ELEMENTWISE" and op.mode == "DIV":
-            return 33.0
-        if out_bits == 64:
-            index = 3
-        elif op.name == "NPU_OP_ELEMENTWISE" and op.ifm2 is not None and in_bits == 32:
-            index = 5 if out_bits == 32 else 4
-        elif out_bits == 32:
-            index = 2
-        elif out_bits == 16:
-            index = 1
-        else:
-            index = 0
-        per_elem = oc[index]
-        if op.ofm_transpose in ("WHC", "WCH", "CWH"):  # swapping H and W halves the throughput
-            per_elem = max(per_elem, target.activation_cycles[1])
-        return per_elem
-    # Ethos-U55/U65 output table: 0/1 32-bit unary/binary elementwise, 2 32-bit multiply,
-    # 3 multiply or 40-bit accumulator, 4/5 simple/advanced add-sub, 6 max pooling, 7 the rest.
-    if op.name == "NPU_OP_ELEMENTWISE" and in_bits == 32:
-        index = 1 if op.ifm2 is not None else 0
-    elif op.name == "NPU_OP_ELEMENTWISE" and op.mode == "MUL":
-        index = 2 if out_bits == 32 else 3
-    elif op.name != "NPU_OP_ELEMENTWISE" and op.acc_format == "I40":
-        index = 3
-    elif op.name == "NPU_OP_ELEMENTWISE" and op.mode in ("ADD", "SUB"):
-        index = 5
-    elif op.name == "NPU_OP_POOL" and op.mode == "MAX":
-        index = 6
-    else:
-        index = 7
-    act = 2
-    if op.activation in ("TANH", "SIGMOID") or op.activation.startswith("TABLE"):
-        act = 0
-    elif op.activation_range is not None and op.ofm is not None:
-        lo, hi = op.activation_range
-        full = (-(1 << (out_bits - 1)), (1 << (out_bits - 1)) - 1)
-        if op.ofm.dtype.startswith("u"):
-            full = (0, (1 << out_bits) - 1)
-        if (lo, hi) != full and out_bits <= 16:
-            act = 1  # a ReLU-style clip
-    return max(oc[index], target.activation_cycles[act])
-
-
-def _ifm_block_depth(op: NpuOperation, target: Target, cin: int, ub_depth: int) -> int:
-    bits = _bits(op.ifm)
-    part_kernel = op.traversal == "PART_KERNEL_FIRST"
-    if target.is_u85:
-        if part_kernel:
-            return 16
-        if bits == 32 or (target.macs in (128, 256) and ub_depth == 16):
-            return 32
-        return 64
-    if bits == 16:
-        return _ceil(min(cin, 16), 4) * 4
-    return _ceil(min(cin, 16 if part_kernel else 32), 8) * 8
-
-
-def _mac_cycles_per_block(
-    op: NpuOperation,
-    target: Target,
-    block: tuple[int, int, int],
-    ub: tuple[int, int, int],
-    cin: int,
-    ib_depth: int,
-) -> float:
-    """MAC-array cycles for one OFM block (clipped to the OFM)."""
-    assert op.kernel is not None
-    ub_h, ub_w, ub_d = (_ceil(b, u) for b, u in zip(block, ub, strict=True))
-    ub_wh = ub_h * ub_w
-    bits = _bits(op.ifm)
-    cores = target.cores
-    wd = 32 * ub[2] // (8 * cores) if target.is_u85 else 32 * ub[2] // 8
-    delay = 3 if (op.acc_format in ("I40", "I48") and target.macs <= 128) else 2
-    kw, kh = op.kernel  # dilation spreads the taps out; it does not add any
-    part_kernel = op.traversal == "PART_KERNEL_FIRST"
-    ib_depth = min(ib_depth, cin)  # the block never holds more channels than the IFM has
-    total = 0.0
-    # The kernel is walked in sub-kernels of at most 8x8: full ones and the remainders. Counting
-    # each distinct piece once keeps the work constant for any kernel size the registers hold.
-    pieces_x = [(_SUBKERNEL, kw // _SUBKERNEL), (kw % _SUBKERNEL, 1)]
-    pieces_y = [(_SUBKERNEL, kh // _SUBKERNEL), (kh % _SUBKERNEL, 1)]
-    for (px, nx), (py, ny) in ((a, b) for a in pieces_x for b in pieces_y):
-        if not (px and py and nx and ny):
-            continue
-        count = nx * ny
-        elems = px * py
-        if op.name == "NPU_OP_POOL":
-            steps = 1
-            factor = 1 if (not target.is_u85 and target.macs == 32) else bits // 2
-            cycles = max(4, elems) * ub_wh * ub_d * factor
-        elif op.name == "NPU_OP_DEPTHWISE":
-            steps = _ceil(elems, 4)
-            cycles = max(wd, 4 * ub_wh * (bits // 8)) * steps * ub_d
-        elif part_kernel:
-            steps = _ceil(elems, 2 if bits == 16 else 4)
-            cycles = max(wd, 4 * ub_wh) * steps * ub_d * _ceil(ib_depth, 8)
-        else:
-            steps = elems
-            per_step = (ib_depth // 8) * ub_wh * (bits // 8) if target.is_u85 else 4 * ub_wh
-            cycles = max(wd, per_step) * steps * ub_d
-        # A lone micro-block cannot hide the accumulator's turnaround between kernel steps.
-        stall = 0
-        if ub_wh == 1:
-            if ub_d == 1:
-                stall = delay * steps
-            elif steps > 1:
-                stall = delay * (steps - 1) * ub_d
-        if part_kernel and op.name == "NPU_OP_CONV":
-            stall *= _ceil(ib_depth, 8)
-        total += (cycles + stall) * count
-    if op.name == "NPU_OP_CONV":
-        total *= _ceil(cin, ib_depth)
-    return total / (1 if target.is_u85 else cores)
-
-
-def _transposed(op: NpuOperation, dims: tuple[int, int, int]) -> tuple[int, int, int]:
-    """Dimensions as written when the U85 OFM is transposed (WCH: out = in W, C, H)."""
-    order = op.ofm_transpose
-    if len(order) != 3 or set(order) != {"H", "W", "C"} or order == "HWC":
-        return dims
-    pick = {"H": dims[0], "W": dims[1], "C": dims[2]}
-    return pick[order[0]], pick[order[1]], pick[order[2]]
-
-
-def _compute(op: NpuOperation, target: Target, est: OpEstimate) -> None:
-    ofm, ifm = op.ofm, op.ifm
-    assert ofm is not None and ifm is not None
-    # Like Vela, a transposing operation is costed on the shape it writes.
-    h, w, c = _transposed(op, (max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1)))
-    ao = _ao_per_element(op, target)
-    if op.name in ("NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"):
-        depth = _ceil(c, 16) * 16 if ofm.format == "NHCWB16" else c
-        est.compute_cycles = math.ceil(ao * h * w * depth)
-        return
-    assert op.kernel is not None
-    block = _transposed(op, op.block or (h, w, c))
-    block = (min(block[0], h), min(block[1], w), min(block[2], c))
-    ub = _ublock(op, target)
-    cin = max(ifm.depth, 1)
-    kernel_elems = op.kernel[0] * op.kernel[1]
-    if op.name == "NPU_OP_CONV":
-        est.macs = h * w * c * kernel_elems * cin
-    else:
-        est.macs = h * w * c * kernel_elems
-    ib_depth = _ifm_block_depth(op, target, cin, ub[2])
-    mac_blk = _mac_cycles_per_block(op, target, block, ub, cin, ib_depth)
-    ao_blk = float(math.ceil(ao * block[0] * block[1] * block[2]))
-    if op.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE") and op.weights:
-        # Scales and biases are read per block; the first read waits for the memory.
-        scale_mem = target.memory(op.weights[-1].region)
-        ao_blk = max(ao_blk, 10 * block[2] * scale_mem.read_latency / 256)
-    ub_in_block = math.prod(_ceil(b, u) for b, u in zip(block, ub, strict=True))
-    ub_in_ofm = _ceil(h, ub[0]) * _ceil(w, ub[1]) * _ceil(c, ub[2])
-    n_blocks = ub_in_ofm / max(ub_in_block, 1)
-    if mac_blk >= ao_blk:
-        est.compute_cycles = mac_blk * n_blocks + ao_blk
-    else:
-        est.compute_cycles = ao_blk * n_blocks + mac_blk
-
-
-# --- memory ---------------------------------------------------------------------------------
-
-
-def _channel_bandwidth(mem: Memory, channel: int, target: Target) -> float:
-    """Bytes per cycle one AXI channel can sustain (Ethos-U85: latency x outstanding bursts)."""
-    if target.channel_read_buffers is None:
-        return mem.bandwidth
-    if channel == _CH_WRITE:
-        outstanding, latency, rb_limit = mem.max_writes, mem.write_latency, math.inf
-    else:
-        outstanding, latency = mem.max_reads, mem.read_latency
-        rb_limit = target.channel_read_buffers[channel] / max(mem.burst // 16, 1)
-    if latency <= 0:
-        return mem.bandwidth
-    in_flight = min(rb_limit, outstanding * mem.ports * _DERATE)
-    return min(mem.bandwidth, mem.burst * in_flight / latency * _DERATE)
-
-
-def _burst_run(fm: FeatureMap, block: tuple[int, int, int], write: bool, cores: int) -> int:
-    """Bytes moved per contiguous run for a block of the feature map."""
-    es = fm.elem_size
-    bw, bd = max(block[1], 1), max(block[2], 1)
-    if fm.format == "NHCWB16":
-        if fm.width * 16 * es == bd:  # whole brick rows
-            return bw * bd * es
-        return 16 * es * bw * (cores if write else 1)
-    row = fm.depth * es
-    if not write:
-        return bw * bd * es if row == bd else bd * es
-    if bd <= 16 and row == bd:
-        return bw * bd * es
-    return min(64, 16 * es * cores, bd * es)
-
-
-def _padded_elements(fm: FeatureMap) -> int:
-    depth = _ceil(fm.depth, 16) * 16 if fm.format == "NHCWB16" else fm.depth
-    return max(fm.height, 1) * max(fm.width, 1) * max(depth, 1)
-
-
-def _add(
-    est: OpEstimate, target: Target, region: int, what: str, nbytes: float, run: int, channel: int
-) -> None:
-    mem = target.memory(region)
-    efficiency = min(max(run, 1), mem.burst) / mem.burst
-    moved = nbytes / efficiency
-    bw = _channel_bandwidth(mem, channel, target)
-    est.transfers.append(Transfer(mem.name, what, int(nbytes), moved / max(bw, 1e-9)))
-    est.memory_cycles[mem.name] = est.memory_cycles.get(mem.name, 0.0) + moved / mem.bandwidth
-
-
-def _memory(op: NpuOperation, target: Target, est: OpEstimate) -> None:
-    ofm, ifm = op.ofm, op.ifm
-    assert ofm is not None and ifm is not None
-    h, w, c = max(ofm.height, 1), max(ofm.width, 1), max(ofm.depth, 1)
-    block = op.block or (h, w, c)
-    block = (min(block[0], h), min(block[1], w), min(block[2], c))
-    cores = target.cores
-    elementwise = op.name in ("NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE")
-    ifm_channel = _CH_IFM_STREAM if elementwise else _CH_IFM
-    if not ifm.chained:
-        if elementwise:
-            ifm_elems = (
-                _padded_elements(ifm) if op.name == "NPU_OP_RESIZE" else _padded_elements(ofm)
-            )
-            ifm_block = block
-        else:
-            assert op.kernel is not None and op.stride is not None
-            kw, kh = op.kernel
-            if op.dilation is not None:
-                kw, kh = (kw - 1) * op.dilation[0] + 1, (kh - 1) * op.dilation[1] + 1
-            ib_h = min((block[0] - 1) * op.stride[1] + min(kh, _SUBKERNEL), max(ifm.height, 1))
-            ib_w = min((block[1] - 1) * op.stride[0] + min(kw, _SUBKERNEL), max(ifm.width, 1))
-            depth = _ceil(ifm.depth, 16) * 16 if ifm.format == "NHCWB16" else ifm.depth
-            blocks = _ceil(h, block[0]) * _ceil(w, block[1])
-            if op.name == "NPU_OP_CONV":
-                blocks *= _ceil(c, block[2])
-            subkernels = _ceil(kw, _SUBKERNEL) * _ceil(kh, _SUBKERNEL)
-            ifm_elems = ib_h * ib_w * max(depth, 1) * subkernels * blocks
-            ib_d = (
-                block[2]
-                if op.name != "NPU_OP_CONV"
-                else min(
-                    _ifm_block_depth(op, target, max(ifm.depth, 1), _ublock(op, target)[2]),
-                    ifm.depth,
-                )
-            )
-            ifm_block = (ib_h, ib_w, ib_d)
-        run = _burst_run(ifm, ifm_block, False, cores)
-        _add(est, target, ifm.region, "ifm", ifm_elems * ifm.elem_size, run, ifm_channel)
-    if op.ifm2 is not None and not op.ifm2_scalar and not op.ifm2.chained:
-        run = _burst_run(op.ifm2, block, False, cores)
-        nbytes = _padded_elements(ofm) * op.ifm2.elem_size
-        _add(est, target, op.ifm2.region, "ifm2", nbytes, run, _CH_IFM_STREAM)
-    if not ofm.chained:
-        run = _burst_run(ofm, block, True, cores)
-        _add(est, target, ofm.region, "ofm", _padded_elements(ofm) * ofm.elem_size, run, _CH_WRITE)
-    refetch = _ceil(h, block[0]) * _ceil(w, block[1])
-    for ws in op.weights:
-        channel = _CH_WEIGHT if ws.kind == "weights" else _CH_SCALE
-        _add(est, target, ws.region, ws.kind, ws.length * refetch, 1 << 30, channel)
-
-
-# --- DMA --------------------------------------------------------------------------------------
-
-
-def _dma(op: NpuOperation, target: Target, est: OpEstimate) -> None:
-    d = op.dma
-    assert d is not None
-    _add(est, target, d.src_region, "dma read", d.length, 1 << 30, _CH_MEM2MEM)
-    _add(est, target, d.dst_region, "dma write", d.length, 1 << 30, _CH_WRITE)
-
-
-def _finish(est: OpEstimate) -> None:
-    # Per memory: the memory's total rate, or the slowest channel into it if that is slower.
-    by_channel: dict[str, float] = {}
-    for t in est.transfers:
-        by_channel[t.memory] = max(by_channel.get(t.memory, 0.0), t.cycles)
-    for name, cycles in by_channel.items():
-        est.memory_cycles[name] = max(est.memory_cycles.get(name, 0.0), cycles)
-    est.cycles = est.compute_cycles
-    est.bound = "compute"
-    for name, cycles in est.memory_cycles.items():
-        if cycles > est.cycles:
-            est.cycles, est.bound = cycles, name
+def _chain(op: NpuOperation, est: OpEstimate, producer: _Producer, target: Target) -> _Producer:
+    """An Ethos-U85 operation chained behind the producer runs in its pass: its output-unit
+    cycles add to the producer's per element (Vela's operation groups), its memory traffic
+    becomes the producer's, and it costs nothing of its own."""
+    p_op, p_est, extra = producer
+    extra += ao_per_element(op, target)
+    again = OpEstimate(p_op.index, p_op.label)
+    compute_bound(p_op, target, again, extra)
+    p_est.compute_cycles, p_est.block_cycles = again.compute_cycles, again.block_cycles
+    p_est.transfers += est.transfers
+    est.transfers, est.compute_cycles, est.bound = [], 0.0, "compute"
+    est.note = f"chained: runs in the pass of NPU operation {p_op.index}"
+    return p_op, p_est, extra
 
 
 def estimate_operations(ops: list[NpuOperation], target: Target) -> list[OpEstimate]:
-    """One estimate per compute operation and per serial DMA, in stream order.
+    """One estimate per compute operation and per DMA, in stream order.
+
+    Each kernel is costed alone (compute and memory bounds), chained operations fold into their
+    producer, and the stream is replayed on a timeline (`replay`): kernels run one after
+    another, DMAs alongside them. The sum of the estimates' cycles is the partition's time.
+    Then every operation Vela prices another way gets its note (vela_prices).
 
     Never raises for odd register contents: an operation the model does not cover is returned
     with covered=False and a note, and costs nothing in the sums."""
     out: list[OpEstimate] = []
-    pending: list[OpEstimate] = []  # DMAs started and not yet waited for
+    events: list[StreamEvent] = []
+    producer: _Producer | None = None
     for op in ops:
         if op.name == "NPU_OP_DMA_START" and op.dma is not None:
-            est = OpEstimate(op.index, f"DMA {op.dma.length} bytes", serial_dma=False)
-            _dma(op, target, est)
-            pending.append(est)
-            continue
-        if op.name == "NPU_OP_DMA_WAIT":
-            # DMA_WAIT k: wait until at most k DMAs are outstanding; the older ones are serial.
-            keep = int(op.mode[2:]) if op.mode.startswith("k=") and op.mode[2:].isdigit() else 0
-            waited, pending = pending[: max(len(pending) - keep, 0)], pending[len(pending) - keep :]
-            for est in waited:
-                est.serial_dma = True
-                _finish(est)
-                src = [t for t in est.transfers if t.what == "dma read"]
-                if src:
-                    mem = next(m for m in target.regions.values() if m.name == src[0].memory)
-                    est.cycles += mem.read_latency
-                out.append(est)
-            continue
-        if not op.is_compute:
-            continue
-        est = OpEstimate(op.index, op.label)
-        try:
-            if op.ofm is None or op.ifm is None:
-                raise ValueError("no feature maps decoded")
-            if (
-                op.name != "NPU_OP_ELEMENTWISE"
-                and op.name != "NPU_OP_RESIZE"
-                and (op.kernel is None or op.stride is None)
-            ):
-                raise ValueError("no kernel decoded")
-            _compute(op, target, est)
-            _memory(op, target, est)
-            for dma in pending:  # overlapped transfers share this operation's memories
-                est.transfers += dma.transfers
-                for name, cycles in dma.memory_cycles.items():
-                    est.memory_cycles[name] = est.memory_cycles.get(name, 0.0) + cycles
-            pending = []
-            _finish(est)
-        except (ValueError, ArithmeticError, IndexError, KeyError, AssertionError) as e:
-            est = OpEstimate(op.index, op.label, covered=False, note=f"not estimated: {e}")
-        out.append(est)
-    for est in pending:  # started but never waited for before the stream ends
-        _finish(est)
-        est.note = "DMA not waited for by any later operation"
-        out.append(est)
+            est = OpEstimate(op.index, f"DMA {op.dma.length} bytes")
+            dma_copy(op, target, est)
+            out.append(est)
+            events.append(StreamEvent("dma", est))
+        elif op.name in ("NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT"):
+            kind, prefix = ("dma_wait", "k=") if "DMA" in op.name else ("kernel_wait", "n=")
+            events.append(StreamEvent(kind, keep=_keep(op, prefix)))
+        elif op.is_compute:
+            try:
+                est = _kernel(op, target)
+                if _chained_input(op) and producer is not None:
+                    producer = _chain(op, est, producer, target)
+                    out.append(est)
+                    continue
+            except (ValueError, ArithmeticError, IndexError, KeyError, AssertionError) as e:
+                out.append(
+                    OpEstimate(op.index, op.label, covered=False, note=f"not estimated: {e}")
+                )
+                producer = None
+                continue
+            out.append(est)
+            events.append(StreamEvent("kernel", est))
+            producer = (op, est, 0.0)
+    for index, (cycles, waited) in replay(events, target).items():
+        dma = next(e for e in out if e.index == index)
+        dma.cycles, dma.serial_dma = cycles, waited
+    vela_prices.note_differences(ops, out, events, target)
     return out

@@ -131,12 +131,21 @@ def _output_stage(regs: ShadowRegisters, op: NpuOperation) -> None:
 
 
 def _broadcast(regs: ShadowRegisters, op: NpuOperation) -> None:
+    """How an elementwise second operand is broadcast: a register constant, or along axes."""
     fields = {f[0] for f in regs.fields.get("NPU_SET_IFM2_BROADCAST", ())}
     if "broadcast_constant" in fields:  # U55/U65
         op.ifm2_scalar = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_constant") == 1
+        op.ifm2_broadcast = "".join(
+            axis
+            for axis in "HWC"
+            if regs.get("NPU_SET_IFM2_BROADCAST", f"broadcast_{axis.lower()}")
+        )
     elif "broadcast_mode" in fields:  # U85
-        mode = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_mode")
-        op.ifm2_scalar = regs.enum("broadcast_mode", mode) == "SCALAR"
+        mode = regs.enum("broadcast_mode", regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_mode"))
+        op.ifm2_scalar = mode == "SCALAR"
+        op.ifm2_broadcast = "" if mode in ("NONE", "SCALAR") or mode.isdigit() else mode
+    if "C" in op.ifm2_broadcast and op.ifm2 is not None:
+        op.ifm2.depth = 1  # broadcast along the channels: one channel is read
 
 
 def _kernel(regs: ShadowRegisters, op: NpuOperation) -> None:
