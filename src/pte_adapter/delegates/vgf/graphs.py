@@ -1,0 +1,454 @@
+"""A VGF partition as neutral graphs: its TOSA operators, compute shaders and model sequence.
+
+The main view ("VGF graph") is what runs: every TOSA operator of every graph segment (decoded from
+the segment's SPIR-V module), every compute segment as one node, and the VGF resources as the
+tensors between them. Inside a graph segment, edges follow SPIR-V ids; at its boundary the SPIR-V
+graph's inputs and outputs are the resources its interface variables are bound to (descriptor set
+and binding), and its graph constants are the constant resources the segment binds them to, so
+weights point at their bytes in the VGF constant section. Resources of one alias group share
+storage (a tensor written by a graph and read as an image by a shader): they are one tensor here,
+which is what joins the segments. With more than one segment, each segment's operators sit in a
+namespace of its name.
+
+The second view ("VGF model sequence") is the container's own structure: one node per segment with
+the resources it binds, as `vgf_dump` lists them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Final
+
+from pte_adapter.delegates.vgf._generated import spirv_tables as T
+from pte_adapter.delegates.vgf.container import (
+    Resource,
+    Segment,
+    VgfFile,
+    descriptor_name,
+    format_dtype,
+    format_name,
+)
+from pte_adapter.delegates.vgf.spirv import SpirvModule
+from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
+
+MAIN_VIEW: Final = "VGF graph"
+SEQUENCE_VIEW: Final = "VGF model sequence"
+
+# Bytes per element of the VkFormats ML resources use (for bytes in/out).
+FORMAT_BYTES: Final = {
+    9: 1, 10: 1, 13: 1, 14: 1, 37: 4, 38: 4, 74: 2, 75: 2, 76: 2, 98: 4, 99: 4, 100: 4,
+    109: 16, 110: 8, 111: 8, 112: 8, 1000460000: 1,
+}  # fmt: skip
+
+
+@dataclass
+class VgfGraphs:
+    graphs: list[DelegateGraph]
+    op_counts: Counter[str] = field(default_factory=Counter)  # TOSA operators by kind
+    compute_segments: int = 0
+    graph_constant_bytes: int = 0  # constants the graphs read from the constant section
+    inline_constants: int = 0  # tensor constants written into the SPIR-V itself
+    problems: list[str] = field(default_factory=list)
+
+
+def resource_bytes(r: Resource) -> int | None:
+    size = FORMAT_BYTES.get(r.vk_format)
+    if size is None or not r.shape or any(d < 0 for d in r.shape):
+        return None
+    for d in r.shape:
+        size *= d
+    return size
+
+
+def _resource_tensor(r: Resource, vgf: VgfFile, tid: str, name: str) -> TensorInfo:
+    attrs = {
+        "category": r.category,
+        "vk_format": format_name(r.vk_format),
+        "vk_descriptor_type": descriptor_name(r.vk_descriptor_type),
+    }
+    if r.strides:
+        attrs["strides"] = str(r.strides)
+    if r.alias_group is not None:
+        attrs["alias_group"] = str(r.alias_group)
+    if r.extra_config:
+        attrs["config"] = r.extra_config
+    return TensorInfo(
+        id=tid, name=name, shape=r.shape, dtype=format_dtype(r.vk_format), attrs=attrs
+    )
+
+
+def _names(vgf: VgfFile) -> dict[int, str]:
+    names = {r.index: f"{r.category.lower()} r{r.index}" for r in vgf.resources}
+    for b, nm in zip(vgf.inputs, vgf.input_names, strict=False):
+        names[b.mrt_index] = nm
+    for b, nm in zip(vgf.outputs, vgf.output_names, strict=False):
+        names[b.mrt_index] = nm
+    return names
+
+
+def _add_constant_attrs(
+    vgf: VgfFile, tensors: dict[str, TensorInfo], tid_of: dict[int, str]
+) -> None:
+    for c in vgf.constants:
+        t = tensors.get(tid_of.get(c.mrt_index, ""))
+        if t is not None:
+            t.attrs["constant_bytes"] = str(c.size)
+            t.attrs["constant_index"] = str(c.index)
+            t.attrs["data"] = "VGF constant section"
+            t.attrs["file_offset"] = str(c.offset)
+            if c.sparsity_dimension >= 0:
+                t.attrs["sparsity_dimension"] = str(c.sparsity_dimension)
+
+
+def sequence_graph(vgf: VgfFile) -> DelegateGraph:
+    """The container's structure: resources r<i> and one node per segment."""
+    graph = DelegateGraph(name=SEQUENCE_VIEW)
+    names = _names(vgf)
+    for r in vgf.resources:
+        graph.tensors[f"r{r.index}"] = _resource_tensor(r, vgf, f"r{r.index}", names[r.index])
+    _add_constant_attrs(vgf, graph.tensors, {r.index: f"r{r.index}" for r in vgf.resources})
+
+    def ids(mrts: list[int]) -> list[str]:
+        for m in mrts:
+            graph.tensors.setdefault(f"r{m}", TensorInfo(f"r{m}", attrs={"declared": "false"}))
+        return [f"r{m}" for m in mrts]
+
+    for seg in vgf.segments:
+        const_mrts = [vgf.constants[c].mrt_index for c in seg.constants if c < len(vgf.constants)]
+        graph.nodes.append(
+            OpNode(
+                id=f"segment{seg.index}",
+                kind=f"{seg.kind}_SEGMENT",
+                label=seg.name,
+                inputs=ids([b.mrt_index for b in seg.inputs] + const_mrts),
+                outputs=ids([b.mrt_index for b in seg.outputs]),
+                attrs=_segment_attrs(vgf, seg),
+            )
+        )
+    graph.inputs = ids([b.mrt_index for b in vgf.inputs])
+    graph.outputs = ids([b.mrt_index for b in vgf.outputs])
+    return graph
+
+
+def _segment_attrs(vgf: VgfFile, seg: Segment) -> dict[str, str]:
+    mod = vgf.modules[seg.module_index] if seg.module_index < len(vgf.modules) else None
+    attrs = {
+        "type": seg.kind,
+        "module": mod.name if mod else str(seg.module_index),
+        "constants": str(len(seg.constants)),
+        "dispatch_shape": str(seg.dispatch_shape),
+        "descriptor_sets": str(len(seg.descriptor_sets)),
+    }
+    if mod is not None:
+        attrs["entry_point"] = mod.entry_point
+        attrs["code"] = f"{mod.code_kind}, {mod.code_size} bytes"
+    bindings = [
+        f"set {s} binding {b.binding}: r{b.mrt_index}" for s, bs in seg.descriptor_sets for b in bs
+    ]
+    if bindings:
+        attrs["bindings"] = "\n".join(bindings)
+    if seg.push_constant_ranges:
+        attrs["push_constant_ranges"] = str(seg.push_constant_ranges)
+    return attrs
+
+
+class _Builder:
+    """Builds the main view, segment by segment."""
+
+    def __init__(self, vgf: VgfFile, modules: list[SpirvModule | None]) -> None:
+        self.vgf = vgf
+        self.modules = modules
+        self.out = VgfGraphs(graphs=[])
+        self.graph = DelegateGraph(name=MAIN_VIEW)
+        self.names = _names(vgf)
+        # Resources of one alias group are one tensor: the group's first resource.
+        first_of_group: dict[int, int] = {}
+        self.tid_of: dict[int, str] = {}
+        for r in vgf.resources:
+            if r.alias_group is not None and r.category != "CONSTANT":
+                first = first_of_group.setdefault(r.alias_group, r.index)
+                self.tid_of[r.index] = f"r{first}"
+            else:
+                self.tid_of[r.index] = f"r{r.index}"
+        for r in vgf.resources:
+            tid = self.tid_of[r.index]
+            if tid == f"r{r.index}":
+                self.graph.tensors[tid] = _resource_tensor(r, vgf, tid, self.names[r.index])
+            else:
+                t = self.graph.tensors[tid]
+                alias = f"r{r.index} ({format_name(r.vk_format)}, {descriptor_name(r.vk_descriptor_type)}"
+                alias += f", {r.shape})"
+                t.attrs["aliases"] = "\n".join(filter(None, [t.attrs.get("aliases"), alias]))
+        _add_constant_attrs(vgf, self.graph.tensors, self.tid_of)
+
+    def problem(self, text: str) -> None:
+        if text not in self.out.problems:
+            self.out.problems.append(text)
+
+    def resource(self, mrt: int) -> str:
+        tid = self.tid_of.get(mrt)
+        if tid is None:
+            tid = f"r{mrt}"
+            self.graph.tensors.setdefault(tid, TensorInfo(tid, tid, attrs={"declared": "false"}))
+        return tid
+
+    def build(self) -> VgfGraphs:
+        vgf = self.vgf
+        for seg in vgf.segments:
+            sp = self.modules[seg.module_index] if seg.module_index < len(self.modules) else None
+            if seg.kind == "GRAPH" and sp is not None and sp.graphs:
+                self.graph_segment(seg, sp)
+            else:
+                if seg.kind == "GRAPH":
+                    why = (
+                        "its module could not be read" if sp is None else "its module has no graph"
+                    )
+                    self.problem(f"segment {seg.name}: TOSA operators not shown, {why}")
+                self.segment_node(seg, sp)
+        self.graph.inputs = [self.resource(b.mrt_index) for b in vgf.inputs]
+        self.graph.outputs = [self.resource(b.mrt_index) for b in vgf.outputs]
+        kinds = self.out.op_counts
+        self.graph.attrs.update(
+            {
+                "operators": str(sum(kinds.values())),
+                "op_counts": ", ".join(
+                    f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+                ),
+                "segments": ", ".join(f"{s.name} ({s.kind})" for s in vgf.segments) or "none",
+            }
+        )
+        self.out.graphs = [self.graph, sequence_graph(vgf)]
+        return self.out
+
+    # -- compute segments (and graph segments whose SPIR-V cannot be shown) ----------------------
+
+    def segment_node(self, seg: Segment, sp: SpirvModule | None) -> None:
+        vgf = self.vgf
+        self.out.compute_segments += seg.kind == "COMPUTE"
+        const_mrts = [vgf.constants[c].mrt_index for c in seg.constants if c < len(vgf.constants)]
+        attrs = _segment_attrs(vgf, seg)
+        mod = vgf.modules[seg.module_index] if seg.module_index < len(vgf.modules) else None
+        if sp is not None:
+            ep = next((e for e in sp.entry_points if mod and e.name == mod.entry_point), None)
+            ep = ep or (sp.entry_points[0] if sp.entry_points else None)
+            if ep is not None:
+                attrs["execution_model"] = ep.model
+                for mode, literals in sp.execution_modes.get(ep.function, []):
+                    attrs[f"execution_mode {mode}"] = " x ".join(str(v) for v in literals) or "yes"
+                interface = [
+                    f"{sp.id_name(v)} ({sp.type_text(sp.variables.get(v, (0, ''))[0])})"
+                    for v in ep.interface
+                ]
+                if interface:
+                    attrs["interface"] = "\n".join(interface)
+            # The shader's descriptors: every variable with a descriptor set and binding.
+            descriptors = []
+            for v, (ty, _storage) in sp.variables.items():
+                s, b = sp.decoration(v, "DescriptorSet"), sp.decoration(v, "Binding")
+                if s is not None and b is not None:
+                    descriptors.append(f"set {s} binding {b}: {sp.id_name(v)} ({sp.type_text(ty)})")
+            if descriptors:
+                attrs["shader_bindings"] = "\n".join(descriptors)
+            attrs["spirv"] = (
+                f"SPIR-V {sp.version[0]}.{sp.version[1]}, {sp.instructions} instructions"
+            )
+            attrs["capabilities"] = ", ".join(sp.capabilities)
+        self.graph.nodes.append(
+            OpNode(
+                id=f"segment{seg.index}",
+                kind=f"{seg.kind}_SEGMENT",
+                label=seg.name,
+                inputs=[self.resource(b.mrt_index) for b in seg.inputs]
+                + [self.resource(m) for m in const_mrts],
+                outputs=[self.resource(b.mrt_index) for b in seg.outputs],
+                attrs=attrs,
+            )
+        )
+
+    # -- graph segments: one node per TOSA operator ----------------------------------------------
+
+    def graph_segment(self, seg: Segment, sp: SpirvModule) -> None:
+        vgf = self.vgf
+        mod = vgf.modules[seg.module_index]
+        ep = next((e for e in sp.graph_entry_points if e.name == mod.entry_point), None)
+        if ep is None and sp.graph_entry_points:
+            ep = sp.graph_entry_points[0]
+            self.problem(
+                f"segment {seg.name}: no graph entry point named {mod.entry_point!r}; "
+                f"showing {ep.name!r}"
+            )
+        graph = next((g for g in sp.graphs if ep is not None and g.id == ep.function), None)
+        if graph is None:
+            graph = sp.graphs[0]
+            if ep is not None:
+                self.problem(f"segment {seg.name}: entry point {ep.name!r} names no graph")
+        gtype = sp.types.get(graph.type)
+        n_in = gtype.count if gtype is not None and gtype.kind == "graph" else len(graph.inputs)
+        interface = ep.interface if ep is not None else []
+        bound = {(s, b.binding): b.mrt_index for s, bs in seg.descriptor_sets for b in bs}
+        ns = seg.name if len(vgf.segments) > 1 else ""
+        k = seg.index
+
+        def interface_mrt(pos: int) -> int | None:
+            if pos < len(interface):
+                var = interface[pos]
+                key = (sp.decoration(var, "DescriptorSet"), sp.decoration(var, "Binding"))
+                if key in bound:
+                    return bound[key]
+            # No decorations: the segment's own input/output order.
+            ios = seg.inputs if pos < n_in else seg.outputs
+            at = pos if pos < n_in else pos - n_in
+            return ios[at].mrt_index if at < len(ios) else None
+
+        alias: dict[int, str] = {}
+        type_of: dict[int, int] = {}
+        for rid, tid, index_id in graph.inputs:
+            type_of[rid] = tid
+            index = sp.integer(index_id)
+            mrt = interface_mrt(index) if index is not None else None
+            if mrt is None:
+                self.problem(f"segment {seg.name}: graph input %{rid} is bound to no resource")
+                continue
+            alias[rid] = self.resource(mrt)
+            self._check_shape(seg, sp, rid, tid, mrt, "input")
+        for gid, (tid, gcid) in sp.graph_constants.items():
+            type_of[gid] = tid
+            ci = seg.constant_bindings.get(gcid)
+            if ci is None or ci >= len(vgf.constants):
+                self.problem(
+                    f"segment {seg.name}: graph constant {gcid} (%{gid}) is bound to no constant"
+                )
+                continue
+            mrt = vgf.constants[ci].mrt_index
+            alias[gid] = self.resource(mrt)
+            self._check_shape(seg, sp, gid, tid, mrt, "constant")
+            self.graph.tensors[alias[gid]].attrs.setdefault("graph_constant_id", str(gcid))
+        for op in graph.ops:
+            type_of[op.result] = op.result_type
+        for value, index_id in graph.outputs:
+            index = sp.integer(index_id)
+            mrt = interface_mrt(n_in + index) if index is not None else None
+            if mrt is None:
+                self.problem(f"segment {seg.name}: graph output %{value} is bound to no resource")
+            elif value in alias:
+                self.problem(
+                    f"segment {seg.name}: %{value} is both {alias[value]} and output {index}"
+                )
+            else:
+                alias[value] = self.resource(mrt)
+                if value in type_of:
+                    self._check_shape(seg, sp, value, type_of[value], mrt, "output")
+
+        def tensor(x: int) -> str:
+            tid = alias.get(x, f"s{k}%{x}")
+            if tid in self.graph.tensors:
+                return tid
+            c = sp.constants.get(x)
+            ty = c.type if c is not None else type_of.get(x)
+            attrs: dict[str, str] = {}
+            if c is not None:
+                attrs["constant"] = "inline in the SPIR-V module"
+                attrs["values"] = _value_text(sp, x)
+                self.out.inline_constants += 1
+            elif ty is None:
+                attrs["declared"] = "false"
+                self.problem(
+                    f"segment {seg.name}: %{x} is used but nothing in the module defines it"
+                )
+            self.graph.tensors[tid] = TensorInfo(
+                id=tid,
+                name=sp.id_name(x),
+                shape=sp.tensor_shape(ty) if ty is not None else None,
+                dtype=sp.dtype(ty) if ty is not None else "",
+                attrs=attrs,
+            )
+            return tid
+
+        for n, op in enumerate(graph.ops):
+            set_name = sp.imports.get(op.set, f"%{op.set}")
+            spec = T.TOSA_OPS.get(op.number) if set_name == T.TOSA_SET else None
+            if spec is None:
+                kind = f"{set_name}:{op.number}"
+                self.problem(
+                    f"segment {seg.name}: instruction {op.number} of {set_name} at byte "
+                    f"{op.offset} is not a {T.TOSA_SET} operator"
+                )
+                names: tuple[str, ...] = ()
+                variadic, first = True, 0
+            else:
+                kind, names, variadic, first = spec
+                if len(op.operands) < len(names) - variadic or (
+                    not variadic and len(op.operands) > len(names)
+                ):
+                    self.problem(
+                        f"segment {seg.name}: {kind} at byte {op.offset} has "
+                        f"{len(op.operands)} operands; {T.TOSA_SET} gives it {len(names)}"
+                    )
+            attrs: dict[str, str] = {}
+            inputs: list[str] = []
+            roles: list[str] = []
+            for pos, x in enumerate(op.operands):
+                role = names[min(pos, len(names) - 1)] if names else f"operand{pos}"
+                if pos >= len(names) and not variadic:
+                    role = f"operand{pos}"
+                if pos < first:
+                    attrs[role] = _value_text(sp, x)
+                else:
+                    inputs.append(tensor(x))
+                    roles.append(role)
+            attrs["inputs"] = ", ".join(roles)
+            attrs["spirv_result"] = f"%{op.result}"
+            attrs["file_offset"] = str(op.offset)
+            self.out.op_counts[kind] += 1
+            self.graph.nodes.append(
+                OpNode(
+                    id=f"s{k}.op{n}",
+                    kind=kind,
+                    label=kind,
+                    inputs=inputs,
+                    outputs=[tensor(op.result)],
+                    attrs=attrs,
+                    namespace=ns,
+                )
+            )
+
+    def _check_shape(
+        self, seg: Segment, sp: SpirvModule, x: int, type_id: int, mrt: int, what: str
+    ) -> None:
+        if mrt >= len(self.vgf.resources):
+            return
+        shape = sp.tensor_shape(type_id)
+        want = self.vgf.resources[mrt].shape
+        if shape is not None and want and shape != want:
+            self.problem(
+                f"segment {seg.name}: {what} %{x} is a {shape} tensor in SPIR-V but resource "
+                f"r{mrt} is {want}"
+            )
+
+
+def _value_text(sp: SpirvModule, x: int) -> str:
+    """A constant operand as text: "1", "true", "[1, 1, 1, 1]", "[0, 0, ...] (64 values)"."""
+    if x not in sp.constants:
+        return sp.id_name(x)
+    values, total = sp.values(x)
+    c = sp.constants[x]
+    t = sp.types.get(c.type)
+    shown = ", ".join(_scalar_text(v) for v in values)
+    if t is not None and t.kind in ("int", "float", "bool") and len(values) == 1:
+        return shown
+    more = "" if total == len(values) else f", ... ({total if total >= 0 else '?'} values)"
+    return f"[{shown}{more}]"
+
+
+def _scalar_text(v: int | float | bool) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    # Float constants are 32-bit (or 16-bit) in ML graphs: 9 significant digits round-trip them.
+    return f"{v:.9g}" if isinstance(v, float) else str(v)
+
+
+def build_graphs(vgf: VgfFile, modules: list[SpirvModule | None]) -> VgfGraphs:
+    out = _Builder(vgf, modules).build()
+    out.graph_constant_bytes = sum(c.size for c in vgf.constants)
+    return out
