@@ -87,8 +87,9 @@ DECODED_OPS = (
 # The grammar lists an operator's attributes first, then its inputs (the TOSA specification's
 # argument order, e.g. CONV2D: pad, stride, dilation, acc_type, local_bound | input, weight, bias,
 # input_zp, weight_zp). The grammar does not mark the split; the first input is the first operand
-# with one of these names (every TOSA 1.0 operator has one; the generator fails if one does not).
-FIRST_INPUT = re.compile(r"^(input|A$|values)")
+# named like one (input, input1, input_real, A, values, values_in; "input_unsigned" is an
+# attribute of RESCALE). Every TOSA 1.0 operator has one; the generator fails if one does not.
+FIRST_INPUT = re.compile(r"^(input[0-9]*|input_real|A|values(_in)?)$")
 
 # Enumerations whose names the reader shows (value -> name).
 ENUMS = (

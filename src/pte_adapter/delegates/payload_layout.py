@@ -73,6 +73,10 @@ def payload_layout(
             return _xnnpack(payload, base)
         if backend == "TOSABackend":
             return _tosa(payload, base)
+        if backend == "VgfBackend":
+            from pte_adapter.delegates.vgf.layout import payload_layout as vgf_layout
+
+            return vgf_layout(payload, base, sources)
     except PteFormatError as e:
         return PayloadLayout(
             filler_kind="payload_opaque",

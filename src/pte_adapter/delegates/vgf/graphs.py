@@ -88,12 +88,12 @@ def _names(vgf: VgfFile) -> dict[int, str]:
 
 
 def _add_constant_attrs(
-    vgf: VgfFile, tensors: dict[str, TensorInfo], tid_of: dict[int, str]
+    vgf: VgfFile, tensors: dict[str, TensorInfo], tid_of: dict[int, str], size_key: str
 ) -> None:
     for c in vgf.constants:
         t = tensors.get(tid_of.get(c.mrt_index, ""))
         if t is not None:
-            t.attrs["constant_bytes"] = str(c.size)
+            t.attrs[size_key] = str(c.size)
             t.attrs["constant_index"] = str(c.index)
             t.attrs["data"] = "VGF constant section"
             t.attrs["file_offset"] = str(c.offset)
@@ -107,7 +107,10 @@ def sequence_graph(vgf: VgfFile) -> DelegateGraph:
     names = _names(vgf)
     for r in vgf.resources:
         graph.tensors[f"r{r.index}"] = _resource_tensor(r, vgf, f"r{r.index}", names[r.index])
-    _add_constant_attrs(vgf, graph.tensors, {r.index: f"r{r.index}" for r in vgf.resources})
+    # "constant_bytes" marks a constant for `size` and analysis: only the main view says it, so
+    # that each constant is counted once.
+    by_index = {r.index: f"r{r.index}" for r in vgf.resources}
+    _add_constant_attrs(vgf, graph.tensors, by_index, "constant_size")
 
     def ids(mrts: list[int]) -> list[str]:
         for m in mrts:
@@ -180,7 +183,7 @@ class _Builder:
                 alias = f"r{r.index} ({format_name(r.vk_format)}, {descriptor_name(r.vk_descriptor_type)}"
                 alias += f", {r.shape})"
                 t.attrs["aliases"] = "\n".join(filter(None, [t.attrs.get("aliases"), alias]))
-        _add_constant_attrs(vgf, self.graph.tensors, self.tid_of)
+        _add_constant_attrs(vgf, self.graph.tensors, self.tid_of, "constant_bytes")
 
     def problem(self, text: str) -> None:
         if text not in self.out.problems:

@@ -600,3 +600,72 @@ def _constant(mod: SpirvModule, ws: _Words, op: int, o: array.array[int], pos: i
     elif op == T.OP_CONSTANT_COMPOSITE_REPLICATE_EXT:
         _need(ws, o, 3, op, pos)
         mod.constants[cid] = SpirvConstant(cid, tid, "replicate", parts=[o[2]])
+
+
+# -- where the bytes go (for `pte-adapter size`) ----------------------------------------------------
+
+_METADATA_KIND: Final = "spirv_metadata"
+
+
+def _byte_kind(op: int, in_function: bool) -> str:
+    if in_function:
+        return "spirv_shader_code"
+    if op in _CONSTANT_OPS:
+        return "spirv_constant"
+    if op in _TYPE_OPS or op == T.OP_TYPE_VOID:
+        return "spirv_type"
+    if op in (T.OP_GRAPH_CONSTANT_ARM, T.OP_VARIABLE):
+        return "spirv_type"  # declarations of what a graph or shader binds
+    if op in _GRAPH_OPS:
+        return "spirv_graph"
+    return _METADATA_KIND
+
+
+_GRAPH_OPS: Final = frozenset(
+    {
+        T.OP_GRAPH_ENTRY_POINT_ARM,
+        T.OP_GRAPH_ARM,
+        T.OP_GRAPH_INPUT_ARM,
+        T.OP_GRAPH_SET_OUTPUT_ARM,
+        T.OP_GRAPH_END_ARM,
+        T.OP_EXT_INST,
+    }
+)
+
+# What each kind of byte run is, for `size`.
+SPAN_NAMES: Final = {
+    "spirv_header": "SPIR-V header",
+    "spirv_metadata": "SPIR-V capabilities, names, decorations",
+    "spirv_type": "SPIR-V types and variables",
+    "spirv_constant": "SPIR-V inline constants",
+    "spirv_graph": "SPIR-V graph operations",
+    "spirv_shader_code": "SPIR-V shader functions",
+}
+
+
+def byte_runs(data: memoryview, part: str, base: int = 0) -> list[tuple[str, int, int]]:
+    """(kind, absolute offset, size) runs covering the module: its header, then consecutive
+    instructions of one kind merged. Raises `PteFormatError` where `read_spirv` would."""
+    ws = _Words(data, part, base)
+    if ws.n < HEADER_WORDS or ws.w[0] != T.MAGIC:
+        raise ws.error("not a SPIR-V module (no header or wrong magic)", 0)
+    runs: list[tuple[str, int, int]] = [("spirv_header", base, 4 * HEADER_WORDS)]
+    pos = HEADER_WORDS
+    in_function = False
+    while pos < ws.n:
+        count, op = ws.w[pos] >> 16, ws.w[pos] & 0xFFFF
+        if count == 0 or pos + count > ws.n:
+            raise ws.error(f"instruction {T.OPCODE_NAMES.get(op, op)} has a bad word count", pos)
+        if op == T.OP_FUNCTION:
+            in_function = True
+        kind = _byte_kind(op, in_function)
+        if op == T.OP_FUNCTION_END:
+            in_function = False
+        start = base + 4 * pos
+        last = runs[-1]
+        if last[0] == kind and last[1] + last[2] == start:
+            runs[-1] = (kind, last[1], last[2] + 4 * count)
+        else:
+            runs.append((kind, start, 4 * count))
+        pos += count
+    return runs

@@ -1712,4 +1712,4 @@ TOSA_OPS: dict[int, tuple[str, tuple[str, ...], bool, int]] = {0: ('ARGMAX', ('a
        'input_zp',
        'output_zp'),
       False,
-      3)}
+      5)}
