@@ -109,7 +109,7 @@ def test_container_matches_vgf_dump(name: str, tmp_path: Path) -> None:
         assert parsed.input_names == [b["name"] for b in rseq["inputs"]]
         assert len(seq.nodes) == len(rseq["segments"]) == len(parsed.segments)
         for node, seg, s in zip(seq.nodes, parsed.segments, rseq["segments"], strict=True):
-            assert node.label == s["name"]
+            assert node.attrs["segment"] == s["name"] and node.label.startswith(s["name"])
             assert node.attrs["type"] == s["type"]
             assert node.outputs == [f"r{b['mrt_index']}" for b in s["outputs"]]
             const_mrts = [f"r{ref['constants'][c]['mrt_index']}" for c in s["constants"]]

@@ -123,7 +123,7 @@ def sequence_graph(vgf: VgfFile) -> DelegateGraph:
             OpNode(
                 id=f"segment{seg.index}",
                 kind=f"{seg.kind}_SEGMENT",
-                label=seg.name,
+                label=f"{seg.name} ({seg.kind.lower()} segment)",
                 inputs=ids([b.mrt_index for b in seg.inputs] + const_mrts),
                 outputs=ids([b.mrt_index for b in seg.outputs]),
                 attrs=_segment_attrs(vgf, seg),
@@ -137,6 +137,7 @@ def sequence_graph(vgf: VgfFile) -> DelegateGraph:
 def _segment_attrs(vgf: VgfFile, seg: Segment) -> dict[str, str]:
     mod = vgf.modules[seg.module_index] if seg.module_index < len(vgf.modules) else None
     attrs = {
+        "segment": seg.name,
         "type": seg.kind,
         "module": mod.name if mod else str(seg.module_index),
         "constants": str(len(seg.constants)),
@@ -261,7 +262,7 @@ class _Builder:
             OpNode(
                 id=f"segment{seg.index}",
                 kind=f"{seg.kind}_SEGMENT",
-                label=seg.name,
+                label=f"{seg.name} (compute shader)" if seg.kind == "COMPUTE" else seg.name,
                 inputs=[self.resource(b.mrt_index) for b in seg.inputs]
                 + [self.resource(m) for m in const_mrts],
                 outputs=[self.resource(b.mrt_index) for b in seg.outputs],
