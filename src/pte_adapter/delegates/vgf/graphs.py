@@ -20,7 +20,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Final
 
-from pte_adapter.delegates.vgf._generated import spirv_tables as T
 from pte_adapter.delegates.vgf.container import (
     Resource,
     Segment,
@@ -29,6 +28,7 @@ from pte_adapter.delegates.vgf.container import (
     format_dtype,
     format_name,
 )
+from pte_adapter.delegates.vgf.segment import GraphSegment
 from pte_adapter.delegates.vgf.spirv import SpirvModule
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
 
@@ -273,183 +273,9 @@ class _Builder:
     # -- graph segments: one node per TOSA operator ----------------------------------------------
 
     def graph_segment(self, seg: Segment, sp: SpirvModule) -> None:
-        vgf = self.vgf
-        mod = vgf.modules[seg.module_index]
-        ep = next((e for e in sp.graph_entry_points if e.name == mod.entry_point), None)
-        if ep is None and sp.graph_entry_points:
-            ep = sp.graph_entry_points[0]
-            self.problem(
-                f"segment {seg.name}: no graph entry point named {mod.entry_point!r}; "
-                f"showing {ep.name!r}"
-            )
-        graph = next((g for g in sp.graphs if ep is not None and g.id == ep.function), None)
-        if graph is None:
-            graph = sp.graphs[0]
-            if ep is not None:
-                self.problem(f"segment {seg.name}: entry point {ep.name!r} names no graph")
-        gtype = sp.types.get(graph.type)
-        n_in = gtype.count if gtype is not None and gtype.kind == "graph" else len(graph.inputs)
-        interface = ep.interface if ep is not None else []
-        bound = {(s, b.binding): b.mrt_index for s, bs in seg.descriptor_sets for b in bs}
-        ns = seg.name if len(vgf.segments) > 1 else ""
-        k = seg.index
-
-        def interface_mrt(pos: int) -> int | None:
-            if pos < len(interface):
-                var = interface[pos]
-                key = (sp.decoration(var, "DescriptorSet"), sp.decoration(var, "Binding"))
-                if key in bound:
-                    return bound[key]
-            # No decorations: the segment's own input/output order.
-            ios = seg.inputs if pos < n_in else seg.outputs
-            at = pos if pos < n_in else pos - n_in
-            return ios[at].mrt_index if at < len(ios) else None
-
-        alias: dict[int, str] = {}
-        type_of: dict[int, int] = {}
-        for rid, tid, index_id in graph.inputs:
-            type_of[rid] = tid
-            index = sp.integer(index_id)
-            mrt = interface_mrt(index) if index is not None else None
-            if mrt is None:
-                self.problem(f"segment {seg.name}: graph input %{rid} is bound to no resource")
-                continue
-            alias[rid] = self.resource(mrt)
-            self._check_shape(seg, sp, rid, tid, mrt, "input")
-        for gid, (tid, gcid) in sp.graph_constants.items():
-            type_of[gid] = tid
-            ci = seg.constant_bindings.get(gcid)
-            if ci is None or ci >= len(vgf.constants):
-                self.problem(
-                    f"segment {seg.name}: graph constant {gcid} (%{gid}) is bound to no constant"
-                )
-                continue
-            mrt = vgf.constants[ci].mrt_index
-            alias[gid] = self.resource(mrt)
-            self._check_shape(seg, sp, gid, tid, mrt, "constant")
-            self.graph.tensors[alias[gid]].attrs.setdefault("graph_constant_id", str(gcid))
-        for op in graph.ops:
-            type_of[op.result] = op.result_type
-        for value, index_id in graph.outputs:
-            index = sp.integer(index_id)
-            mrt = interface_mrt(n_in + index) if index is not None else None
-            if mrt is None:
-                self.problem(f"segment {seg.name}: graph output %{value} is bound to no resource")
-            elif value in alias:
-                self.problem(
-                    f"segment {seg.name}: %{value} is both {alias[value]} and output {index}"
-                )
-            else:
-                alias[value] = self.resource(mrt)
-                if value in type_of:
-                    self._check_shape(seg, sp, value, type_of[value], mrt, "output")
-
-        def tensor(x: int) -> str:
-            tid = alias.get(x, f"s{k}%{x}")
-            if tid in self.graph.tensors:
-                return tid
-            c = sp.constants.get(x)
-            ty = c.type if c is not None else type_of.get(x)
-            attrs: dict[str, str] = {}
-            if c is not None:
-                attrs["constant"] = "inline in the SPIR-V module"
-                attrs["values"] = _value_text(sp, x)
-                self.out.inline_constants += 1
-            elif ty is None:
-                attrs["declared"] = "false"
-                self.problem(
-                    f"segment {seg.name}: %{x} is used but nothing in the module defines it"
-                )
-            self.graph.tensors[tid] = TensorInfo(
-                id=tid,
-                name=sp.id_name(x),
-                shape=sp.tensor_shape(ty) if ty is not None else None,
-                dtype=sp.dtype(ty) if ty is not None else "",
-                attrs=attrs,
-            )
-            return tid
-
-        for n, op in enumerate(graph.ops):
-            set_name = sp.imports.get(op.set, f"%{op.set}")
-            spec = T.TOSA_OPS.get(op.number) if set_name == T.TOSA_SET else None
-            if spec is None:
-                kind = f"{set_name}:{op.number}"
-                self.problem(
-                    f"segment {seg.name}: instruction {op.number} of {set_name} at byte "
-                    f"{op.offset} is not a {T.TOSA_SET} operator"
-                )
-                names: tuple[str, ...] = ()
-                variadic, first = True, 0
-            else:
-                kind, names, variadic, first = spec
-                if len(op.operands) < len(names) - variadic or (
-                    not variadic and len(op.operands) > len(names)
-                ):
-                    self.problem(
-                        f"segment {seg.name}: {kind} at byte {op.offset} has "
-                        f"{len(op.operands)} operands; {T.TOSA_SET} gives it {len(names)}"
-                    )
-            attrs: dict[str, str] = {}
-            inputs: list[str] = []
-            roles: list[str] = []
-            for pos, x in enumerate(op.operands):
-                role = names[min(pos, len(names) - 1)] if names else f"operand{pos}"
-                if pos >= len(names) and not variadic:
-                    role = f"operand{pos}"
-                if pos < first:
-                    attrs[role] = _value_text(sp, x)
-                else:
-                    inputs.append(tensor(x))
-                    roles.append(role)
-            attrs["inputs"] = ", ".join(roles)
-            attrs["spirv_result"] = f"%{op.result}"
-            attrs["file_offset"] = str(op.offset)
-            self.out.op_counts[kind] += 1
-            self.graph.nodes.append(
-                OpNode(
-                    id=f"s{k}.op{n}",
-                    kind=kind,
-                    label=kind,
-                    inputs=inputs,
-                    outputs=[tensor(op.result)],
-                    attrs=attrs,
-                    namespace=ns,
-                )
-            )
-
-    def _check_shape(
-        self, seg: Segment, sp: SpirvModule, x: int, type_id: int, mrt: int, what: str
-    ) -> None:
-        if mrt >= len(self.vgf.resources):
-            return
-        shape = sp.tensor_shape(type_id)
-        want = self.vgf.resources[mrt].shape
-        if shape is not None and want and shape != want:
-            self.problem(
-                f"segment {seg.name}: {what} %{x} is a {shape} tensor in SPIR-V but resource "
-                f"r{mrt} is {want}"
-            )
-
-
-def _value_text(sp: SpirvModule, x: int) -> str:
-    """A constant operand as text: "1", "true", "[1, 1, 1, 1]", "[0, 0, ...] (64 values)"."""
-    if x not in sp.constants:
-        return sp.id_name(x)
-    values, total = sp.values(x)
-    c = sp.constants[x]
-    t = sp.types.get(c.type)
-    shown = ", ".join(_scalar_text(v) for v in values)
-    if t is not None and t.kind in ("int", "float", "bool") and len(values) == 1:
-        return shown
-    more = "" if total == len(values) else f", ... ({total if total >= 0 else '?'} values)"
-    return f"[{shown}{more}]"
-
-
-def _scalar_text(v: int | float | bool) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    # Float constants are 32-bit (or 16-bit) in ML graphs: 9 significant digits round-trip them.
-    return f"{v:.9g}" if isinstance(v, float) else str(v)
+        found = GraphSegment(self.vgf, seg, sp, self.graph, self.resource, self.problem).build()
+        self.out.op_counts.update(found.op_kinds)
+        self.out.inline_constants += found.inline_constants
 
 
 def build_graphs(vgf: VgfFile, modules: list[SpirvModule | None]) -> VgfGraphs:

@@ -22,275 +22,33 @@ loop walks instructions or operands that are in the bytes, and values are expand
 from __future__ import annotations
 
 import array
-import struct
-from dataclasses import dataclass, field
 from typing import Final
 
 from pte_adapter.delegates.vgf._generated import spirv_tables as T
+from pte_adapter.delegates.vgf.spirv_model import (
+    MAX_VALUES,
+    EntryPoint,
+    ExtInst,
+    Graph,
+    SpirvConstant,
+    SpirvModule,
+    SpirvType,
+)
 from pte_adapter.errors import PteFormatError
 
+__all__ = [
+    "MAX_VALUES",
+    "EntryPoint",
+    "ExtInst",
+    "Graph",
+    "SpirvConstant",
+    "SpirvModule",
+    "SpirvType",
+    "byte_runs",
+    "read_spirv",
+]
+
 HEADER_WORDS: Final = 5
-MAX_VALUES: Final = 16  # constant elements expanded for display
-MAX_VISITS: Final = 4096  # constants one value walk may visit
-MAX_DEPTH: Final = 64  # nesting of composites
-
-
-@dataclass
-class SpirvType:
-    id: int
-    kind: str  # "int", "float", "bool", "void", "vector", "array", "runtime_array", "struct",
-    # "pointer", "tensor", "graph", "image", "sampled_image", "function", or the opcode's name
-    width: int = 0  # int/float bits
-    signed: bool = False
-    encoding: str = ""  # float encoding (BFloat16KHR ...), "" for IEEE
-    element: int = 0  # element / component / pointee type id
-    count: int = 0  # vector components; array length id; graph input count
-    rank: int | None = None  # tensor rank id
-    shape: int | None = None  # tensor shape id
-    members: list[int] = field(default_factory=list)  # struct members; graph in/out types
-    storage: str = ""  # pointer storage class
-
-
-@dataclass
-class SpirvConstant:
-    id: int
-    type: int
-    kind: str  # "scalar", "bool", "composite", "null", "replicate", "spec"
-    words: list[int] = field(default_factory=list)  # scalar literal words
-    value: bool = False  # for "bool"
-    parts: list[int] = field(default_factory=list)  # composite constituents / the replicated id
-
-
-@dataclass
-class ExtInst:
-    """One `OpExtInst`: a TOSA operator when its set is TOSA.001000.1."""
-
-    result_type: int
-    result: int
-    set: int
-    number: int
-    operands: list[int]
-    offset: int  # absolute file offset of the instruction
-
-
-@dataclass
-class Graph:
-    """One `OpGraphARM ... OpGraphEndARM` body (SPV_ARM_graph)."""
-
-    id: int
-    type: int
-    offset: int
-    inputs: list[tuple[int, int, int]] = field(default_factory=list)  # (result, type, index id)
-    ops: list[ExtInst] = field(default_factory=list)
-    outputs: list[tuple[int, int]] = field(default_factory=list)  # (value, index id)
-    ended: bool = False
-    other_instructions: int = 0  # instructions inside the body that are not graph operations
-
-
-@dataclass
-class EntryPoint:
-    model: str  # ExecutionModel name (GLCompute ...) or "graph" for OpGraphEntryPointARM
-    function: int
-    name: str
-    interface: list[int]
-
-
-@dataclass
-class SpirvModule:
-    version: tuple[int, int]
-    generator: int
-    bound: int
-    words: int
-    instructions: int = 0
-    capabilities: list[str] = field(default_factory=list)
-    extensions: list[str] = field(default_factory=list)
-    imports: dict[int, str] = field(default_factory=dict)  # id -> instruction set name
-    names: dict[int, str] = field(default_factory=dict)
-    decorations: dict[int, dict[str, list[int]]] = field(default_factory=dict)
-    types: dict[int, SpirvType] = field(default_factory=dict)
-    constants: dict[int, SpirvConstant] = field(default_factory=dict)
-    variables: dict[int, tuple[int, str]] = field(default_factory=dict)  # id -> (type, storage)
-    graph_constants: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (type, gcid)
-    entry_points: list[EntryPoint] = field(default_factory=list)
-    graph_entry_points: list[EntryPoint] = field(default_factory=list)
-    execution_modes: dict[int, list[tuple[str, list[int]]]] = field(default_factory=dict)
-    graphs: list[Graph] = field(default_factory=list)
-    functions: int = 0
-    ext_insts: int = 0  # OpExtInst anywhere (inside graphs or functions)
-    opcode_counts: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    truncated: bool = False  # the walk stopped at an instruction it could not read
-
-    # -- queries ----------------------------------------------------------------------------------
-
-    def decoration(self, target: int, name: str) -> int | None:
-        values = self.decorations.get(target, {}).get(name)
-        return values[0] if values else None
-
-    def scalar(self, cid: int) -> int | float | bool | None:
-        """The value of a scalar constant (int by its width and signedness, float, bool)."""
-        c = self.constants.get(cid)
-        if c is None:
-            return None
-        t = self.types.get(c.type)
-        if c.kind == "bool":
-            return c.value
-        if c.kind == "null":
-            if t is not None and t.kind == "bool":
-                return False
-            return 0.0 if t is not None and t.kind == "float" else 0
-        if c.kind not in ("scalar", "spec") or t is None or not c.words:
-            return None
-        raw = c.words[0] | (c.words[1] << 32 if len(c.words) > 1 else 0)
-        if t.kind == "float":
-            if t.width == 32:
-                return float(struct.unpack("<f", struct.pack("<I", raw & 0xFFFFFFFF))[0])
-            if t.width == 64:
-                return float(struct.unpack("<d", struct.pack("<Q", raw))[0])
-            if t.width == 16 and not t.encoding:
-                return float(struct.unpack("<e", struct.pack("<H", raw & 0xFFFF))[0])
-            return raw
-        if t.kind == "int":
-            width = t.width or 32
-            raw &= (1 << width) - 1
-            if t.signed and raw >> (width - 1):
-                raw -= 1 << width
-            return raw
-        return None
-
-    def integer(self, cid: int | None) -> int | None:
-        if cid is None:
-            return None
-        v = self.scalar(cid)
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-    def element_count(self, type_id: int) -> int | None:
-        """How many scalars a composite type holds (arrays, vectors, tensors), None if unknown."""
-        t = self.types.get(type_id)
-        if t is None:
-            return None
-        if t.kind == "array":
-            return self.integer(t.count)
-        if t.kind == "vector":
-            return t.count
-        if t.kind == "tensor":
-            shape = self.tensor_shape(type_id)
-            if shape is None:
-                return None
-            n = 1
-            for d in shape:
-                n *= d
-            return n
-        return 1
-
-    def values(self, cid: int, limit: int = MAX_VALUES) -> tuple[list[int | float | bool], int]:
-        """Up to `limit` scalars of a constant, flattened, and how many it has in all (-1: not
-        known). Null and replicated composites are expanded only up to `limit`; the walk visits at
-        most `MAX_VISITS` constants, so nested (or cyclic, in a corrupt module) composites stay
-        cheap."""
-        budget = [MAX_VISITS]
-        out = self._values(cid, limit, budget, 0)
-        c = self.constants.get(cid)
-        total = self.element_count(c.type) if c is not None else None
-        if c is not None and c.kind in ("scalar", "bool", "spec"):
-            total = 1 if out else None
-        return out[:limit], -1 if total is None else total
-
-    def _values(
-        self, cid: int, limit: int, budget: list[int], depth: int
-    ) -> list[int | float | bool]:
-        budget[0] -= 1
-        c = self.constants.get(cid)
-        if c is None or budget[0] < 0 or depth > MAX_DEPTH or limit <= 0:
-            return []
-        if c.kind in ("scalar", "bool", "spec"):
-            v = self.scalar(cid)
-            return [] if v is None else [v]
-        total = self.element_count(c.type) or 0
-        if c.kind == "null":
-            t = self.types.get(self._scalar_type(c.type))
-            fill: int | float | bool = (
-                False if t and t.kind == "bool" else 0.0 if t and t.kind == "float" else 0
-            )
-            return [fill] * min(total, limit)
-        if c.kind == "replicate":
-            inner = self._values(c.parts[0], limit, budget, depth + 1) if c.parts else []
-            if not inner:
-                return []
-            reps = -(-min(total, limit) // len(inner))
-            return (inner * reps)[: min(total, limit)]
-        out: list[int | float | bool] = []
-        for p in c.parts:
-            if len(out) >= limit or budget[0] < 0:
-                break
-            out.extend(self._values(p, limit - len(out), budget, depth + 1))
-        return out
-
-    def _scalar_type(self, type_id: int) -> int:
-        seen = 0
-        t = self.types.get(type_id)
-        while t is not None and t.kind in ("array", "vector", "tensor", "runtime_array"):
-            seen += 1
-            if seen > 64:  # a type cycle (corrupt module)
-                break
-            type_id = t.element
-            t = self.types.get(type_id)
-        return type_id
-
-    def tensor_shape(self, type_id: int) -> list[int] | None:
-        """The shape of a tensor type, when it is a constant array of integers."""
-        t = self.types.get(type_id)
-        if t is None or t.kind != "tensor" or t.shape is None:
-            return None
-        c = self.constants.get(t.shape)
-        if c is None:
-            return None
-        if c.kind == "composite":
-            dims = [self.integer(p) for p in c.parts]
-            return None if any(d is None for d in dims) else [int(d or 0) for d in dims]
-        rank = self.integer(t.rank)
-        if c.kind in ("null", "replicate") and rank is not None and rank <= 64:
-            fill = 0 if c.kind == "null" else self.integer(c.parts[0] if c.parts else None)
-            return None if fill is None else [fill] * rank
-        return None
-
-    def dtype(self, type_id: int) -> str:
-        """A readable element type ("int8", "float32", "bool") of a scalar or tensor type."""
-        t = self.types.get(self._scalar_type(type_id))
-        if t is None:
-            return ""
-        if t.kind == "int":
-            # TOSA's integer tensors are signless in SPIR-V (signedness 0): int8, int32 ...
-            return f"int{t.width}"
-        if t.kind == "float":
-            if t.encoding == "BFloat16KHR":
-                return "bfloat16"
-            if t.encoding:
-                return t.encoding
-            return f"float{t.width}"
-        return t.kind
-
-    def type_text(self, type_id: int) -> str:
-        """What a type is, for attributes: "tensor<int8>[1, 16, 16, 8]", "uint32", "bool[4]"."""
-        t = self.types.get(type_id)
-        if t is None:
-            return f"%{type_id}"
-        if t.kind == "tensor":
-            shape = self.tensor_shape(type_id)
-            dims = "?" if shape is None else ", ".join(str(d) for d in shape)
-            return f"tensor<{self.dtype(type_id)}>[{dims}]"
-        if t.kind == "array":
-            return f"{self.type_text(t.element)}[{self.integer(t.count)}]"
-        if t.kind == "int":
-            return f"{'int' if t.signed else 'uint'}{t.width}"
-        if t.kind == "float":
-            return self.dtype(type_id)
-        if t.kind == "pointer":
-            return f"{t.storage} {self.type_text(t.element)}*"
-        return t.kind
-
-    def id_name(self, i: int) -> str:
-        return self.names.get(i) or f"%{i}"
 
 
 class _Words:
@@ -415,41 +173,45 @@ def _instruction(
     graph: Graph | None,
 ) -> Graph | None:
     """Record one instruction; returns the graph being read (None outside a graph body)."""
-    name = T.OPCODE_NAMES.get(op)
+    if op in _TYPE_OPS:
+        _type(mod, ws, op, o, pos)
+    elif op in _CONSTANT_OPS:
+        _constant(mod, ws, op, o, pos)
+    elif op in _GRAPH_BODY_OPS:
+        return _graph_body(mod, ws, op, o, pos, graph)
+    elif not _declaration(mod, ws, op, o, pos) and graph is not None and op in T.OPCODE_NAMES:
+        graph.other_instructions += 1
+    return graph
+
+
+def _declaration(mod: SpirvModule, ws: _Words, op: int, o: array.array[int], pos: int) -> bool:
+    """Module-level facts: capabilities, names, decorations, entry points, variables ... False
+    for an instruction this reader skips."""
+    end = pos + 1 + len(o)
     if op == T.OP_CAPABILITY:
         _need(ws, o, 1, op, pos)
         mod.capabilities.append(T.CAPABILITY_NAMES.get(o[0], f"Capability({o[0]})"))
     elif op == T.OP_EXTENSION:
-        mod.extensions.append(ws.string(pos + 1, pos + 1 + len(o), "OpExtension")[0])
+        mod.extensions.append(ws.string(pos + 1, end, "OpExtension")[0])
     elif op == T.OP_EXT_INST_IMPORT:
         _need(ws, o, 2, op, pos)
-        mod.imports[o[0]] = ws.string(pos + 2, pos + 1 + len(o), "OpExtInstImport")[0]
+        mod.imports[o[0]] = ws.string(pos + 2, end, "OpExtInstImport")[0]
     elif op == T.OP_NAME:
         _need(ws, o, 2, op, pos)
-        mod.names[o[0]] = ws.string(pos + 2, pos + 1 + len(o), "OpName")[0]
+        mod.names[o[0]] = ws.string(pos + 2, end, "OpName")[0]
     elif op == T.OP_DECORATE:
         _need(ws, o, 2, op, pos)
         deco = T.DECORATION_NAMES.get(o[1], f"Decoration({o[1]})")
         mod.decorations.setdefault(o[0], {})[deco] = list(o[2:])
     elif op == T.OP_ENTRY_POINT:
         _need(ws, o, 3, op, pos)
-        ep_name, nxt = ws.string(pos + 3, pos + 1 + len(o), "OpEntryPoint")
-        mod.entry_points.append(
-            EntryPoint(
-                T.EXECUTION_MODEL_NAMES.get(o[0], f"ExecutionModel({o[0]})"),
-                o[1],
-                ep_name,
-                list(ws.w[nxt : pos + 1 + len(o)]),
-            )
-        )
+        name, nxt = ws.string(pos + 3, end, "OpEntryPoint")
+        model = T.EXECUTION_MODEL_NAMES.get(o[0], f"ExecutionModel({o[0]})")
+        mod.entry_points.append(EntryPoint(model, o[1], name, list(ws.w[nxt:end])))
     elif op in (T.OP_EXECUTION_MODE, T.OP_EXECUTION_MODE_ID):
         _need(ws, o, 2, op, pos)
         mode = T.EXECUTION_MODE_NAMES.get(o[1], f"ExecutionMode({o[1]})")
         mod.execution_modes.setdefault(o[0], []).append((mode, list(o[2:])))
-    elif op in _TYPE_OPS:
-        _type(mod, ws, op, o, pos)
-    elif op in _CONSTANT_OPS:
-        _constant(mod, ws, op, o, pos)
     elif op == T.OP_VARIABLE:
         _need(ws, o, 3, op, pos)
         mod.variables[o[1]] = (o[0], T.STORAGE_CLASS_NAMES.get(o[2], str(o[2])))
@@ -458,48 +220,53 @@ def _instruction(
         mod.graph_constants[o[1]] = (o[0], o[2])
     elif op == T.OP_GRAPH_ENTRY_POINT_ARM:
         _need(ws, o, 2, op, pos)
-        ep_name, nxt = ws.string(pos + 2, pos + 1 + len(o), "OpGraphEntryPointARM")
-        mod.graph_entry_points.append(
-            EntryPoint("graph", o[0], ep_name, list(ws.w[nxt : pos + 1 + len(o)]))
-        )
-    elif op == T.OP_GRAPH_ARM:
+        name, nxt = ws.string(pos + 2, end, "OpGraphEntryPointARM")
+        mod.graph_entry_points.append(EntryPoint("graph", o[0], name, list(ws.w[nxt:end])))
+    elif op == T.OP_FUNCTION:
+        mod.functions += 1
+    else:
+        return False
+    return True
+
+
+def _graph_body(
+    mod: SpirvModule, ws: _Words, op: int, o: array.array[int], pos: int, graph: Graph | None
+) -> Graph | None:
+    """`OpGraphARM` ... `OpGraphEndARM` and the operations (`OpExtInst`) in between."""
+    if op == T.OP_GRAPH_ARM:
         _need(ws, o, 2, op, pos)
         if graph is not None and not graph.ended:
             mod.problems.append(f"graph %{graph.id} has no OpGraphEndARM before graph %{o[1]}")
         graph = Graph(id=o[1], type=o[0], offset=ws.base + 4 * pos)
         mod.graphs.append(graph)
-        return graph
-    elif op == T.OP_GRAPH_INPUT_ARM:
-        _need(ws, o, 3, op, pos)
-        if graph is None:
-            mod.problems.append(f"OpGraphInputARM %{o[1]} outside a graph")
-        else:
-            graph.inputs.append((o[1], o[0], o[2]))
-    elif op == T.OP_GRAPH_SET_OUTPUT_ARM:
-        _need(ws, o, 2, op, pos)
-        if graph is None:
-            mod.problems.append(f"OpGraphSetOutputARM %{o[0]} outside a graph")
-        else:
-            graph.outputs.append((o[0], o[1]))
-    elif op == T.OP_GRAPH_END_ARM:
-        if graph is None:
-            mod.problems.append("OpGraphEndARM outside a graph")
-        else:
-            graph.ended = True
-        return None
     elif op == T.OP_EXT_INST:
         _need(ws, o, 4, op, pos)
         mod.ext_insts += 1
-        inst = ExtInst(o[0], o[1], o[2], o[3], list(o[4:]), ws.base + 4 * pos)
         if graph is not None:
-            graph.ops.append(inst)
-    elif op == T.OP_FUNCTION:
-        mod.functions += 1
-    elif graph is not None and name is not None:
-        graph.other_instructions += 1
+            graph.ops.append(ExtInst(o[0], o[1], o[2], o[3], list(o[4:]), ws.base + 4 * pos))
+    elif graph is None:
+        mod.problems.append(f"{T.OPCODE_NAMES.get(op, op)} outside a graph")
+    elif op == T.OP_GRAPH_INPUT_ARM:
+        _need(ws, o, 3, op, pos)
+        graph.inputs.append((o[1], o[0], o[2]))
+    elif op == T.OP_GRAPH_SET_OUTPUT_ARM:
+        _need(ws, o, 2, op, pos)
+        graph.outputs.append((o[0], o[1]))
+    elif op == T.OP_GRAPH_END_ARM:
+        graph.ended = True
+        return None
     return graph
 
 
+_GRAPH_BODY_OPS: Final = frozenset(
+    {
+        T.OP_GRAPH_ARM,
+        T.OP_GRAPH_INPUT_ARM,
+        T.OP_GRAPH_SET_OUTPUT_ARM,
+        T.OP_GRAPH_END_ARM,
+        T.OP_EXT_INST,
+    }
+)
 _TYPE_OPS: Final = frozenset(
     {
         T.OP_TYPE_VOID,
