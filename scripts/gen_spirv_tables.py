@@ -20,6 +20,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.metadata
 import json
 import pprint
@@ -121,7 +122,9 @@ def _const(name: str) -> str:
     return "OP_" + out
 
 
-def render(version: str, core: dict[str, Any], tosa: dict[str, Any]) -> str:
+def render(
+    version: str, core: dict[str, Any], tosa: dict[str, Any], digests: dict[str, str]
+) -> str:
     by_name = {i["opname"]: i for i in core["instructions"]}
     missing = [n for n in DECODED_OPS if n not in by_name]
     if missing:
@@ -160,8 +163,9 @@ def render(version: str, core: dict[str, Any], tosa: dict[str, Any]) -> str:
         "",
         f"Sources ({PACKAGE} {version}, {GRAMMAR_DIR}/):",
         f"- {CORE}: SPIR-V {core['major_version']}.{core['minor_version']} revision "
-        f"{core['revision']}",
-        f"- {TOSA}: {TOSA_SET} version {tosa['version']} revision {tosa['revision']}",
+        f"{core['revision']}, sha256 {digests[CORE]}",
+        f"- {TOSA}: {TOSA_SET} version {tosa['version']} revision {tosa['revision']}, "
+        f"sha256 {digests[TOSA]}",
         '"""',
         "",
         "from __future__ import annotations",
@@ -219,9 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output", type=Path, default=OUTPUT)
     args = ap.parse_args(argv)
     version, folder = grammar_dir()
-    core = json.loads((folder / CORE).read_text())
-    tosa = json.loads((folder / TOSA).read_text())
-    text = render(version, core, tosa)
+    raw = {name: (folder / name).read_bytes() for name in (CORE, TOSA)}
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in raw.items()}
+    text = render(version, json.loads(raw[CORE]), json.loads(raw[TOSA]), digests)
     if args.check:
         current = args.output.read_text() if args.output.exists() else ""
         if current != text:
