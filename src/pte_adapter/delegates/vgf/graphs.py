@@ -47,7 +47,6 @@ class VgfGraphs:
     graphs: list[DelegateGraph]
     op_counts: Counter[str] = field(default_factory=Counter)  # TOSA operators by kind
     compute_segments: int = 0
-    graph_constant_bytes: int = 0  # constants the graphs read from the constant section
     inline_constants: int = 0  # tensor constants written into the SPIR-V itself
     problems: list[str] = field(default_factory=list)
 
@@ -61,7 +60,7 @@ def resource_bytes(r: Resource) -> int | None:
     return size
 
 
-def _resource_tensor(r: Resource, vgf: VgfFile, tid: str, name: str) -> TensorInfo:
+def _resource_tensor(r: Resource, tid: str, name: str) -> TensorInfo:
     attrs = {
         "category": r.category,
         "vk_format": format_name(r.vk_format),
@@ -106,7 +105,7 @@ def sequence_graph(vgf: VgfFile) -> DelegateGraph:
     graph = DelegateGraph(name=SEQUENCE_VIEW)
     names = _names(vgf)
     for r in vgf.resources:
-        graph.tensors[f"r{r.index}"] = _resource_tensor(r, vgf, f"r{r.index}", names[r.index])
+        graph.tensors[f"r{r.index}"] = _resource_tensor(r, f"r{r.index}", names[r.index])
     # "constant_bytes" marks a constant for `size` and analysis: only the main view says it, so
     # that each constant is counted once.
     by_index = {r.index: f"r{r.index}" for r in vgf.resources}
@@ -178,7 +177,7 @@ class _Builder:
         for r in vgf.resources:
             tid = self.tid_of[r.index]
             if tid == f"r{r.index}":
-                self.graph.tensors[tid] = _resource_tensor(r, vgf, tid, self.names[r.index])
+                self.graph.tensors[tid] = _resource_tensor(r, tid, self.names[r.index])
             else:
                 t = self.graph.tensors[tid]
                 alias = f"r{r.index} ({format_name(r.vk_format)}, {descriptor_name(r.vk_descriptor_type)}"
@@ -279,6 +278,4 @@ class _Builder:
 
 
 def build_graphs(vgf: VgfFile, modules: list[SpirvModule | None]) -> VgfGraphs:
-    out = _Builder(vgf, modules).build()
-    out.graph_constant_bytes = sum(c.size for c in vgf.constants)
-    return out
+    return _Builder(vgf, modules).build()
