@@ -23,11 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import pte_adapter
 from pte_adapter.delegates import vgf
 from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.vgf.spirv import MAX_VALUES
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph
 from tests.support.examples import EXAMPLES, SCRIPTS, example
 
@@ -36,6 +38,8 @@ SEGMENT_KINDS = ("GRAPH_SEGMENT", "COMPUTE_SEGMENT")
 TOSA_DATA_OPS = ("CONST", "CONST_SHAPE")
 TOSA_DTYPES = {"INT8": "int8", "INT16": "int16", "INT32": "int32", "FP32": "float32"}
 TOSA_DTYPES |= {"FP16": "float16", "BOOL": "bool"}
+TOSA_NUMPY = {"INT8": "i1", "INT16": "<i2", "INT32": "<i4", "FP32": "<f4", "FP16": "<f2"}
+TOSA_NUMPY |= {"BOOL": "?", "INT48": "<i8"}
 
 
 def _tool(name: str) -> str:
@@ -288,6 +292,14 @@ def _tosa_ops(path: Path) -> list[dict[str, Any]]:
         t = tensors[name]
         return [int(x) for x in t.ShapeAsNumpy()] if t.ShapeLength() else []
 
+    def values(name: str) -> list[Any] | None:
+        """The first elements of a constant input (a shape value's are int64)."""
+        src = shapes.get(name) or tensors.get(name)
+        if src is None or not src.DataLength():
+            return None
+        fmt = "<i8" if name in shapes else TOSA_NUMPY[dtypes[tensors[name].Type()]]
+        return np.frombuffer(src.DataAsNumpy().tobytes(), dtype=fmt)[:MAX_VALUES].tolist()
+
     out = []
     for i in range(blk.OperatorsLength()):
         op = blk.Operators(i)
@@ -302,6 +314,7 @@ def _tosa_ops(path: Path) -> list[dict[str, Any]]:
                 "shape": shape(result),
                 "dtype": TOSA_DTYPES.get(dtypes[tensors[result].Type()], "?"),
                 "inputs": [shape(n) for n in ins],
+                "values": [values(n) for n in ins],
             }
         )
     return out
@@ -315,7 +328,10 @@ def test_operators_match_the_tosa_graph(name: str) -> None:
     (tosa,) = sorted((EXAMPLES / f"{name}_artifacts").glob("*.tosa"))
     want = _tosa_ops(tosa)
     g: DelegateGraph = _decode(payload, offset).graphs[0]
+    parsed = vgf.read_vgf(memoryview(payload), "x", offset)
+    modules, _ = vgf.read_modules(parsed, "x")
     assert len(g.nodes) == len(want)
+    compared = 0
     for node, w in zip(g.nodes, want, strict=True):
         if node.kind == "COMPUTE_SEGMENT":
             assert w["kind"] == "CUSTOM"
@@ -326,6 +342,18 @@ def test_operators_match_the_tosa_graph(name: str) -> None:
         if "category" not in out.attrs:  # a resource has its own (Vulkan format) dtype
             assert out.dtype == w["dtype"], node.id
         assert [g.tensors[t].shape for t in node.inputs] == w["inputs"], node.id
+        # Constants written into the SPIR-V hold the TOSA graph's values (signed, as TOSA's are).
+        seg = parsed.segments[int(node.id[1 : node.id.index(".")])]
+        sp = modules[seg.module_index]
+        assert sp is not None
+        for tid, w_values in zip(node.inputs, w["values"], strict=True):
+            if "values" not in g.tensors[tid].attrs:
+                continue
+            assert w_values is not None, (node.id, tid)
+            ours, _total = sp.values(int(tid.split("%")[1]))
+            assert ours == pytest.approx(w_values[: len(ours)]), (node.id, tid)
+            compared += 1
+    assert compared
 
 
 def test_compute_segment_matches_the_custom_operator() -> None:

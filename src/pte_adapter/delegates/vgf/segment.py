@@ -201,6 +201,11 @@ class GraphSegment:
             else:
                 inputs.append(self._tensor(x))
                 roles.append(role)
+                # Model Explorer lists only inputs that arrive on an edge: a constant input
+                # (weights, bias, zero points, shapes) is described under its operand name.
+                described = _constant_text(self.graph.tensors[inputs[-1]])
+                if described:
+                    attrs[role] = described
         attrs["inputs"] = ", ".join(roles)
         attrs["spirv_result"] = f"%{op.result}"
         attrs["file_offset"] = str(op.offset)
@@ -214,6 +219,19 @@ class GraphSegment:
             attrs=attrs,
             namespace=self.namespace,
         )
+
+
+def _constant_text(t: TensorInfo) -> str:
+    """ "[8, 3, 3, 3] int8, 216 bytes at file offset 4744 (VGF constant 0)", "[8] int32 = [...]"."""
+    shape = "[" + ", ".join(str(d) for d in t.shape) + "]" if t.shape is not None else "?"
+    if "constant_bytes" in t.attrs:
+        return (
+            f"{shape} {t.dtype}, {t.attrs['constant_bytes']} bytes at file offset "
+            f"{t.attrs['file_offset']} (VGF constant {t.attrs['constant_index']})"
+        )
+    if "values" in t.attrs:
+        return f"{shape} {t.dtype} = {t.attrs['values']}"
+    return ""
 
 
 def value_text(sp: SpirvModule, x: int) -> str:

@@ -109,8 +109,11 @@ class SpirvModule:
         values = self.decorations.get(target, {}).get(name)
         return values[0] if values else None
 
-    def scalar(self, cid: int) -> int | float | bool | None:
-        """The value of a scalar constant (int by its width and signedness, float, bool)."""
+    def scalar(self, cid: int, *, unsigned: bool = False) -> int | float | bool | None:
+        """The value of a scalar constant: a float, a bool, or an int of its width, two's
+        complement unless `unsigned`. TOSA's integers are signed and its SPIR-V types signless
+        (signedness 0), so values are shown signed (an int8 zero point of 128 is -128); counts,
+        dimensions and indices are read `unsigned`."""
         c = self.constants.get(cid)
         if c is None:
             return None
@@ -135,15 +138,16 @@ class SpirvModule:
         if t.kind == "int":
             width = t.width or 32
             raw &= (1 << width) - 1
-            if t.signed and raw >> (width - 1):
+            if not unsigned and raw >> (width - 1):
                 raw -= 1 << width
             return raw
         return None
 
     def integer(self, cid: int | None) -> int | None:
+        """A count, dimension or index: an integer constant read unsigned."""
         if cid is None:
             return None
-        v = self.scalar(cid)
+        v = self.scalar(cid, unsigned=True)
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     def element_count(self, type_id: int) -> int | None:
