@@ -62,7 +62,7 @@ if sys.argv[1] == "measure":
     decode_all(program)
     t3 = time.perf_counter()
     if program_graphs is not None:
-        text = json.dumps(graphs_to_json(program_graphs(program)))
+        text = json.dumps(graphs_to_json(program_graphs(pte_adapter.analyse(program))))
         out["json_bytes"] = len(text)
     t4 = time.perf_counter()
     delegates = [d for m in program.methods for d in m.delegates]

@@ -1821,8 +1821,8 @@ README_NOTES = """\
   LocalResponseNorm after `features[3]`) and `mv2_ethosu85_full` (without it) are the same
   MobileNetV2 1.0/224: `mobilenet_v2()` seeds torch right before building the model,
   `nn.LocalResponseNorm` has no parameters and draws no random numbers, so every weight (and the
-  example input drawn after the model) is the same; `tests/test_diff.py` checks that every INT8
-  convolution weight of the full export's TOSA is byte-identical in the LRN export's TOSA.
+  example input drawn after the model) is the same; `tests/oracle/test_diff.py` checks that every
+  INT8 convolution weight of the full export's TOSA is byte-identical in the LRN export's TOSA.
   Activation scales after the LRN differ (calibration sees different activations), and the two
   store their payloads differently (`mv2_lrn_ethosu85` in segments, `mv2_ethosu85_full`
   inline), which shows in `pte-adapter size`, not in the partitioning.

@@ -5,37 +5,32 @@ Two sources, both from the pinned ethos-u-vela 5.2.0:
 - the installed package's default configuration file `ethosu/config_files/Arm/vela.ini`: every
   `[System_Config.*]` (core clock, which memory sits on AXI0/AXI1, and per memory its clock scale,
   ports used, burst length, read/write latency, outstanding reads/writes) and every
-  `[Memory_Mode.*]` (which AXI port holds the constants, the arena and the staging cache);
+  `[Memory_Mode.*]` (which AXI port holds the constants, the arena and the staging cache), and
+  Vela's default system config and memory mode per product (`ethosu/vela/architecture_features.py`);
 - the accelerator tables of Vela's C++ core (regor), which only the source distribution has:
   MACs, cores, output micro-block shapes, output/activation cycles per element, the U85 read
   buffers per memory channel, the AXI port width and the defaults regor gives a memory parameter
-  the .ini leaves out. Get the sources as scripts/gen_ethosu_registers.py explains and run
+  the .ini leaves out. `python scripts/regen.py` downloads the pinned sdist into a cache and runs
+  this script on it; by hand, get the sources as scripts/gen_ethosu_registers.py explains and run
 
-      python scripts/gen_ethosu_perf_data.py <path to the unpacked ethos-u-vela source>
+      python scripts/gen_ethosu_perf_data.py <unpacked ethos-u-vela source> [--check]
 
-It rewrites `src/pte_adapter/delegates/ethosu/_generated/perf_data.py`.
+It rewrites `src/pte_adapter/delegates/ethosu/_generated/perf_data.py`. `--check` without the
+source checks only what comes from the installed package (the blocks of the .ini, the defaults and
+the version must appear in the committed file as this script writes them).
 """
 
 from __future__ import annotations
 
-import argparse
 import configparser
 import pprint
 import re
-import subprocess
 import sys
-from importlib import resources
 from pathlib import Path
 
-OUT = (
-    Path(__file__).resolve().parent.parent
-    / "src"
-    / "pte_adapter"
-    / "delegates"
-    / "ethosu"
-    / "_generated"
-    / "perf_data.py"
-)
+from _codegen import REPO, Source, emit, header, installed_file, parser, sdist_version, source_file
+
+OUT = REPO / "src/pte_adapter/delegates/ethosu/_generated/perf_data.py"
 ARCH = "ethosu/regor/architecture"
 SOURCES = {
     "u55": f"{ARCH}/ethosu55/ethos_u55.cpp",
@@ -190,67 +185,62 @@ def read_defaults(text: str) -> dict[str, object]:
     }
 
 
-def render(
-    systems: dict[str, object],
-    modes: dict[str, object],
-    accels: dict[str, object],
-    rules: dict[str, object],
-    defaults: dict[str, object],
-    version: str,
-) -> str:
-    def block(name: str, type_: str, value: object) -> str:
-        body = pprint.pformat(value, width=100, sort_dicts=True)
-        return f"{name}: Final[{type_}] = {body}\n"
-
-    return (
-        '"""Ethos-U system configurations, memory modes and accelerator tables. GENERATED, do not edit.\n'
-        "\n"
-        f"Produced by scripts/gen_ethosu_perf_data.py from ethos-u-vela {version}: its default\n"
-        "config file (ethosu/config_files/Arm/vela.ini) and the accelerator tables and .ini rules of\n"
-        "its C++ core (ethosu/regor). Numbers are Arm's; their use is in delegates/ethosu/perf.py.\n"
-        '"""\n\n'
-        "from __future__ import annotations\n\n"
-        "from typing import Any, Final\n\n"
-        f"VELA_VERSION: Final = {version!r}\n\n"
-        "# Vela --system-config name -> core clock (Hz), memory behind each AXI port, memory parameters.\n"
-        + block("SYSTEM_CONFIGS", "dict[str, dict[str, Any]]", systems)
-        + "\n# Vela --memory-mode name -> AXI port of the constants, the arena and the staging cache.\n"
-        + block("MEMORY_MODES", "dict[str, dict[str, Any]]", modes)
-        + "\n# --accelerator-config -> MACs, cores, OFM micro-blocks (h, w, c) and cycles per element.\n"
-        + block("ACCELERATORS", "dict[str, dict[str, Any]]", accels)
-        + "\n# How regor turns a system config into memories (bandwidth = clock scale x AXI width x ports).\n"
-        + block("MEMORY_RULES", "dict[str, Any]", rules)
-        + "\n# What Vela assumes when the command line names no system config / memory mode.\n"
-        + block("DEFAULTS", "dict[str, dict[str, str]]", defaults)
-    )
+def _block(name: str, type_: str, value: dict[str, object], why: str) -> str:
+    """`# why` and `NAME: Final[type] = {...}` with one top-level key per entry."""
+    lines = [f"# {why}", f"{name}: Final[{type_}] = {{"]
+    for key in sorted(value):
+        prefix = f"    {key!r}: "
+        body = pprint.pformat(value[key], width=100 - len(prefix), sort_dicts=True)
+        lines.append(prefix + body.replace("\n", "\n" + " " * len(prefix)) + ",")
+    return "\n".join([*lines, "}", ""])
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("vela_source", type=Path, help="unpacked ethos-u-vela source distribution")
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args()
-    from importlib.metadata import version
-
-    ini = resources.files("ethosu").joinpath("config_files/Arm/vela.ini").read_text()
+def installed_blocks() -> tuple[list[Source], list[str], str]:
+    """What the installed ethos-u-vela gives: its sources, the generated blocks and the version."""
+    ini_source, ini = installed_file("ethos-u-vela", "ethosu/config_files/Arm/vela.ini")
+    arch_source, arch_py = installed_file("ethos-u-vela", "ethosu/vela/architecture_features.py")
     systems, modes = read_ini(ini)
-    src = args.vela_source
+    blocks = [
+        f"VELA_VERSION: Final = {ini_source.version!r}\n",
+        _block(
+            "SYSTEM_CONFIGS",
+            "dict[str, dict[str, Any]]",
+            systems,
+            "Vela --system-config name -> core clock (Hz), memory behind each AXI port, memory "
+            "parameters.",
+        ),
+        _block(
+            "MEMORY_MODES",
+            "dict[str, dict[str, Any]]",
+            modes,
+            "Vela --memory-mode name -> AXI port of the constants, the arena and the staging cache.",
+        ),
+        _block(
+            "DEFAULTS",
+            "dict[str, dict[str, str]]",
+            read_defaults(arch_py),
+            "What Vela assumes when the command line names no system config / memory mode.",
+        ),
+    ]
+    return [ini_source, arch_source], blocks, ini_source.version
+
+
+def source_blocks(src: Path, version: str) -> tuple[list[Source], list[str]]:
+    """What only the source distribution gives: regor's accelerator tables and memory rules."""
+    loaded = {k: source_file("ethos-u-vela", version, src, rel) for k, rel in SOURCES.items()}
+    regor_source, regor = source_file("ethos-u-vela", version, src, REGOR_CPP)
     accels: dict[str, object] = {}
     accels.update(
         read_u55_family(
-            (src / SOURCES["u55"]).read_text(),
+            loaded["u55"][1],
             "u55",
             ["ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256"],
         )
     )
-    accels.update(
-        read_u55_family(
-            (src / SOURCES["u65"]).read_text(), "u65", ["ethos-u65-256", "ethos-u65-512"]
-        )
-    )
+    accels.update(read_u55_family(loaded["u65"][1], "u65", ["ethos-u65-256", "ethos-u65-512"]))
     accels.update(
         read_u85(
-            (src / SOURCES["u85"]).read_text(),
+            loaded["u85"][1],
             [
                 "ethos-u85-128",
                 "ethos-u85-256",
@@ -260,17 +250,68 @@ def main() -> int:
             ],
         )
     )
-    rules = read_regor_memory_rules((src / REGOR_CPP).read_text())
-    arch_py = resources.files("ethosu").joinpath("vela/architecture_features.py").read_text()
-    defaults = read_defaults(arch_py)
-    args.out.write_text(render(systems, modes, accels, rules, defaults, version("ethos-u-vela")))
-    # Keep the generated module in the project's format (ruff is a test dependency).
-    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(args.out)], check=False)
-    print(
-        f"wrote {args.out}: {len(systems)} system configs, {len(modes)} memory modes, "
-        f"{len(accels)} accelerator configs"
+    blocks = [
+        _block(
+            "ACCELERATORS",
+            "dict[str, dict[str, Any]]",
+            accels,
+            "--accelerator-config -> MACs, cores, OFM micro-blocks (h, w, c) and cycles per element.",
+        ),
+        _block(
+            "MEMORY_RULES",
+            "dict[str, Any]",
+            read_regor_memory_rules(regor),
+            "How regor turns a system config into memories (bandwidth = clock scale x AXI width x "
+            "ports).",
+        ),
+    ]
+    return [*(s for s, _ in loaded.values()), regor_source], blocks
+
+
+def render(sources: list[Source], blocks: list[str]) -> str:
+    return "\n".join(
+        [
+            header(
+                "Ethos-U system configurations, memory modes and accelerator tables",
+                "gen_ethosu_perf_data.py",
+                sources,
+                "Numbers are Arm's; their use is in delegates/ethosu/perf.py.",
+            )
+            + "from __future__ import annotations\n\nfrom typing import Any, Final\n",
+            *blocks,
+        ]
     )
-    return 0
+
+
+def check_installed_part(blocks: list[str]) -> int:
+    """Without the source: the blocks from the installed package must be in the committed file."""
+    committed = OUT.read_text(encoding="utf-8") if OUT.is_file() else ""
+    stale = [re.findall(r"^(\w+): Final", b, re.M)[0] for b in blocks if b not in committed]
+    for name in stale:
+        print(f"{OUT.name}: {name} is stale: run python scripts/regen.py", file=sys.stderr)
+    if not stale:
+        print(f"current (installed ethos-u-vela part only, no source given): {OUT.name}")
+    return 1 if stale else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser(__doc__)
+    ap.add_argument(
+        "vela_source", type=Path, nargs="?", help="unpacked ethos-u-vela source distribution"
+    )
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    sources, blocks, version = installed_blocks()
+    if args.vela_source is None:
+        if not args.check:
+            ap.error("the unpacked ethos-u-vela source is needed to write the file")
+        return check_installed_part(blocks)
+    if sdist_version(args.vela_source, "ethos-u-vela") != version:
+        raise SystemExit(f"{args.vela_source} is not the installed ethos-u-vela {version}")
+    more_sources, more_blocks = source_blocks(args.vela_source, version)
+    # Order in the module: version, system configs, memory modes, accelerators, rules, defaults.
+    text = render([*sources, *more_sources], [*blocks[:3], *more_blocks, blocks[3]])
+    return emit({args.out: text}, args.check)
 
 
 if __name__ == "__main__":

@@ -1,43 +1,39 @@
 """Regenerate the Ethos-U register tables from the NPU hardware interface headers.
 
 The command-stream opcodes, their bit-fields and the enumerations are facts of the hardware
-interface. Arm publishes them as C++ headers inside the ethos-u-vela source distribution:
+interface. Arm publishes them as C++ headers inside the ethos-u-vela source distribution (the wheel
+does not ship them):
 
     ethosu/regor/architecture/ethosu65/ethos_u65_interface.hpp   (Ethos-U55 and U65 share it)
     ethosu/regor/architecture/ethosu85/ethos_u85_interface.hpp
 
-Get the sources with
+`python scripts/regen.py` downloads the pinned sdist into a cache and runs this script on it; by
+hand, get the sources with
 
-    pip download --no-deps --no-binary :all: --no-build-isolation --no-clean ethos-u-vela==5.2.0
+    pip download ethos-u-vela==5.2.0 --no-binary ethos-u-vela --no-deps -d DIR
 
-(pip unpacks the sdist into /tmp/pip-download-*/ before it fails to build metadata; either that
-folder or the extracted .tar.gz works) and run
+unpack DIR/ethos_u_vela-5.2.0.tar.gz and run
 
-    python scripts/gen_ethosu_registers.py <path to the unpacked ethos-u-vela source>
+    python scripts/gen_ethosu_registers.py <unpacked ethos-u-vela source> [--check]
 
-It rewrites `src/pte_adapter/delegates/ethosu/_generated/registers_u55.py` and `registers_u85.py`. The tests
-compare the U55/U65 table with ethos-u-vela's installed `ethosu.vela.ethos_u55_regs` enumerations.
+It rewrites `src/pte_adapter/delegates/ethosu/_generated/registers_u55.py` and `registers_u85.py`.
+The tests compare the U55/U65 table with ethos-u-vela's installed `ethosu.vela.ethos_u55_regs`
+enumerations.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
+
+from _codegen import REPO, Source, emit, header, parser, sdist_version, source_file
 
 HEADERS = {
     "u55": ("ethosu/regor/architecture/ethosu65/ethos_u65_interface.hpp", "Ethos-U55/U65"),
     "u85": ("ethosu/regor/architecture/ethosu85/ethos_u85_interface.hpp", "Ethos-U85"),
 }
-OUT_DIR = (
-    Path(__file__).resolve().parent.parent
-    / "src"
-    / "pte_adapter"
-    / "delegates"
-    / "ethosu"
-    / "_generated"
-)
+OUT_DIR = REPO / "src/pte_adapter/delegates/ethosu/_generated"
 
 _ENUM_RE = re.compile(r"^enum class (\w+) : \w+\s*\{(.*?)\};", re.S | re.M)
 _ENUM_ITEM_RE = re.compile(r"^\s*(\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)\s*,?\s*$", re.M)
@@ -72,19 +68,19 @@ def parse_fields(text: str) -> dict[str, tuple[tuple[str, int, int], ...]]:
     return fields
 
 
-def render(key: str, source: str, product: str, text: str) -> str:
+def render(source: Source, product: str, text: str) -> str:
     enums = parse_enums(text)
     fields = parse_fields(text)
     cmd0 = enums.pop("cmd0_opcode")
     cmd1 = enums.pop("cmd1_opcode")
     lines = [
-        f'"""{product} NPU command-stream register table. GENERATED, do not edit.',
-        "",
-        f"Produced by scripts/gen_ethosu_registers.py from ethos-u-vela's {source}.",
-        "Opcodes, bit-fields and enumerations are facts of the hardware interface.",
-        '"""',
-        "",
-        "from __future__ import annotations",
+        header(
+            f"{product} NPU command-stream register table",
+            "gen_ethosu_registers.py",
+            [source],
+            "Opcodes, bit-fields and enumerations are facts of the hardware interface.",
+        )
+        + "from __future__ import annotations",
         "",
         "from typing import Final",
         "",
@@ -113,31 +109,26 @@ def render(key: str, source: str, product: str, text: str) -> str:
         "# Enumerations of the interface: enum name -> value -> name.",
         "ENUMS: Final[dict[str, dict[int, str]]] = {",
     ]
-    for name, items in enums.items():
+    for name, members in enums.items():
         lines.append(f'    "{name}": {{')
-        lines += [f'        {k}: "{v}",' for k, v in items.items()]
+        lines += [f'        {k}: "{v}",' for k, v in members.items()]
         lines.append("    },")
     lines += ["}", ""]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = parser(__doc__)
     ap.add_argument("vela_source", type=Path, help="unpacked ethos-u-vela source distribution")
     ap.add_argument("--out", type=Path, default=OUT_DIR)
     args = ap.parse_args(argv)
+    version = sdist_version(args.vela_source, "ethos-u-vela")
+    outputs = {}
     for key, (rel, product) in HEADERS.items():
-        header = args.vela_source / rel
-        if not header.is_file():
-            print(f"missing {header}", file=sys.stderr)
-            return 1
-        out = args.out / f"registers_{key}.py"
-        out.write_text(
-            render(key, rel, product, header.read_text(encoding="utf-8")), encoding="utf-8"
-        )
-        print(f"wrote {out}")
-    return 0
+        source, text = source_file("ethos-u-vela", version, args.vela_source, rel)
+        outputs[args.out / f"registers_{key}.py"] = render(source, product, text)
+    return emit(outputs, args.check)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

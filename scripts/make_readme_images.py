@@ -1,4 +1,4 @@
-"""Regenerate the README pictures from what the current code renders in Model Explorer.
+"""Regenerate the pictures of the README and docs/ from what the current code shows.
 
     python scripts/make_readme_images.py            # writes docs/images/*.png
 

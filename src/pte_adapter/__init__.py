@@ -2,10 +2,20 @@
 
 import pte_adapter
 program = pte_adapter.load("model.pte")       # typed model, delegates decoded
+result = pte_adapter.analyse(program)         # partitions, layers, reasons, estimates, once
+numbers = pte_adapter.summarize(program)      # what `pte-adapter summary --json` prints
 """
 
-from pte_adapter.api import load, load_bytes
+from pte_adapter.api import analyse, load, load_bytes, open_analysis, summarize
 from pte_adapter.errors import PteFormatError
 
 __version__ = "0.1.0"
-__all__ = ["PteFormatError", "__version__", "load", "load_bytes"]
+__all__ = [
+    "PteFormatError",
+    "__version__",
+    "analyse",
+    "load",
+    "load_bytes",
+    "open_analysis",
+    "summarize",
+]

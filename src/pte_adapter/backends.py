@@ -1,14 +1,26 @@
 """One record per backend: everything the adapter knows about a delegate id, in one place.
 
 A `Backend` says how a backend's partitions are named ("NPU partition 2 (EthosUBackend)") and
-coloured, which decoder reads its payloads (imported lazily, so a broken decoder cannot stop a file
-opening), which magic bytes identify its payloads when the id is unfamiliar, which sidecar files
-belong to it, and which CPU kernels its export flow places at partition boundaries that only
-convert data (glue, not compute).
+coloured, which magic bytes identify its payloads when the id is unfamiliar, which CPU kernels its
+export flow places at partition boundaries that only convert data (glue, not compute), and where
+the code that knows its payloads lives: its package under `pte_adapter.delegates` and the hooks in
+it, named "module:function" and imported only when used (so a broken decoder cannot stop a file
+opening, and this module stays plain data):
 
-Adding a backend is one decoder module (`decode(payload, ctx) -> DecodedDelegate`) and one
-`register(Backend(...))` line below. A backend without a decoder is still named and coloured; its
-payload is shown as opaque bytes.
+- `decoder`: `decode(payload, ctx) -> DecodedDelegate`, the payload as neutral graphs and numbers;
+- `layout`: `payload_layout(payload, base, sources) -> PayloadLayout`, where each byte of the
+  payload goes (`pte-adapter size`);
+- `sidecars`: which rule finds its intermediate files (`delegates/tosa/sidecars.py`);
+- `partition_rules`: `reasons(method, delegates, instruction, operator) -> list[Verdict]`, why its
+  partitioner would refuse a CPU kernel (several backends may share one, e.g. Arm's);
+- `profile_events`: places what the backend logs about itself in an ETDump on its decoded nodes;
+- `file_reader` / `file_suffixes`: a bare file of this backend's payload format (`.tosa`) opens as
+  its graphs.
+
+Adding a backend is one package under `delegates/` and one `register(Backend(...))` call below
+(`docs/contributing.md` shows it; `tests/unit/delegates/test_add_a_backend.py` keeps it true). A
+backend without hooks is still named and coloured; its payload is shown as opaque bytes. No module
+outside this one spells a backend id.
 
 This module is plain data and imports nothing else from the package, so every layer may use it.
 """
@@ -19,7 +31,7 @@ from dataclasses import dataclass
 
 CPU = "CPU"
 
-# How a backend's sidecar files are found (see delegates/tosa_sidecars.py).
+# How a backend's sidecar files are found (see delegates/tosa/sidecars.py).
 SIDECARS_NONE = ""
 # The Arm backends' intermediate `output_tag*_*.tosa`, matched to a delegate by its I/O.
 SIDECARS_TOSA_BY_IO = "tosa matched by I/O"
@@ -46,6 +58,11 @@ class Backend:
     decoder: str | None = None  # "module:function", imported when a payload is decoded
     magics: tuple[tuple[int, bytes], ...] = ()  # (offset, bytes) that identify a payload
     sidecars: str = SIDECARS_NONE
+    layout: str | None = None  # "module:function": the payload's byte layout for `size`
+    partition_rules: str | None = None  # "module:function": why its partitioner refuses a kernel
+    profile_events: str | None = None  # "module:function": its own ETDump events on its nodes
+    file_reader: str | None = None  # "module:function": a bare file of its format as graphs
+    file_suffixes: tuple[str, ...] = ()  # suffixes of such files (".tosa")
     # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
     # partition boundaries and that only convert or move data: counted as glue, not compute.
     cpu_glue_ops: frozenset[str] = frozenset()
@@ -96,6 +113,16 @@ def legend(backend_ids: list[str]) -> str:
         "yellow = Move/Jump/Free",
     ]
     return ", ".join(parts)
+
+
+def for_file(suffix: str) -> Backend | None:
+    """The backend whose payload format a bare file with this suffix (".tosa") holds."""
+    return next((b for b in BACKENDS.values() if suffix.lower() in b.file_suffixes), None)
+
+
+def with_hook(hook: str) -> list[Backend]:
+    """Registered backends that set `hook` (a field name, e.g. "partition_rules"), in order."""
+    return [b for b in BACKENDS.values() if getattr(b, hook)]
 
 
 def sniff(payload: memoryview | bytes) -> str | None:
@@ -197,8 +224,10 @@ def _glue_now() -> frozenset[str]:
 # -- the registry -----------------------------------------------------------------------------------
 
 _ARM_CPU_GLUE = CORTEX_M_GLUE_OPS
+# The Arm backends share one partitioner (TOSA support lists and checks) and its rules.
+_ARM_RULES = "pte_adapter.delegates.arm.partition_rules:reasons"
 
-register(
+ETHOSU = register(
     Backend(
         "EthosUBackend",
         "Arm Ethos-U NPU",
@@ -209,9 +238,11 @@ register(
         magics=((0, b"vela_bin_stream\x00"),),
         sidecars=SIDECARS_TOSA_BY_IO,
         cpu_glue_ops=_ARM_CPU_GLUE,
+        layout="pte_adapter.delegates.ethosu.layout:payload_layout",
+        partition_rules=_ARM_RULES,
     )
 )
-register(
+TOSA = register(
     Backend(
         "TOSABackend",
         "TOSA graph (Arm)",
@@ -222,9 +253,13 @@ register(
         magics=((4, b"TOSA"),),
         sidecars=SIDECARS_TOSA_IDENTICAL,
         cpu_glue_ops=_ARM_CPU_GLUE,
+        layout="pte_adapter.delegates.tosa.layout:payload_layout",
+        partition_rules=_ARM_RULES,
+        file_reader="pte_adapter.delegates.tosa:read_tosa_file",
+        file_suffixes=(".tosa",),
     )
 )
-register(
+VGF = register(
     Backend(
         "VgfBackend",
         "Arm VGF (Vulkan ML)",
@@ -234,9 +269,11 @@ register(
         decoder="pte_adapter.delegates.vgf:decode",
         magics=((0, b"VGF1"),),
         cpu_glue_ops=_ARM_CPU_GLUE,
+        layout="pte_adapter.delegates.vgf.layout:payload_layout",
+        partition_rules=_ARM_RULES,
     )
 )
-register(
+XNNPACK = register(
     Backend(
         "XnnpackBackend",
         "XNNPACK (CPU)",
@@ -245,6 +282,9 @@ register(
         "blue",
         decoder="pte_adapter.delegates.xnnpack:decode",
         magics=((4, b"XH00"),),
+        layout="pte_adapter.delegates.xnnpack.layout:payload_layout",
+        partition_rules="pte_adapter.delegates.xnnpack.partition_rules:reasons",
+        profile_events="pte_adapter.delegates.xnnpack.profile_events:inner_node_times",
     )
 )
 # ExecuTorch's other backends (the ids of ExecuTorch 1.5.1's BackendDetails classes; MPSBackend

@@ -24,9 +24,10 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.partitions import CPU, MethodPartitions, Partition, partition_method
+from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Method
-from pte_adapter.render.model_explorer import instruction_node_ids, tensor_label
+from pte_adapter.render.plan.boundaries import tensor_label
 from tests.support.browser import (
     KEEP_SINGLE_CHILD_LAYERS,
     SHOW_OUT_OF_LAYER_EDGES,

@@ -15,15 +15,12 @@ import pytest
 import pte_adapter
 from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.partitions import CPU, MethodPartitions, partition_method
-from pte_adapter.analysis.source import program_source
+from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import Method
-from pte_adapter.render.model_explorer import (
-    delegate_graph_id,
-    graphs_to_json,
-    instruction_node_ids,
-    tensor_label,
-)
+from pte_adapter.render.model_explorer import graphs_to_json
+from pte_adapter.render.plan.boundaries import tensor_label
+from pte_adapter.render.plan.views import delegate_graph_id
 from tests.support.browser import MEPage, chromium, model_explorer_server, new_page
 from tests.support.examples import example
 
@@ -51,7 +48,7 @@ def expected() -> Expected:
     program = pte_adapter.load(path)
     method = program.methods[0]
     parts = partition_method(method)
-    source = program_source(program)
+    source = pte_adapter.analyse(program).source
     assert source is not None, "the example's ETRecord must be attached"
     blocks = fold_partitions(method, parts, source.methods[method.name])
     assert blocks and len(blocks) >= 3

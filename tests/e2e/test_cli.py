@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import pte_adapter
-from pte_adapter.analysis.partitions import partition_method
-from pte_adapter.analysis.summary import MethodSummary, summarize
+from pte_adapter.analysis.summary import MethodSummary
+from pte_adapter.api import summarize
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, main
 from pte_adapter.render.facts import method_facts
 from tests.support.examples import ROOT, example, oracle
@@ -158,10 +158,10 @@ def test_one_tensor_is_singular(capsys: pytest.CaptureFixture[str]) -> None:
     assert "1 tensors" not in text
 
 
-def test_readme_documents_every_json_key() -> None:
-    """The README's table of `--json` keys names exactly the keys the JSON has."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### JSON keys", 1)[1].split("\n## ", 1)[0]
+def test_docs_document_every_json_key() -> None:
+    """The table of `summary --json` keys in docs/json.md names exactly the keys the JSON has."""
+    page = (ROOT / "docs" / "json.md").read_text()
+    section = page.split("\n## `summary --json` keys\n", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE))
     method_keys = set(MethodSummary.__dataclass_fields__)
     data = summarize(pte_adapter.load(example("mv2_lrn_ethosu85")))
@@ -185,8 +185,8 @@ def test_summary_of_a_corrupt_side_ptd_still_works(
     assert program.problems[0].startswith("external data file mv2_u85_weights.ptd: ")
     assert "bad FlatTensor header" in program.problems[0]
     assert summarize(program)["problems"] == program.problems
-    method = program.methods[0]  # the Model Explorer graph attribute
-    facts = method_facts(program, method, partition_method(method))
+    result = pte_adapter.analyse(program)  # the Model Explorer graph attribute
+    facts = method_facts(result, result.methods[0])
     assert facts["file_problems"] == program.problems[0]
     assert main(["summary", str(tmp_path / src.name)]) == EXIT_OK
     assert f"problem: {program.problems[0]}" in capsys.readouterr().out

@@ -30,7 +30,7 @@ EXAMPLES = ROOT / "examples"
 def _node_ids(path: Path, method: str = "forward") -> list[str]:
     """The renderer's node id of each instruction (its role id)."""
     from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.render.model_explorer import instruction_node_ids
+    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 
     m = next(m for m in pte_adapter.load(path).methods if m.name == method)
     return instruction_node_ids(m, partition_method(m))

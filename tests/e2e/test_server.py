@@ -94,7 +94,7 @@ def _convert(base: str, path: Path) -> dict[str, Any]:
 def test_converts_fragmented_ethosu_example(server: str) -> None:
     import pte_adapter
     from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.render.model_explorer import instruction_node_ids
+    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 
     path = example("mv2_lrn_ethosu85")
     graphs = {g["id"]: g for g in _convert(server, path)["graphs"]}

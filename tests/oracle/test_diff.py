@@ -24,6 +24,7 @@ from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.cli import EXIT_CHECK_FAILED, EXIT_OK, main
 from pte_adapter.program.model import SCALAR_TYPES
+from pte_adapter.render.diff_report import diff_json
 from tests.support.examples import example, oracle
 
 FRAGMENTED = "mv2_lrn_ethosu85"
@@ -145,7 +146,12 @@ def _oracle_view(path: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def pair() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     before, after = example(FRAGMENTED), example(FIXED)
-    diff = diff_programs(pte_adapter.load(before), pte_adapter.load(after))
+    diff = diff_json(
+        diff_programs(
+            pte_adapter.analyse(pte_adapter.load(before)),
+            pte_adapter.analyse(pte_adapter.load(after)),
+        )
+    )
     return diff, _oracle_view(before), _oracle_view(after)
 
 
@@ -239,7 +245,11 @@ def test_fail_on_regression_names_each_growth(capsys: pytest.CaptureFixture[str]
 
 def test_a_file_against_itself_changes_nothing(example_pte: Path) -> None:
     program = pte_adapter.load(example_pte)
-    diff = diff_programs(program, pte_adapter.load(example_pte))
+    diff = diff_json(
+        diff_programs(
+            pte_adapter.analyse(program), pte_adapter.analyse(pte_adapter.load(example_pte))
+        )
+    )
     assert diff["regressions"] == []
     for m in diff["methods"]:
         assert m["status"] == "both"

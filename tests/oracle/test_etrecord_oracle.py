@@ -23,7 +23,6 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.partitions import is_glue, partition_method
-from pte_adapter.analysis.source import program_source
 from pte_adapter.analysis.why import why_not_delegated
 from pte_adapter.program.model import InstructionKind
 from pte_adapter.render.source_facts import layer_namespace
@@ -70,7 +69,7 @@ def test_mapping_matches_parse_etrecord(etrecord: Path) -> None:
     record = _oracle(etrecord)
     program = pte_adapter.load(etrecord.with_suffix(".pte"))
     assert program.problems == []
-    source = program_source(program)
+    source = pte_adapter.analyse(program).source
     assert source is not None and source.etrecord == etrecord.name
     edge = _edge_programs(record)
     checked = 0
@@ -166,7 +165,7 @@ def test_reasons_match_the_partitioner(rejections: Path) -> None:
     reason from it, which is our `not_listed`."""
     pte = EXAMPLES / (rejections.name.split(".")[0] + ".pte")
     program = pte_adapter.load(pte)
-    source = program_source(program)
+    source = pte_adapter.analyse(program).source
     assert source is not None
     captured = {r["node"]: r for r in _rejections(pte)}
     compared = 0
@@ -201,14 +200,3 @@ def test_reasons_match_the_partitioner(rejections: Path) -> None:
                 assert "ExecuTorch 1.5.1 rules" in mine[0].text
                 compared += 1
     assert compared > 0
-
-
-def test_partition_rules_are_regenerated_from_the_pinned_executorch() -> None:
-    """`_partition_rules.py` is what scripts/gen_partition_rules.py extracts from the installed
-    ExecuTorch's Arm operator_support and XNNPACK partitioner configs, byte for byte."""
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_partition_rules.py"
-    proc = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -336,13 +336,13 @@ def test_huge_kernel_registers_do_not_multiply_the_work(partitions: list[Partiti
 
 
 def test_method_estimate_in_summary_json_and_text() -> None:
-    from pte_adapter.analysis.summary import summarize
-    from pte_adapter.api import load
+    from pte_adapter.api import analyse, load, summarize
     from pte_adapter.render.report import json_report, text_report
 
     pte = next(p for p in ETHOSU_PTES if p.stem == "mv2_lrn_ethosu85")
     program = load(pte)
-    summary = summarize(program)
+    result = analyse(program)
+    summary = summarize(result)
     method = summary["methods"][0]
     est = method["npu_estimate"]
     parts = [p for p in method["partitions"] if p["backend"] == "EthosUBackend"]
@@ -357,33 +357,11 @@ def test_method_estimate_in_summary_json_and_text() -> None:
     assert frag["invocations"] == 2 and frag["assumptions"]
     assert frag["cycles"] == frag["boundary_cycles"] + frag["invocation_cycles"]
     assert '"npu_estimate"' in json_report(summary)
-    text = text_report(summary)
+    text = text_report(result)
     assert "NPU estimate" in text and "boundary cost (est.)" in text
     # Programs without an Ethos-U partition have no estimate.
     other = summarize(load(pte.with_name("mv2_xnnpack_int8.pte")))
     assert other["methods"][0]["npu_estimate"] is None
-
-
-def test_generated_vela_ini_data_is_current() -> None:
-    """perf_data's system configs, memory modes and defaults are what the generator reads from
-    the installed, pinned ethos-u-vela (the regor tables need its source and are checked above
-    against Vela's Python tables instead)."""
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_ethosu_perf_data.py"
-    spec = importlib.util.spec_from_file_location("gen_ethosu_perf_data", script)
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    ini = resources.files("ethosu").joinpath("config_files/Arm/vela.ini").read_text()
-    systems, modes = gen.read_ini(ini)
-    assert systems == perf_data.SYSTEM_CONFIGS
-    assert modes == perf_data.MEMORY_MODES
-    arch_py = resources.files("ethosu").joinpath("vela/architecture_features.py").read_text()
-    assert gen.read_defaults(arch_py) == perf_data.DEFAULTS
-    from importlib.metadata import version
-
-    assert version("ethos-u-vela") == perf_data.VELA_VERSION
 
 
 def test_npu_overlay_colours_every_estimated_operation(tmp_path: Path) -> None:

@@ -16,8 +16,10 @@ import pytest
 
 import pte_adapter
 from pte_adapter.api import delegate_payload
+from pte_adapter.container.ptd import PtdFile
+from pte_adapter.container.pte import map_file
 from pte_adapter.program.model import InstructionKind, Tensor, ValueKind
-from tests.support.examples import oracle
+from tests.support.examples import EXAMPLES, oracle
 
 VALUE_KIND_BY_ORACLE_CLASS = {
     "Null": ValueKind.NULL,
@@ -140,6 +142,33 @@ def _oracle_ptd(path: Path) -> Any:
     if path not in _PTD_CACHE:
         _PTD_CACHE[path] = FlatTensorSerializer().deserialize(Cord(path.read_bytes()))
     return _PTD_CACHE[path]
+
+
+@pytest.mark.parametrize("ptd", sorted(EXAMPLES.glob("*.ptd")), ids=lambda p: p.stem)
+def test_ptd_entries_and_tensor_layouts(ptd: Path) -> None:
+    """Every named entry of a `.ptd`: its segment's bytes and its tensor layout (when it has one)."""
+    from executorch.extension.flat_tensor.serialize.serialize import _deserialize_to_flat_tensor
+
+    ours = PtdFile(map_file(ptd), ptd.name)
+    data = ptd.read_bytes()
+    theirs = _deserialize_to_flat_tensor(data)
+    assert ours.version == theirs.version
+    assert list(ours.entries) == [n.key for n in theirs.named_data]
+    payload = _oracle_ptd(ptd)
+    layouts = 0
+    for named in theirs.named_data:
+        entry = ours.entries[named.key]
+        expected = bytes(payload.buffers[payload.named_data[named.key].buffer_index])
+        assert data[entry.span.offset : entry.span.end] == expected
+        layout = named.tensor_layout
+        if layout is None:
+            assert (entry.scalar_type, entry.sizes, entry.dim_order) == (None, [], [])
+            continue
+        layouts += 1
+        assert entry.scalar_type == int(layout.scalar_type)
+        assert (entry.sizes, entry.dim_order) == (list(layout.sizes), list(layout.dim_order))
+    if ptd.stem == "xnnpack_weights":  # its tensors carry layouts (the Ethos-U blob does not)
+        assert layouts > 0
 
 
 def _check_constant_bytes(

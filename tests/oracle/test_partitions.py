@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import pte_adapter
-from pte_adapter.analysis.summary import MethodSummary, PartitionSummary, summarize
+from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+from pte_adapter.api import summarize
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, main
 from pte_adapter.program.model import SCALAR_TYPES
 from tests.support.examples import example, oracle
@@ -111,8 +112,8 @@ class _Recount:
 
 
 def test_boundary_crossings_and_bytes(example_pte: Path, oracle_cache: dict[Path, object]) -> None:
-    """Recount crossings from the oracle's instruction stream by the README's definition: data
-    reads only (kernel and delegate inputs, method outputs), moves looked through, each tensor
+    """Recount crossings from the oracle's instruction stream by docs/partitions.md's definition:
+    data reads only (kernel and delegate inputs, method outputs), moves looked through, each tensor
     once per direction per receiving partition (the caller is one receiver), bytes likewise."""
     program = pte_adapter.load(example_pte)
     summary = summarize(program)

@@ -305,11 +305,3 @@ def test_mutations_raise_format_error_only() -> None:
         assert result.inner_op_count is not None
 
     run()
-
-
-def test_generated_tables_are_current() -> None:
-    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_xnnpack_tables.py"
-    import sys
-
-    proc = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr

@@ -22,7 +22,7 @@ def test_loading_and_summarising_import_no_flatbuffers_torch_or_executorch() -> 
     code = (
         "import sys\n"
         "from pte_adapter.api import load\n"
-        "from pte_adapter.analysis.summary import summarize\n"
+        "from pte_adapter.api import summarize\n"
         f"summarize(load({str(example('mv2_lrn_ethosu85'))!r}))\n"
         f"summarize(load({str(example('mv2_ethosu85_ptd'))!r}))\n"
         "print(sorted(m for m in ('flatbuffers', 'torch', 'executorch') if m in sys.modules))\n"

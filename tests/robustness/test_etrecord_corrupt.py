@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 import pte_adapter
-from pte_adapter.analysis.source import program_source
-from pte_adapter.analysis.summary import summarize
+from pte_adapter.analysis.source import ProgramSource
+from pte_adapter.api import summarize
 from pte_adapter.cli import main as cli_main
 from pte_adapter.container import etrecord as reader
 from pte_adapter.errors import PteFormatError
+from pte_adapter.program.model import Program
 from tests.support.examples import EXAMPLES
 
 SMALL = EXAMPLES / "undelegated.etrecord"
@@ -93,6 +94,10 @@ CASES: dict[str, Callable[[list[tuple[str, bytes]]], bytes]] = {
 }
 
 
+def _source(program: Program) -> ProgramSource | None:
+    return pte_adapter.analyse(program).source
+
+
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
 def test_corrupt_etrecord_is_a_problem_not_a_failure(tmp_path: Path, case: str) -> None:
     data = CASES[case](_parts(SMALL))
@@ -132,14 +137,14 @@ def test_pickled_parts_are_never_read(tmp_path: Path) -> None:
     pte = _setup(tmp_path, "undelegated", _zip(parts))
     program = pte_adapter.load(pte)
     assert program.problems == []
-    assert program_source(program) is not None
+    assert _source(program) is not None
 
 
 def test_stored_zip_reads_like_deflated(tmp_path: Path) -> None:
     """ETRecord.save writes uncompressed members; the committed examples are deflated."""
     pte = _setup(tmp_path, "undelegated", _zip(_parts(SMALL), zipfile.ZIP_STORED))
-    stored = program_source(pte_adapter.load(pte))
-    deflated = program_source(pte_adapter.load(EXAMPLES / "undelegated.pte"))
+    stored = _source(pte_adapter.load(pte))
+    deflated = _source(pte_adapter.load(EXAMPLES / "undelegated.pte"))
     assert stored is not None and deflated is not None
     assert stored.methods == deflated.methods
 
@@ -148,10 +153,11 @@ def test_foreign_etrecord_is_reported_and_unused(tmp_path: Path) -> None:
     """The small CNN's ETRecord beside the Ethos-U program: nothing from it is shown."""
     pte = _setup(tmp_path, LRN.name, SMALL.read_bytes())
     program = pte_adapter.load(pte)
-    assert program.etrecord is None
-    assert len(program.problems) == 1
-    assert "does not belong to this program" in program.problems[0]
-    assert "method 'forward'" in program.problems[0]
+    result = pte_adapter.analyse(program)
+    assert result.source is None
+    assert len(result.problems) == 1
+    assert "does not belong to this program" in result.problems[0]
+    assert "method 'forward'" in result.problems[0]
     s = summarize(program)
     assert s["etrecord"] is None
     assert all(not p["modules"] and not p["causes"] for p in s["methods"][0]["partitions"])
@@ -162,9 +168,9 @@ def test_foreign_etrecord_is_reported_and_unused(tmp_path: Path) -> None:
 def test_sibling_example_etrecord_is_foreign(tmp_path: Path) -> None:
     """Same model family, same backend, different program (two LRNs vs one): still refused."""
     pte = _setup(tmp_path, LRN.name, (EXAMPLES / "mv2_lrn2_ethosu85.etrecord").read_bytes())
-    program = pte_adapter.load(pte)
-    assert program.etrecord is None
-    assert "does not belong to this program" in program.problems[0]
+    result = pte_adapter.analyse(pte_adapter.load(pte))
+    assert result.source is None
+    assert "does not belong to this program" in result.problems[0]
 
 
 def test_explicit_etrecord_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

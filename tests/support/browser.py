@@ -1,7 +1,7 @@
 """Drive the real Model Explorer web app in Debian's headless Chromium.
 
-Shared by tests/test_browser.py and scripts/make_readme_images.py. Everything here starts its own
-processes in their own process groups and stops exactly those groups, nothing else:
+Shared by tests/e2e/test_browser*.py and scripts/make_readme_images.py. Everything here starts its
+own processes in their own process groups and stops exactly those groups, nothing else:
 
 - `model_explorer_server()`: `model-explorer --extensions=pte_adapter --no_open_in_browser` on a free
   port, yielding the URL it prints;

@@ -575,16 +575,16 @@ def _decoder_watch(swallowed: list[str]) -> Iterator[None]:
     from pte_adapter.delegates import registry
     from pte_adapter.errors import PteFormatError
 
-    orig = registry._load
+    orig = registry.hook
 
-    def _load(target: str) -> Any:
+    def hook(target: str) -> Any:
         decoder = orig(target)
         if decoder is None:
             return None
 
-        def watched(payload: memoryview, ctx: Any) -> Any:
+        def watched(*args: Any) -> Any:
             try:
-                return decoder(payload, ctx)
+                return decoder(*args)
             except PteFormatError:
                 raise
             except Exception as e:
@@ -593,11 +593,11 @@ def _decoder_watch(swallowed: list[str]) -> Iterator[None]:
 
         return watched
 
-    registry._load = _load  # type: ignore[assignment]
+    registry.hook = hook  # type: ignore[assignment]
     try:
         yield
     finally:
-        registry._load = orig  # type: ignore[assignment]
+        registry.hook = orig  # type: ignore[assignment]
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:

@@ -1,9 +1,9 @@
-"""Compare two programs: "did the fix work?" per method, as plain data for `pte-adapter diff`.
+"""Compare two programs: "did the fix work?" per method, as typed data for `pte-adapter diff`.
 
 Methods are paired by name, partitions by role (`roles.py`): the island before the first NPU
 partition in one export is the island before the first NPU partition in the other, whatever the
-instruction indices. Numbers come from the same analysis as `summary` (partitions, crossings,
-decoded delegate stats) and `size` (the byte breakdown), so a diff never disagrees with them.
+instruction indices. Numbers come from the two analyses (`MethodSummary`, the size breakdown), so a
+diff never disagrees with `summary` or `size`.
 
 A *regression* is growth in something that costs at run time on the CPU or across boundaries:
 delegate partitions, CPU islands, CPU compute kernel calls, or bytes crossing a delegate/CPU
@@ -13,33 +13,33 @@ boundary. `--fail-on-regression` exits 1 naming each.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Generic, TypeVar
 
-from pte_adapter.analysis.partitions import partition_method
-from pte_adapter.analysis.roles import partition_roles
-from pte_adapter.analysis.size import SizeReport, size_report
-from pte_adapter.analysis.summary import MethodSummary, PartitionSummary, method_summary
-from pte_adapter.program.model import Method, Program
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
+from pte_adapter.analysis.size import SizeReport
+from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+from pte_adapter.backends import CPU
 
-# Method numbers compared, in display order: key -> label.
-METRICS: dict[str, str] = {
-    "instructions": "instructions",
-    "delegate_partitions": "delegate partitions",
-    "cpu_islands": "CPU islands",
-    "cpu_kernel_calls": "CPU kernel calls",
-    "cpu_compute_calls": "CPU compute calls",
-    "cpu_glue_calls": "CPU glue calls",
-    "crossing_tensors": "boundary crossings (tensors)",
-    "crossing_bytes": "boundary crossing bytes",
-    "handoff_tensors": "delegate handoffs (tensors)",
-    "handoff_bytes": "delegate handoff bytes",
-    "delegate_inner_ops": "operations inside delegates",
-    "npu_ops": "NPU operations",
-    "cmd_bytes": "NPU command stream bytes",
-    "weight_bytes": "NPU weight bytes",
-    "scratch_bytes": "NPU scratch bytes",
-}
+# Method numbers compared, in display order.
+METRICS = (
+    "instructions",
+    "delegate_partitions",
+    "cpu_islands",
+    "cpu_kernel_calls",
+    "cpu_compute_calls",
+    "cpu_glue_calls",
+    "crossing_tensors",
+    "crossing_bytes",
+    "handoff_tensors",
+    "handoff_bytes",
+    "delegate_inner_ops",
+    "npu_ops",
+    "cmd_bytes",
+    "weight_bytes",
+    "scratch_bytes",
+)
 REGRESSION_KEYS = ("delegate_partitions", "cpu_islands", "cpu_compute_calls", "crossing_bytes")
 
 # Leaf kinds of the size breakdown that are constant data (weights, biases, scales, tables).
@@ -59,20 +59,86 @@ CONSTANT_KINDS = frozenset(
     }
 )
 
+T = TypeVar("T", int, int | None)
 
-def _change(before: Any, after: Any) -> dict[str, Any]:
-    delta = after - before if isinstance(before, int) and isinstance(after, int) else None
-    return {"before": before, "after": after, "delta": delta}
+
+@dataclass
+class Change(Generic[T]):
+    before: T
+    after: T
+
+    @property
+    def delta(self) -> int | None:
+        if isinstance(self.before, int) and isinstance(self.after, int):
+            return self.after - self.before
+        return None
+
+
+@dataclass
+class CountsChange:
+    """Tensors and their bytes in one direction, before and after."""
+
+    before: tuple[int, int]
+    after: tuple[int, int]
+
+
+@dataclass
+class PartitionPair:
+    role: str
+    status: str  # "same role" | "removed" | "added"
+    before: PartitionSummary | None
+    after: PartitionSummary | None
+
+
+@dataclass
+class MethodDiff:
+    name: str
+    status: str  # "both" | "removed" (only before) | "added" (only after)
+    numbers: dict[str, Change[int | None]]  # METRICS
+    delegate_calls: dict[str, Change[int]]
+    cpu_compute_ops_added: dict[str, int]
+    cpu_compute_ops_removed: dict[str, int]
+    cpu_glue_ops_added: dict[str, int]
+    cpu_glue_ops_removed: dict[str, int]
+    crossings: dict[str, CountsChange]
+    handoffs: dict[str, CountsChange]
+    partitions: list[PartitionPair]
+
+
+@dataclass
+class Regression:
+    method: str
+    metric: str  # one of REGRESSION_KEYS
+    before: int
+    after: int
+
+
+@dataclass
+class SizeDiff:
+    file_size: Change[int]
+    constant_bytes: Change[int]
+    external_bytes: Change[int]
+    by_kind: dict[str, Change[int]]
+
+
+@dataclass
+class ProgramDiff:
+    before: str  # file names
+    after: str
+    methods: list[MethodDiff]
+    size: SizeDiff
+    delegates_size: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]
+    regressions: list[Regression] = field(default_factory=list)
 
 
 def _stat_sum(s: MethodSummary, key: str) -> int | None:
-    values = [p.delegate_stats.get(key) for p in s.partitions if p.backend != "CPU"]
+    values = [p.delegate_stats.get(key) for p in s.partitions if p.backend != CPU]
     nums = [int(v) for v in values if isinstance(v, (int, float))]
     return sum(nums) if nums else None
 
 
 def method_numbers(s: MethodSummary) -> dict[str, int | None]:
-    inner = [p.inner_ops for p in s.partitions if p.backend != "CPU"]
+    inner = [p.inner_ops for p in s.partitions if p.backend != CPU]
     return {
         "instructions": s.instructions,
         "delegate_partitions": s.delegate_partitions,
@@ -97,173 +163,111 @@ def _counter_diff(before: dict[str, int], after: dict[str, int]) -> tuple[dict[s
     return dict(sorted((a - b).items())), dict(sorted((b - a).items()))
 
 
-def _partition_view(p: PartitionSummary) -> dict[str, Any]:
-    keys = (
-        "npu_ops",
-        "cmd_bytes",
-        "weight_bytes",
-        "scratch_bytes",
-        "xnn_nodes",
-        "tosa_ops",
-        "constant_bytes",
-        "tosa_constant_bytes",
-    )
-    return {
-        "name": p.name,
-        "backend": p.backend,
-        "instructions": p.instructions,
-        "kernel_calls": p.kernel_calls,
-        "compute_ops": p.compute_ops,
-        "glue_ops": p.glue_ops,
-        "inner_ops": p.inner_ops,
-        "bytes_in": p.bytes_in,
-        "bytes_out": p.bytes_out,
-        "stats": {k: p.delegate_stats[k] for k in keys if k in p.delegate_stats},
-    }
-
-
-def _summarise(method: Method | None) -> tuple[MethodSummary | None, list[str]]:
-    if method is None:
-        return None, []
-    parts = partition_method(method)
-    return method_summary(method, parts), partition_roles(parts)
-
-
-def _pair_partitions(
-    sb: MethodSummary | None, rb: list[str], sa: MethodSummary | None, ra: list[str]
-) -> list[dict[str, Any]]:
+def _pair_partitions(mb: MethodAnalysis | None, ma: MethodAnalysis | None) -> list[PartitionPair]:
     """Partitions of both sides in execution order, paired by role."""
-    before = sb.partitions if sb else []
-    after = sa.partitions if sa else []
-    out: list[dict[str, Any]] = []
+    rb, ra = (mb.roles if mb else []), (ma.roles if ma else [])
+    before = mb.summary.partitions if mb else []
+    after = ma.summary.partitions if ma else []
+    out: list[PartitionPair] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(a=rb, b=ra, autojunk=False).get_opcodes():
         if tag == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                out.append(
-                    {
-                        "role": rb[i],
-                        "status": "same role",
-                        "before": _partition_view(before[i]),
-                        "after": _partition_view(after[j]),
-                    }
-                )
+                out.append(PartitionPair(rb[i], "same role", before[i], after[j]))
             continue
-        for i in range(i1, i2):
-            out.append(
-                {
-                    "role": rb[i],
-                    "status": "removed",
-                    "before": _partition_view(before[i]),
-                    "after": None,
-                }
-            )
-        for j in range(j1, j2):
-            out.append(
-                {
-                    "role": ra[j],
-                    "status": "added",
-                    "before": None,
-                    "after": _partition_view(after[j]),
-                }
-            )
+        out.extend(PartitionPair(rb[i], "removed", before[i], None) for i in range(i1, i2))
+        out.extend(PartitionPair(ra[j], "added", None, after[j]) for j in range(j1, j2))
     return out
 
 
-def _by_key(before: dict[str, int], after: dict[str, int]) -> dict[str, dict[str, Any]]:
-    return {k: _change(before.get(k, 0), after.get(k, 0)) for k in sorted({*before, *after})}
+def _by_key(before: dict[str, int], after: dict[str, int]) -> dict[str, Change[int]]:
+    return {k: Change(before.get(k, 0), after.get(k, 0)) for k in sorted({*before, *after})}
 
 
-def diff_method(name: str, mb: Method | None, ma: Method | None) -> dict[str, Any]:
-    sb, rb = _summarise(mb)
-    sa, ra = _summarise(ma)
+def _directions(
+    counts: tuple[dict[str, int], dict[str, int]], sizes: tuple[dict[str, int], dict[str, int]]
+) -> dict[str, CountsChange]:
+    return {
+        d: CountsChange(
+            (counts[0].get(d, 0), sizes[0].get(d, 0)), (counts[1].get(d, 0), sizes[1].get(d, 0))
+        )
+        for d in sorted({*counts[0], *counts[1]})
+    }
+
+
+def diff_method(name: str, mb: MethodAnalysis | None, ma: MethodAnalysis | None) -> MethodDiff:
+    sb = mb.summary if mb else None
+    sa = ma.summary if ma else None
     nb = method_numbers(sb) if sb else {}
     na = method_numbers(sa) if sa else {}
-    status = "both" if sb and sa else ("removed" if sb else "added")
-    added, removed = _counter_diff(
-        sb.cpu_compute_ops if sb else {}, sa.cpu_compute_ops if sa else {}
-    )
+
+    def field_of(s: MethodSummary | None, key: str) -> dict[str, int]:
+        return dict(getattr(s, key)) if s else {}
+
+    added, removed = _counter_diff(field_of(sb, "cpu_compute_ops"), field_of(sa, "cpu_compute_ops"))
     glue_added, glue_removed = _counter_diff(
-        sb.cpu_glue_ops if sb else {}, sa.cpu_glue_ops if sa else {}
+        field_of(sb, "cpu_glue_ops"), field_of(sa, "cpu_glue_ops")
     )
-    crossings = {
-        d: {
-            "before": [
-                sb.crossings.get(d, 0) if sb else 0,
-                sb.crossing_bytes.get(d, 0) if sb else 0,
-            ],
-            "after": [
-                sa.crossings.get(d, 0) if sa else 0,
-                sa.crossing_bytes.get(d, 0) if sa else 0,
-            ],
-        }
-        for d in sorted({*(sb.crossings if sb else {}), *(sa.crossings if sa else {})})
-    }
-    handoffs = {
-        d: {
-            "before": [sb.handoffs.get(d, 0) if sb else 0, sb.handoff_bytes.get(d, 0) if sb else 0],
-            "after": [sa.handoffs.get(d, 0) if sa else 0, sa.handoff_bytes.get(d, 0) if sa else 0],
-        }
-        for d in sorted({*(sb.handoffs if sb else {}), *(sa.handoffs if sa else {})})
-    }
-    return {
-        "name": name,
-        "status": status,
-        "numbers": {k: _change(nb.get(k), na.get(k)) for k in METRICS},
-        "delegate_calls": _by_key(sb.delegate_calls if sb else {}, sa.delegate_calls if sa else {}),
-        "cpu_compute_ops_added": added,
-        "cpu_compute_ops_removed": removed,
-        "cpu_glue_ops_added": glue_added,
-        "cpu_glue_ops_removed": glue_removed,
-        "crossings": crossings,
-        "handoffs": handoffs,
-        "partitions": _pair_partitions(sb, rb, sa, ra),
-    }
+    return MethodDiff(
+        name=name,
+        status="both" if sb and sa else ("removed" if sb else "added"),
+        numbers={k: Change(nb.get(k), na.get(k)) for k in METRICS},
+        delegate_calls=_by_key(field_of(sb, "delegate_calls"), field_of(sa, "delegate_calls")),
+        cpu_compute_ops_added=added,
+        cpu_compute_ops_removed=removed,
+        cpu_glue_ops_added=glue_added,
+        cpu_glue_ops_removed=glue_removed,
+        crossings=_directions(
+            (field_of(sb, "crossings"), field_of(sa, "crossings")),
+            (field_of(sb, "crossing_bytes"), field_of(sa, "crossing_bytes")),
+        ),
+        handoffs=_directions(
+            (field_of(sb, "handoffs"), field_of(sa, "handoffs")),
+            (field_of(sb, "handoff_bytes"), field_of(sa, "handoff_bytes")),
+        ),
+        partitions=_pair_partitions(mb, ma),
+    )
 
 
-def _size_section(before: SizeReport, after: SizeReport) -> dict[str, Any]:
+def _size_diff(before: SizeReport, after: SizeReport) -> SizeDiff:
     tb, ta = before.totals(), after.totals()
 
     def constant(t: dict[str, int]) -> int:
         return sum(v for k, v in t.items() if k in CONSTANT_KINDS)
 
-    ext_b = sum(e.referenced_bytes for e in before.external)
-    ext_a = sum(e.referenced_bytes for e in after.external)
-    return {
-        "file_size": _change(before.file_size, after.file_size),
-        "constant_bytes": _change(constant(tb), constant(ta)),
-        "external_bytes": _change(ext_b, ext_a),
-        "by_kind": _by_key(tb, ta),
-    }
+    return SizeDiff(
+        file_size=Change(before.file_size, after.file_size),
+        constant_bytes=Change(constant(tb), constant(ta)),
+        external_bytes=Change(
+            sum(e.referenced_bytes for e in before.external),
+            sum(e.referenced_bytes for e in after.external),
+        ),
+        by_kind=_by_key(tb, ta),
+    )
 
 
-def regressions(methods: list[dict[str, Any]]) -> list[str]:
+def regressions(methods: list[MethodDiff]) -> list[Regression]:
     out = []
     for m in methods:
-        if m["status"] != "both":
+        if m.status != "both":
             continue
         for key in REGRESSION_KEYS:
-            c = m["numbers"][key]
-            if c["delta"] is not None and c["delta"] > 0:
-                out.append(f"{m['name']}: {METRICS[key]} grew {c['before']} -> {c['after']}")
+            c = m.numbers[key]
+            delta = c.delta
+            if delta is not None and delta > 0 and c.before is not None and c.after is not None:
+                out.append(Regression(m.name, key, c.before, c.after))
     return out
 
 
-def diff_programs(before: Program, after: Program) -> dict[str, Any]:
-    """Everything `pte-adapter diff` reports, JSON-ready."""
+def diff_programs(before: ProgramAnalysis, after: ProgramAnalysis) -> ProgramDiff:
+    """Everything `pte-adapter diff` reports."""
     names = list(dict.fromkeys([m.name for m in before.methods] + [m.name for m in after.methods]))
-    by_b = {m.name: m for m in before.methods}
-    by_a = {m.name: m for m in after.methods}
-    methods = [diff_method(n, by_b.get(n), by_a.get(n)) for n in names]
-    size_b, size_a = size_report(before), size_report(after)
-    return {
-        "before": size_b.file,
-        "after": size_a.file,
-        "methods": methods,
-        "size": _size_section(size_b, size_a),
-        "delegates_size": {"before": size_b.delegate_totals(), "after": size_a.delegate_totals()},
-        "regressions": regressions(methods),
-        "notes": [
-            "CPU compute operators are listed by operator name; their source modules need "
-            "ETRecords, which this version does not read.",
-        ],
-    }
+    methods = [diff_method(n, before.method(n), after.method(n)) for n in names]
+    size_b, size_a = before.size(), after.size()
+    return ProgramDiff(
+        before=size_b.file,
+        after=size_a.file,
+        methods=methods,
+        size=_size_diff(size_b, size_a),
+        delegates_size=(size_b.delegate_totals(), size_a.delegate_totals()),
+        regressions=regressions(methods),
+    )

@@ -305,11 +305,3 @@ def partition_sources(
         causes = island_causes(method, source, p) if p.is_cpu and has_delegate else []
         out.append(PartitionSource(covered_modules(source, p), causes))
     return out
-
-
-def program_source(program: Program) -> ProgramSource | None:
-    """The source mapping of the ETRecord `api.load` attached (only one that belongs)."""
-    if program.etrecord is None:
-        return None
-    source, _ = match_source(program, program.etrecord)
-    return source

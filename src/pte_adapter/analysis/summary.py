@@ -1,24 +1,18 @@
-"""The fragmentation numbers as plain data: what the CLI prints, the JSON holds and the API returns.
-
-`summarize(program)` -> {"file": ..., "methods": [MethodSummary as dict, ...]}. Keys are stable;
-new keys may be added, existing ones keep their meaning (documented in the README).
+"""The fragmentation numbers of one method, as typed data: what `summary`, `check`, `diff` and the
+Model Explorer attributes show (`render/summary_json.py` gives the stable JSON; the keys are in
+docs/json.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from pte_adapter.analysis.npu_performance import method_npu_estimate
-from pte_adapter.analysis.partitions import MethodPartitions, Partition, partition_method
-from pte_adapter.analysis.source import (
-    MethodSource,
-    PartitionSource,
-    partition_sources,
-    program_source,
-)
-from pte_adapter.analysis.why import why_not_delegated
-from pte_adapter.program.model import Method, Program
+from pte_adapter.analysis.npu_estimate import MethodEstimate
+from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.source import InstructionSource, MethodSource, PartitionSource
+from pte_adapter.analysis.why import Reason
+from pte_adapter.program.model import Method
 
 
 @dataclass
@@ -34,12 +28,10 @@ class PartitionSummary:
     inner_ops: int | None  # delegates: decoded operations inside (None = not decoded)
     bytes_in: int  # bytes of tensors read from other partitions / method inputs
     bytes_out: int  # bytes of tensors read by other partitions / returned by the method
-    delegate_stats: dict[str, Any] = field(default_factory=dict)
+    delegate_stats: dict[str, Any] = field(default_factory=dict)  # the decoder's numbers
     problems: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)  # layers covered (from the ETRecord)
-    causes: list[str] = field(
-        default_factory=list
-    )  # CPU islands: "features.4 LocalResponseNorm → op"
+    causes: list[str] = field(default_factory=list)  # CPU islands: "features.4 LRN → op"
     why: list[str] = field(default_factory=list)  # CPU islands: why each compute op stayed on CPU
 
 
@@ -63,20 +55,17 @@ class MethodSummary:
     delegated_share_by_inner_ops: float | None
     partitions: list[PartitionSummary]
     problems: list[str]
-    # Ethos-U performance estimate and fragmentation cost (analysis/npu_performance.py);
-    # None when no partition has one.
-    npu_estimate: dict[str, Any] | None = None
-    # Per CPU compute kernel and backend: {instruction, operator, backend, kind, reason}.
-    why: list[dict[str, Any]] = field(default_factory=list)
-    # Per instruction with a recorded source: {instruction, modules, source_line} (ETRecord).
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    # The estimated cost on the NPU and of the split (analysis/npu_estimate.py); None when no
+    # partition has an estimate.
+    npu_estimate: MethodEstimate | None = None
+    # Per CPU compute kernel and partitioner: why it was not delegated.
+    why: list[Reason] = field(default_factory=list)
+    # Per instruction with a recorded source (ETRecord), in instruction order.
+    sources: list[InstructionSource] = field(default_factory=list)
 
 
 def partition_summary(
-    method: Method,
-    part: Partition,
-    source: PartitionSource | None = None,
-    why: list[str] | None = None,
+    method: Method, part: Partition, source: PartitionSource, why: list[str]
 ) -> PartitionSummary:
     stats: dict[str, Any] = {}
     problems: list[str] = []
@@ -98,18 +87,21 @@ def partition_summary(
         bytes_out=part.bytes_out,
         delegate_stats=stats,
         problems=problems,
-        modules=source.modules if source else [],
-        causes=source.causes if source else [],
-        why=why or [],
+        modules=source.modules,
+        causes=source.causes,
+        why=why,
     )
 
 
 def method_summary(
-    method: Method, parts: MethodPartitions | None = None, source: MethodSource | None = None
+    method: Method,
+    parts: MethodPartitions,
+    source: MethodSource | None,
+    partition_sources: list[PartitionSource],
+    reasons: list[Reason],
+    estimate: MethodEstimate | None,
 ) -> MethodSummary:
-    parts = parts or partition_method(method)
-    reasons = why_not_delegated(method, parts)
-    sources = partition_sources(method, source, parts)
+    """The numbers, from what the analysis found (`analysis.program_analysis`)."""
     why_by_part: list[list[str]] = [[] for _ in parts.partitions]
     for r in reasons:
         texts = why_by_part[parts.partition_of[r.instruction]]
@@ -137,40 +129,11 @@ def method_summary(
         delegated_share_by_instructions=round(float(share["by_instructions"] or 0.0), 4),
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
         partitions=[
-            partition_summary(method, p, sources[p.index], why_by_part[p.index])
+            partition_summary(method, p, partition_sources[p.index], why_by_part[p.index])
             for p in parts.partitions
         ],
         problems=list(method.problems) + list(parts.dataflow.problems),
-        npu_estimate=method_npu_estimate(method, parts),
-        why=[
-            {
-                "instruction": r.instruction,
-                "operator": r.operator,
-                "backend": r.backend,
-                "kind": r.kind,
-                "reason": r.text,
-            }
-            for r in reasons
-        ],
-        sources=[
-            {"instruction": i, "modules": [m.text for m in s.modules], "source_line": s.source_line}
-            for i, s in sorted(source.instructions.items())
-        ]
-        if source
-        else [],
+        npu_estimate=estimate,
+        why=reasons,
+        sources=[s for _, s in sorted(source.instructions.items())] if source else [],
     )
-
-
-def summarize(program: Program) -> dict[str, Any]:
-    """Per-method partition numbers as plain data (JSON-ready)."""
-    source = program_source(program)
-    return {
-        "file": program.path.name if program.path else None,
-        "file_size": program.file_size,
-        "etrecord": source.etrecord if source else None,
-        "methods": [
-            asdict(method_summary(m, source=source.methods.get(m.name) if source else None))
-            for m in program.methods
-        ],
-        "problems": list(program.problems),
-    }

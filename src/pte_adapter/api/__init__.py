@@ -1,10 +1,20 @@
-"""The Python API: load a `.pte` into the typed model, with every delegate payload decoded."""
+"""The Python API: open a `.pte` (or its bytes), analyse it, and get the numbers.
+
+    program = load("model.pte")          # the typed model, every delegate payload decoded
+    result = analyse(program)            # partitions, layers, reasons, estimates ... once
+    numbers = summarize(program)         # what `pte-adapter summary --json` prints
+
+Side files are found beside the program: `.ptd` external data, the Arm backend's intermediate
+`.tosa` files, the ETRecord (`<stem>.etrecord`) and the ETDump (`<stem>.etdp`, `open_profile`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pte_adapter.analysis.source import match_source
+from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
+from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
 from pte_adapter.delegates.registry import DecodeContext, decode_payload
@@ -12,6 +22,19 @@ from pte_adapter.delegates.tosa.sidecars import attach_tosa_sidecars
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Delegate, Program
 from pte_adapter.program.reader import read_program
+from pte_adapter.render.summary_json import summary_json
+
+__all__ = [
+    "ProgramAnalysis",
+    "analyse",
+    "etdump_beside",
+    "load",
+    "load_bytes",
+    "open_analysis",
+    "summarize",
+]
+
+ETDUMP_SUFFIX = ".etdp"
 
 
 def load(
@@ -25,8 +48,9 @@ def load(
 
     Raises `PteFormatError` when the program itself cannot be read. A delegate payload that cannot
     be decoded does not raise: its problems are recorded on the delegate. The ETRecord
-    (`etrecord`, else `<stem>.etrecord` beside the `.pte` when `sidecars`) is attached when it
-    belongs to the program; a corrupt or foreign one is only a problem on the program.
+    (`etrecord`, else `<stem>.etrecord` beside the `.pte` when `sidecars`) is read and kept on the
+    program; `analyse` uses it only if it belongs to the program. A corrupt one is a problem on the
+    program.
     """
     path = Path(path)
     try:
@@ -40,7 +64,7 @@ def load(
             attach_tosa_sidecars(program)
     note_side_file_problems(program)
     if etrecord is not None or sidecars:
-        attach_etrecord(
+        read_etrecord_into(
             program,
             Path(etrecord) if etrecord is not None else path.with_suffix(".etrecord"),
             explicit=etrecord is not None,
@@ -48,22 +72,15 @@ def load(
     return program
 
 
-def attach_etrecord(program: Program, path: Path, *, explicit: bool = False) -> None:
-    """Read the ETRecord at `path` and keep it on the program if it belongs to it.
-
-    A missing file is silent when it was only looked for beside the `.pte`."""
+def read_etrecord_into(program: Program, path: Path, *, explicit: bool = False) -> None:
+    """Read the ETRecord at `path` onto the program. A missing file is silent when it was only
+    looked for beside the `.pte`; an unreadable one is a problem of the program."""
     if not explicit and not path.is_file():
         return
     try:
-        record = read_etrecord(path)
+        program.etrecord = read_etrecord(path)
     except PteFormatError as e:
         program.problems.append(f"ETRecord not used: {e}")
-        return
-    _, problems = match_source(program, record)
-    if problems:
-        program.problems.extend(problems)
-        return
-    program.etrecord = record
 
 
 def load_bytes(data: bytes | memoryview, name: str = "<bytes>") -> Program:
@@ -108,3 +125,47 @@ def decode_all(program: Program) -> None:
                 payload_offset=delegate.payload_offset,
             )
             delegate.decoded = decode_payload(payload, ctx)
+
+
+def etdump_beside(pte: str | Path) -> Path:
+    """`model.etdp` for `model.pte`: where `examples/profile_examples.py` (and people) put it."""
+    return Path(pte).with_suffix(ETDUMP_SUFFIX)
+
+
+def read_etdump_beside(pte: str | Path, etdump: str | Path | None = None) -> ETDump | None:
+    """The ETDump at `etdump`, else the one beside the program; None when there is none beside it.
+    Raises `PteFormatError` for an unreadable one."""
+    path = Path(etdump) if etdump is not None else etdump_beside(pte)
+    if etdump is None and not path.is_file():
+        return None
+    return load_etdump(path)
+
+
+def open_analysis(
+    path: str | Path,
+    *,
+    etrecord: str | Path | None = None,
+    etdump: str | Path | None = None,
+    profile: bool = True,
+) -> ProgramAnalysis:
+    """Load and analyse a program with its side files: the ETRecord and, when `profile`, the
+    ETDump (`etdump`, else `<stem>.etdp` beside it). A corrupt ETDump is kept as the analysis's
+    `profile_error`, like one recorded running another program."""
+    program = load(path, etrecord=etrecord)
+    dump: ETDump | None = None
+    error: PteFormatError | None = None
+    if profile:
+        try:
+            dump = read_etdump_beside(path, etdump)
+        except PteFormatError as e:
+            error = e
+    result = analyse(program, dump)
+    if error is not None:
+        result.profile_error = error
+    return result
+
+
+def summarize(program: Program | ProgramAnalysis) -> dict[str, Any]:
+    """The numbers of `pte-adapter summary --json`, as plain data (docs/json.md)."""
+    result = program if isinstance(program, ProgramAnalysis) else analyse(program)
+    return summary_json(result)

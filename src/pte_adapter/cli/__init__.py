@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from pte_adapter.errors import PteFormatError
 
@@ -32,24 +33,31 @@ class UsageError(Exception):
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from pte_adapter.explorer.convert import convert_path
-    from pte_adapter.render.model_explorer import graphs_to_json
+    from pte_adapter.api import analyse, load, open_analysis
+    from pte_adapter.backends import for_file
+    from pte_adapter.render.model_explorer import build_graph, graphs_to_json
+    from pte_adapter.render.payload_file import payload_file_graphs
+    from pte_adapter.render.plan.program import program_plan
 
     out = Path(args.output)
     if out.is_dir():
         raise UsageError(f"-o {out}: is a directory; give a file name, e.g. {out / 'graph.json'}")
     if not out.parent.is_dir():
         raise UsageError(f"-o {out}: the folder {out.parent} does not exist")
-    if getattr(args, "vela", False):
-        from pte_adapter.api import load
-        from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
-        from pte_adapter.render.model_explorer import program_graphs
-
-        program = load(args.model)
-        compare_with_vela(program, args.timeout)
-        graphs = program_graphs(program)
+    backend = for_file(Path(args.model).suffix)
+    if backend is not None:  # a bare payload file (.tosa): its graphs, nothing to overlay
+        graphs, result, plan = payload_file_graphs(Path(args.model), backend), None, None
     else:
-        graphs = convert_path(args.model)
+        if getattr(args, "vela", False):
+            from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
+
+            program = load(args.model)
+            compare_with_vela(program, args.timeout)
+            result = analyse(program)
+        else:
+            result = open_analysis(args.model)
+        plan = program_plan(result)
+        graphs = [build_graph(g) for g in plan.graphs]
     data = graphs_to_json(graphs, Path(args.model).name)
     try:
         out.write_text(json.dumps(data, ensure_ascii=False))
@@ -58,28 +66,30 @@ def _cmd_export(args: argparse.Namespace) -> int:
     n = len(data["graphs"])
     print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
     if getattr(args, "npu_overlay", None):
+        from model_explorer.node_data_builder import ModelNodeData
+
         from pte_adapter.render.npu_overlay import npu_overlay
 
-        overlay = npu_overlay(data)
+        overlay = npu_overlay(result, plan) if result and plan else ModelNodeData(graphsData={})
         Path(args.npu_overlay).write_text(overlay.to_json_string(indent=1))
         print(f"wrote {args.npu_overlay} ({len(overlay.graphsData)} graphs with NPU estimates)")
     return EXIT_OK
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from pte_adapter.analysis.summary import summarize
-    from pte_adapter.api import load
+    from pte_adapter.api import open_analysis
     from pte_adapter.render.report import json_report, text_report
+    from pte_adapter.render.summary_json import summary_json
 
-    summary = summarize(load(args.model, etrecord=args.etrecord))
-    print(json_report(summary) if args.json else text_report(summary))
+    result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
+    print(json_report(summary_json(result)) if args.json else text_report(result))
     return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.check import NO_LIMIT, CheckUsageError, Limits, run_check
-    from pte_adapter.analysis.summary import summarize
-    from pte_adapter.api import load
+    from pte_adapter.api import open_analysis
+    from pte_adapter.render.check_report import failure_lines, notes, report_lines
 
     limits = Limits(
         args.max_partitions,
@@ -91,17 +101,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     )
     if not limits.any_limit():  # before reading the file: the command line alone is wrong
         raise UsageError(NO_LIMIT)
+    result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
     try:
-        result = run_check(summarize(load(args.model, etrecord=args.etrecord)), limits)
+        checked = run_check([m.summary for m in result.methods], limits)
     except CheckUsageError as e:
         raise UsageError(str(e)) from e
-    for line in result.notes:
+    for line in notes(checked):
         print(f"note: {line}", file=sys.stderr)
-    for line in result.failures:
+    for line in failure_lines(checked):
         print(line, file=sys.stderr)
-    if not result.ok:
+    if not checked.ok:
         return EXIT_CHECK_FAILED
-    for line in result.report:
+    for line in report_lines(checked):
         print(line)
     print("OK")
     return EXIT_OK
@@ -124,37 +135,31 @@ def _version() -> str:
 
 
 def _cmd_size(args: argparse.Namespace) -> int:
-    from pte_adapter.analysis.size import size_report
-    from pte_adapter.api import load
+    from pte_adapter.api import open_analysis
     from pte_adapter.render.size_report import json_size_report, text_size_report
 
-    report = size_report(load(args.model))
+    report = open_analysis(args.model, profile=False).size()
     print(json_size_report(report) if args.json else text_size_report(report))
     return EXIT_OK
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.diff import diff_programs
-    from pte_adapter.api import load
-    from pte_adapter.render.diff_report import json_diff_report, text_diff_report
+    from pte_adapter.api import open_analysis
+    from pte_adapter.render.diff_report import json_diff_report, regression_text, text_diff_report
 
-    diff = diff_programs(load(args.before), load(args.after))
+    diff = diff_programs(
+        open_analysis(args.before, profile=False), open_analysis(args.after, profile=False)
+    )
     print(json_diff_report(diff) if args.json else text_diff_report(diff))
-    if args.fail_on_regression and diff["regressions"]:
-        for r in diff["regressions"]:
-            print(f"REGRESSION {r}", file=sys.stderr)
+    if args.fail_on_regression and diff.regressions:
+        for r in diff.regressions:
+            print(f"REGRESSION {regression_text(r)}", file=sys.stderr)
         return EXIT_CHECK_FAILED
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pte-adapter",
-        description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
-    )
-    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _export_parser(sub: Any) -> None:
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="output .json path")
@@ -172,12 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_export)
 
-    p = sub.add_parser("summary", help="per-method partition table")
-    p.add_argument("model")
-    p.add_argument("--json", action="store_true", help="stable JSON instead of text")
-    p.add_argument("--etrecord", help=ETRECORD_HELP)
-    p.set_defaults(func=_cmd_summary)
 
+def _check_parser(sub: Any) -> None:
     p = sub.add_parser("check", help="exit 1 when the partitioning exceeds limits (a CI gate)")
     p.add_argument("model")
     p.add_argument("--max-partitions", type=int, help="most delegate partitions allowed")
@@ -189,6 +190,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_check)
 
+
+def _summary_parser(sub: Any) -> None:
+    p = sub.add_parser("summary", help="per-method partition table")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true", help="stable JSON instead of text")
+    p.add_argument("--etrecord", help=ETRECORD_HELP)
+    p.set_defaults(func=_cmd_summary)
+
+
+def _vela_parser(sub: Any) -> None:
     p = sub.add_parser(
         "vela",
         help="Vela's own estimate per Ethos-U partition next to ours "
@@ -199,15 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON instead of text")
     p.set_defaults(func=_cmd_vela)
 
-    from pte_adapter.cli.profile import add_parser as add_profile_parser
 
-    add_profile_parser(sub)
-
+def _size_parser(sub: Any) -> None:
     p = sub.add_parser("size", help="where the bytes of the file go (adds up to the file size)")
     p.add_argument("model")
     p.add_argument("--json", action="store_true", help="every part as JSON")
     p.set_defaults(func=_cmd_size)
 
+
+def _diff_parser(sub: Any) -> None:
     p = sub.add_parser("diff", help="what changed between two exports, per method")
     p.add_argument("before")
     p.add_argument("after")
@@ -218,6 +229,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when partitions, CPU islands, CPU compute calls or crossing bytes grew",
     )
     p.set_defaults(func=_cmd_diff)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pte_adapter.cli.profile import add_parser as add_profile_parser
+
+    parser = argparse.ArgumentParser(
+        prog="pte-adapter",
+        description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
+    )
+    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (  # the order of the commands in --help
+        _export_parser,
+        _summary_parser,
+        _check_parser,
+        _vela_parser,
+        add_profile_parser,
+        _size_parser,
+        _diff_parser,
+    ):
+        add(sub)
     return parser
 
 

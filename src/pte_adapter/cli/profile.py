@@ -1,6 +1,7 @@
 """`pte-adapter profile model.pte [model.etdp]`: measured time per partition and per run.
 
-Registered by cli.py; kept apart so that the command's options and output live in one place."""
+Registered by cli/__init__.py; kept apart so that the command's options and output live in one
+place."""
 
 from __future__ import annotations
 
@@ -42,20 +43,25 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pte_adapter.analysis.profile.summary import profile_summary
-    from pte_adapter.api.profile import load_profile
+    from pte_adapter.api import analyse, etdump_beside, load, read_etdump_beside
     from pte_adapter.render.profile_report import json_profile, text_profile
 
     if not args.tick_ns > 0:
         print("pte-adapter: --tick-ns must be a positive number")
         return EXIT_USAGE
-    _, profile = load_profile(args.model, args.etdump)
-    summary = profile_summary(profile, Path(args.model).name, args.tick_ns)
+    program = load(args.model)
+    dump = read_etdump_beside(args.model, args.etdump or etdump_beside(args.model))
+    result = analyse(program, dump, tick_ns=args.tick_ns)
+    if result.profile_error is not None:
+        raise result.profile_error
+    summary = result.profile_summary
+    assert summary is not None  # an ETDump was given and placed
     print(json_profile(summary) if args.json else text_profile(summary))
     if args.node_data:
         from pte_adapter.render.node_data import node_data_json
+        from pte_adapter.render.plan.program import program_plan
 
-        Path(args.node_data).write_text(node_data_json(profile, args.tick_ns))
+        Path(args.node_data).write_text(node_data_json(result, program_plan(result)))
         if not args.json:
             print(f"wrote {args.node_data}")
     if args.plot:

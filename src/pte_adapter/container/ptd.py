@@ -10,11 +10,12 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from pte_adapter.container._generated import flat_tensor_schema as S
 from pte_adapter.container.flatbuf import FlatBuffer
 from pte_adapter.container.pte import BinaryFile, Span
 from pte_adapter.errors import PteFormatError
 
-PTD_IDENTIFIER = b"FT01"
+PTD_IDENTIFIER = S.FILE_IDENTIFIER
 PTD_HEADER_MAGIC = b"FH01"
 PTD_HEADER_MIN_LENGTH = 40
 
@@ -57,25 +58,26 @@ class PtdFile(BinaryFile):
         self.segment_base_offset = base
         fb = FlatBuffer(self.data[: fb_off + fb_size], f"{name} (FlatTensor)")
         root = fb.root(PTD_IDENTIFIER)
-        self.version = root.int(0, "I")
+        self.version = root.int(S.FlatTensor.version, "I")
         segments = [
-            Span(base + t.int(0, "Q"), t.int(1, "Q")) for t in root.iter_tables(1, "segments")
+            Span(base + t.int(S.DataSegment.offset, "Q"), t.int(S.DataSegment.size, "Q"))
+            for t in root.iter_tables(S.FlatTensor.segments, "segments")
         ]
         self.entries: dict[str, PtdEntry] = {}
-        for nd in root.iter_tables(2, "named_data"):
-            key = nd.string(0, "key") or ""
-            idx = nd.int(1, "I")
+        for nd in root.iter_tables(S.FlatTensor.named_data, "named_data"):
+            key = nd.string(S.NamedData.key, "key") or ""
+            idx = nd.int(S.NamedData.segment_index, "I")
             if not 0 <= idx < len(segments):
                 raise PteFormatError(
                     f"named data {key!r} points at segment {idx}; the file has {len(segments)}",
                     part=name,
                     offset=fb.base + nd.pos,
                 )
-            layout = nd.table(3, "tensor_layout")
+            layout = nd.table(S.NamedData.tensor_layout, "tensor_layout")
             self.entries[key] = PtdEntry(
                 key,
                 segments[idx],
-                layout.int(0, "b") if layout else None,
-                layout.ints(1, "i", "sizes") if layout else [],
-                layout.ints(2, "B", "dim_order") if layout else [],
+                layout.int(S.TensorLayout.scalar_type, "b") if layout else None,
+                layout.ints(S.TensorLayout.sizes, "i", "sizes") if layout else [],
+                layout.ints(S.TensorLayout.dim_order, "B", "dim_order") if layout else [],
             )

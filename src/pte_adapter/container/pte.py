@@ -20,10 +20,11 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from pte_adapter.container._generated import flat_tensor_schema, program_schema
 from pte_adapter.container.flatbuf import FlatBuffer
 from pte_adapter.errors import PteFormatError
 
-PTE_IDENTIFIER = b"ET12"
+PTE_IDENTIFIER = program_schema.FILE_IDENTIFIER
 EXTENDED_HEADER_MAGIC = b"eh00"
 MIN_EXTENDED_HEADER_LENGTH = 24
 
@@ -78,7 +79,8 @@ class BinaryFile:
 
 # Identifiers of files people pass by mistake where a .pte is expected.
 _OTHER_FILES = {
-    b"FT01": "an ExecuTorch external data file (.ptd); open the .pte that uses it",
+    flat_tensor_schema.FILE_IDENTIFIER: "an ExecuTorch external data file (.ptd); open the .pte "
+    "that uses it",
     b"TOSA": "a TOSA flatbuffer (.tosa); Model Explorer and `pte-adapter export` open it as a "
     "graph, `summary` and `check` need a .pte",
 }
@@ -154,9 +156,10 @@ class PteFile(BinaryFile):
         return ExtendedHeader(length, program_size, base, data_size)
 
     def _read_segments(self) -> list[Span]:
-        """Absolute spans of `Program.segments` (slot 4); checked when a segment is used."""
+        """Absolute spans of `Program.segments`; checked when a segment is used."""
         base = self.header.segment_base_offset if self.header else 0
         spans = []
-        for seg in self.root.iter_tables(4, "segments"):
-            spans.append(Span(base + seg.int(0, "Q"), seg.int(1, "Q")))
+        seg_slots = program_schema.DataSegment
+        for seg in self.root.iter_tables(program_schema.Program.segments, "segments"):
+            spans.append(Span(base + seg.int(seg_slots.offset, "Q"), seg.int(seg_slots.size, "Q")))
         return spans

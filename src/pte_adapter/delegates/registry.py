@@ -1,7 +1,7 @@
 """Pick a decoder for a delegate payload and make sure its failure stays inside that delegate.
 
 Which decoder reads which backend, and which magic bytes identify a payload, is in each backend's
-record (`pte_adapter.backends`). A payload whose id is unknown is still sniffed by its magic bytes;
+record (`pte_adapter.backends`); `hook` imports any of a record's hooks by name. A payload whose id is unknown is still sniffed by its magic bytes;
 anything else gets the opaque view (id, compile specs, size, a hex/ASCII preview) so the file
 always opens. A decoder that is missing from the install and a decoder that fails (a bug) are
 reported differently: only the first is "not available".
@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from pte_adapter.backends import BACKENDS
 from pte_adapter.backends import sniff as sniff_backend
@@ -51,13 +52,22 @@ def hex_preview(payload: memoryview, n: int = 64) -> str:
     return f"{hexpart}{more} |{text}|"
 
 
+class Verdict(NamedTuple):
+    """What a backend's partitioner rules (`Backend.partition_rules`) say of one CPU kernel."""
+
+    backend: str  # whose rules: "Arm TOSA-1.0+INT+int16+int4+cf", "XNNPACK"
+    kind: str  # not_listed | u55 | rank | int64 | not_quantized | check | unknown
+    text: str  # one line, naming the rules' version
+
+
 class DecoderUnavailable(Exception):
     """The decoder's module is not part of this install (not a bug in it)."""
 
 
-def _load(target: str) -> Decoder:
-    """Import a "module:function" decoder. Only a missing module is `DecoderUnavailable`; an
-    error raised while importing a module that exists is a bug and propagates as it is."""
+def hook(target: str) -> Callable[..., Any]:
+    """Import a backend hook named "module:function" (`Backend.decoder`, `.layout`, ...). Only a
+    missing module is `DecoderUnavailable`; an error raised while importing a module that exists
+    is a bug and propagates as it is."""
     module, _, func = target.partition(":")
     try:
         mod = importlib.import_module(module)
@@ -65,10 +75,10 @@ def _load(target: str) -> Decoder:
         if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
             raise DecoderUnavailable(str(e)) from e
         raise
-    decoder: Decoder | None = getattr(mod, func, None)
-    if decoder is None:
-        raise AttributeError(f"{module} has no decoder function {func!r}")
-    return decoder
+    found: Callable[..., Any] | None = getattr(mod, func, None)
+    if found is None:
+        raise AttributeError(f"{module} has no function {func!r}")
+    return found
 
 
 def decode_payload(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
@@ -80,7 +90,8 @@ def decode_payload(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     target = BACKENDS[backend].decoder if backend is not None else None
     if backend is not None and target is not None:
         try:
-            result = _load(target)(payload, ctx)
+            decoder: Decoder = hook(target)
+            result = decoder(payload, ctx)
         except DecoderUnavailable as e:
             problems.append(f"no decoder for {backend} payloads is available in this install ({e})")
         except PteFormatError as e:

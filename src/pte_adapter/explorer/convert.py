@@ -6,22 +6,17 @@ from pathlib import Path
 
 from model_explorer import graph_builder as gb
 
-from pte_adapter.api import load
+from pte_adapter.api import open_analysis
+from pte_adapter.backends import for_file
 from pte_adapter.render.model_explorer import program_graphs
+from pte_adapter.render.payload_file import payload_file_graphs
 
 
 def convert_path(path: str | Path) -> list[gb.Graph]:
+    """A program's graphs, with the measured time of the ETDump beside it; a bare payload file's
+    (a `.tosa`) graphs."""
     p = Path(path)
-    if p.suffix.lower() == ".tosa":
-        from pte_adapter.render.tosa_file import tosa_file_graphs
-
-        return tosa_file_graphs(p)
-    program = load(p)
-    graphs = program_graphs(program)
-    etdump = p.with_suffix(".etdp")
-    if etdump.is_file():
-        # Measured time from the ETDump beside the program (render/profile_attrs.py).
-        from pte_adapter.render.profile_attrs import annotate_graphs
-
-        annotate_graphs(graphs, program, etdump)
-    return graphs
+    backend = for_file(p.suffix)
+    if backend is not None:
+        return payload_file_graphs(p, backend)
+    return program_graphs(open_analysis(p))

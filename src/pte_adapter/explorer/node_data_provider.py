@@ -31,18 +31,22 @@ ETDUMP_FIELD = "etdump"
 
 def graph_node_data(model_path: str, graph_id: str, etdump: str | None) -> GraphNodeData:
     """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
-    from pte_adapter.api.profile import load_profile
-    from pte_adapter.render.node_data import method_node_data
+    from pte_adapter.api import analyse, etdump_beside, load, read_etdump_beside
+    from pte_adapter.render.node_data import model_node_data
+    from pte_adapter.render.plan.program import program_plan
 
-    _, profile = load_profile(model_path, etdump or None)
-    method = profile.method(graph_id)
-    if method is None or not method.runs:
-        ran = ", ".join(m.method.name for m in profile.methods if m.runs) or "none"
+    dump = read_etdump_beside(model_path, etdump or etdump_beside(model_path))
+    result = analyse(load(model_path), dump)
+    if result.profile_error is not None:
+        raise result.profile_error
+    method = result.method(graph_id)
+    if method is None or method.measured is None:
+        ran = ", ".join(m.name for m in result.methods if m.measured is not None) or "none"
         raise PteFormatError(
             f"the ETDump has no times for graph '{graph_id}' (methods it ran: {ran})",
-            part=profile.etdump.name,
+            part=dump.name if dump is not None else "",
         )
-    data = method_node_data(method)
+    data = model_node_data(result, program_plan(result))[graph_id]
     return GraphNodeData(
         name=data["name"],
         results={k: NodeDataResult(value=v["value"]) for k, v in data["results"].items()},

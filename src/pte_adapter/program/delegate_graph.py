@@ -18,6 +18,9 @@ class TensorInfo:
     shape: list[int] | None = None
     dtype: str = ""  # a readable name: "int8", "float32", ...
     attrs: dict[str, str] = field(default_factory=dict)  # quantization, address, constant size ...
+    # Bytes of its constant data stored inside the payload (None: not a constant, or stored
+    # elsewhere, e.g. named data in a segment or a .ptd).
+    constant_bytes: int | None = None
 
 
 @dataclass
@@ -34,6 +37,14 @@ class OpNode:
     subgraphs: list[str] = field(
         default_factory=list
     )  # names of other DelegateGraphs (control flow)
+    # Integer parameters as numbers, for analysis (kernel sizes, strides, groups ...); `attrs`
+    # holds the same as text for people and is never parsed back.
+    params: dict[str, int] = field(default_factory=dict)
+    # Bytes of constant data inside the payload that this operation alone reads (an NPU
+    # operation's weight and scale streams); 0 when its constants are tensors of the graph.
+    constant_bytes: int = 0
+    # Estimated cycles of this operation, when its decoder estimates cost (Ethos-U).
+    cost_cycles: int | None = None
 
 
 @dataclass
@@ -46,6 +57,46 @@ class DelegateGraph:
     inputs: list[str] = field(default_factory=list)  # tensor ids fed by the delegate call's inputs
     outputs: list[str] = field(default_factory=list)  # tensor ids returned to the delegate call
     attrs: dict[str, str] = field(default_factory=dict)  # graph-level summary
+    # False for a view that comes from a side file (the TOSA an Ethos-U partition was compiled
+    # from): its constants are not bytes of the payload.
+    from_payload: bool = True
+
+
+@dataclass(frozen=True)
+class MemoryTiming:
+    """One memory as an estimate models it."""
+
+    name: str  # "Sram", "Dram", "OffChipFlash"
+    bytes_per_cycle: float  # at the accelerator's clock
+    read_latency: int  # cycles
+    write_latency: int
+
+
+@dataclass(frozen=True)
+class EstimateTarget:
+    """The accelerator and system an estimate is for."""
+
+    accelerator: str  # "ethos-u85-256"
+    system_config: str  # "Ethos_U85_SYS_DRAM_Mid"
+    memory_mode: str  # "Shared_Sram"
+    clock_hz: float
+    constant_memory: MemoryTiming  # where the command stream and weights are read from
+    arena_memory: MemoryTiming  # where the runtime places every delegate input and output
+
+
+@dataclass
+class DelegateEstimate:
+    """What one invocation of the payload costs, estimated from the payload alone."""
+
+    target: EstimateTarget
+    cycles: int
+    time_us: float  # cycles at the target's clock, 0.1 us resolution
+    macs: int
+    busy_cycles: dict[str, int]  # per resource ("MAC", and each memory): cycles it is busy
+    busiest: str  # the resource with the most busy cycles
+    bytes_by_memory: dict[str, int]  # bytes moved per memory
+    not_covered: int  # operations the model cannot price (counted, never guessed)
+    assumptions: tuple[str, ...]
 
 
 @dataclass
@@ -62,3 +113,5 @@ class DecodedDelegate:
     # Numeric facts for analysis and reports, e.g. {"npu_ops": 63, "weight_bytes": 3_400_000}.
     stats: dict[str, int | float | str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    # The cost of one invocation, when the decoder can estimate it (Ethos-U).
+    estimate: DelegateEstimate | None = None

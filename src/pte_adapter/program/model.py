@@ -1,6 +1,6 @@
 """A small typed model of an ExecuTorch program, independent of Model Explorer.
 
-Plain dataclasses; `container.reader` builds them from a `.pte`. Field comments say where each
+Plain dataclasses; `program.reader` builds them from a `.pte`. Field comments say where each
 number comes from in the file (ExecuTorch `schema/program.fbs`).
 """
 
@@ -11,6 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pte_adapter.container._generated.program_schema import (
+    InstructionArguments,
+    KernelTypes,
+    ScalarType,
+    TensorShapeDynamism,
+)
 from pte_adapter.container.pte import Span
 from pte_adapter.program.delegate_graph import DecodedDelegate
 
@@ -18,37 +24,50 @@ if TYPE_CHECKING:
     from pte_adapter.container.etrecord import EtRecord
     from pte_adapter.container.sources import DataSources
 
-# ScalarType enum of `scalar_type.fbs`: value -> (name, bytes per element).
-SCALAR_TYPES: dict[int, tuple[str, float]] = {
-    0: ("uint8", 1),
-    1: ("int8", 1),
-    2: ("int16", 2),
-    3: ("int32", 4),
-    4: ("int64", 8),
-    5: ("float16", 2),
-    6: ("float32", 4),
-    7: ("float64", 8),
+# The name users read (torch's dtype name) and the bytes per element of each ScalarType. The schema
+# (`scalar_type.fbs`, generated into `ScalarType`) gives only values and its own names; an element's
+# size is a fact of the C type the runtime stores (runtime/core/portable_type/scalar_type.h), so this
+# table stays by hand, keyed by the generated names. A ScalarType the schema adds shows its schema
+# name and size 0 until it is added here (tests/oracle/test_scalar_types.py fails until then).
+_ELEMENT_TYPES: dict[ScalarType, tuple[str, float]] = {
+    ScalarType.BYTE: ("uint8", 1),
+    ScalarType.CHAR: ("int8", 1),
+    ScalarType.SHORT: ("int16", 2),
+    ScalarType.INT: ("int32", 4),
+    ScalarType.LONG: ("int64", 8),
+    ScalarType.HALF: ("float16", 2),
+    ScalarType.FLOAT: ("float32", 4),
+    ScalarType.DOUBLE: ("float64", 8),
+    ScalarType.BOOL: ("bool", 1),
+    ScalarType.QINT8: ("qint8", 1),
+    ScalarType.QUINT8: ("quint8", 1),
+    ScalarType.QINT32: ("qint32", 4),
+    ScalarType.BFLOAT16: ("bfloat16", 2),
+    ScalarType.QUINT4X2: ("quint4x2", 1),
+    ScalarType.QUINT2X4: ("quint2x4", 1),
+    ScalarType.BITS16: ("bits16", 2),
+    ScalarType.FLOAT8E5M2: ("float8_e5m2", 1),
+    ScalarType.FLOAT8E4M3FN: ("float8_e4m3fn", 1),
+    ScalarType.FLOAT8E5M2FNUZ: ("float8_e5m2fnuz", 1),
+    ScalarType.FLOAT8E4M3FNUZ: ("float8_e4m3fnuz", 1),
+    ScalarType.UINT16: ("uint16", 2),
+    ScalarType.UINT32: ("uint32", 4),
+    ScalarType.UINT64: ("uint64", 8),
+}
+# ExecuTorch's exporter also numbers the complex types (exir/scalar_type.py) although the schema
+# leaves them out as not implemented by the runtime: kept so that such a tensor is still named.
+_COMPLEX_TYPES: dict[int, tuple[str, float]] = {
     8: ("complex32", 4),
     9: ("complex64", 8),
     10: ("complex128", 16),
-    11: ("bool", 1),
-    12: ("qint8", 1),
-    13: ("quint8", 1),
-    14: ("qint32", 4),
-    15: ("bfloat16", 2),
-    16: ("quint4x2", 1),
-    17: ("quint2x4", 1),
-    22: ("bits16", 2),
-    23: ("float8_e5m2", 1),
-    24: ("float8_e4m3fn", 1),
-    25: ("float8_e5m2fnuz", 1),
-    26: ("float8_e4m3fnuz", 1),
-    27: ("uint16", 2),
-    28: ("uint32", 4),
-    29: ("uint64", 8),
 }
+# ScalarType value -> (name, bytes per element).
+SCALAR_TYPES: dict[int, tuple[str, float]] = {
+    t.value: _ELEMENT_TYPES.get(t, (t.name.lower(), 0)) for t in ScalarType
+} | _COMPLEX_TYPES
 
-SHAPE_DYNAMISM = {0: "static", 1: "dynamic_bound", 2: "dynamic_unbound"}
+# TensorShapeDynamism value -> "static" | "dynamic_bound" | "dynamic_unbound".
+SHAPE_DYNAMISM: dict[int, str] = {d.value: d.name.lower() for d in TensorShapeDynamism}
 
 
 def dtype_name(scalar_type: int) -> str:
@@ -56,34 +75,34 @@ def dtype_name(scalar_type: int) -> str:
 
 
 class ValueKind(enum.Enum):
-    """The `KernelTypes` union of an EValue (tag in parentheses)."""
+    """The `KernelTypes` union member of an EValue (tags: `VALUE_KIND_BY_TAG`)."""
 
-    NULL = "null"  # 1
-    INT = "int"  # 2
-    BOOL = "bool"  # 3
-    DOUBLE = "double"  # 4
-    TENSOR = "tensor"  # 5
-    STRING = "string"  # 6
-    INT_LIST = "int_list"  # 7: items are indices of Int values
-    DOUBLE_LIST = "double_list"  # 8
-    BOOL_LIST = "bool_list"  # 9
-    TENSOR_LIST = "tensor_list"  # 10: items are indices of Tensor values
-    OPTIONAL_TENSOR_LIST = "optional_tensor_list"  # 11: -1 = None
+    NULL = "null"
+    INT = "int"
+    BOOL = "bool"
+    DOUBLE = "double"
+    TENSOR = "tensor"
+    STRING = "string"
+    INT_LIST = "int_list"  # items are indices of Int values
+    DOUBLE_LIST = "double_list"
+    BOOL_LIST = "bool_list"
+    TENSOR_LIST = "tensor_list"  # items are indices of Tensor values
+    OPTIONAL_TENSOR_LIST = "optional_tensor_list"  # -1 = None
     UNKNOWN = "unknown"  # a tag this reader does not know (newer schema); shown, not fatal
 
 
-VALUE_KIND_BY_TAG = {
-    1: ValueKind.NULL,
-    2: ValueKind.INT,
-    3: ValueKind.BOOL,
-    4: ValueKind.DOUBLE,
-    5: ValueKind.TENSOR,
-    6: ValueKind.STRING,
-    7: ValueKind.INT_LIST,
-    8: ValueKind.DOUBLE_LIST,
-    9: ValueKind.BOOL_LIST,
-    10: ValueKind.TENSOR_LIST,
-    11: ValueKind.OPTIONAL_TENSOR_LIST,
+VALUE_KIND_BY_TAG: dict[int, ValueKind] = {
+    KernelTypes.Null: ValueKind.NULL,
+    KernelTypes.Int: ValueKind.INT,
+    KernelTypes.Bool: ValueKind.BOOL,
+    KernelTypes.Double: ValueKind.DOUBLE,
+    KernelTypes.Tensor: ValueKind.TENSOR,
+    KernelTypes.String: ValueKind.STRING,
+    KernelTypes.IntList: ValueKind.INT_LIST,
+    KernelTypes.DoubleList: ValueKind.DOUBLE_LIST,
+    KernelTypes.BoolList: ValueKind.BOOL_LIST,
+    KernelTypes.TensorList: ValueKind.TENSOR_LIST,
+    KernelTypes.OptionalTensorList: ValueKind.OPTIONAL_TENSOR_LIST,
 }
 
 
@@ -173,20 +192,22 @@ class Operator:
 
 
 class InstructionKind(enum.Enum):
-    KERNEL = "KernelCall"  # 1
-    DELEGATE = "DelegateCall"  # 2
-    MOVE = "MoveCall"  # 3
-    JUMP_FALSE = "JumpFalseCall"  # 4
-    FREE = "FreeCall"  # 5
+    """The `InstructionArguments` union member of an instruction (tags: `INSTRUCTION_KIND_BY_TAG`)."""
+
+    KERNEL = "KernelCall"
+    DELEGATE = "DelegateCall"
+    MOVE = "MoveCall"
+    JUMP_FALSE = "JumpFalseCall"
+    FREE = "FreeCall"
     UNKNOWN = "UnknownInstruction"  # a union tag this reader does not know
 
 
-INSTRUCTION_KIND_BY_TAG = {
-    1: InstructionKind.KERNEL,
-    2: InstructionKind.DELEGATE,
-    3: InstructionKind.MOVE,
-    4: InstructionKind.JUMP_FALSE,
-    5: InstructionKind.FREE,
+INSTRUCTION_KIND_BY_TAG: dict[int, InstructionKind] = {
+    InstructionArguments.KernelCall: InstructionKind.KERNEL,
+    InstructionArguments.DelegateCall: InstructionKind.DELEGATE,
+    InstructionArguments.MoveCall: InstructionKind.MOVE,
+    InstructionArguments.JumpFalseCall: InstructionKind.JUMP_FALSE,
+    InstructionArguments.FreeCall: InstructionKind.FREE,
 }
 
 
@@ -293,7 +314,9 @@ class Program:
     program_size: int  # bytes of the FlatBuffer part (from the extended header, else the file)
     segment_base_offset: int
     sources: DataSources | None = None  # the .pte and any .ptd beside it; resolves named data
-    etrecord: EtRecord | None = None  # its ETRecord, only when it matched (`api.attach_etrecord`)
+    # The ETRecord found beside it (or named), as read; whether it belongs to this program is
+    # decided by the analysis (`analysis.source.match_source`).
+    etrecord: EtRecord | None = None
     problems: list[str] = field(default_factory=list)
 
     def delegate_payload(self, delegate: Delegate) -> memoryview | None:

@@ -1,6 +1,8 @@
 """Build the typed `Program` from a `.pte` container (no delegate decoding here).
 
-Slots follow `schema/program.fbs` (field i in declaration order is slot i; a union takes two).
+Slots, enums and union tags are ExecuTorch's `program.fbs`, generated into
+`container/_generated/program_schema.py` (imported as `S`; `S.Tensor.sizes` is the slot of
+`Tensor.sizes`). The struct format of each read is the field's schema type (`uint` is "I").
 Cross-indices (operator, delegate, value, segment, buffer) are checked here: a bad index in one
 instruction or value becomes a problem on its method, not an exception that loses the file.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pte_adapter.container._generated import program_schema as S
 from pte_adapter.container.flatbuf import Table
 from pte_adapter.container.pte import PteFile
 from pte_adapter.container.sources import DataSources
@@ -34,25 +37,12 @@ from pte_adapter.program.model import (
     ValuePayload,
 )
 
-# Program
-P_VERSION, P_PLANS, P_CONSTANT_BUFFER, P_DELEGATE_DATA, P_SEGMENTS = 0, 1, 2, 3, 4
-P_CONSTANT_SEGMENT, P_MUTABLE_SEGMENTS, P_NAMED_DATA = 5, 6, 7
-# ExecutionPlan
-E_NAME, E_META, E_VALUES, E_INPUTS, E_OUTPUTS, E_CHAINS, E_OPERATORS, E_DELEGATES = range(8)
-E_BUFFER_SIZES = 8
-# Tensor
-T_SCALAR_TYPE, T_STORAGE_OFFSET, T_SIZES, T_DIM_ORDER, T_REQUIRES_GRAD = 0, 1, 2, 3, 4
-T_DATA_BUFFER, T_ALLOCATION, T_LAYOUT, T_DYNAMISM, T_EXTRA = 5, 6, 7, 8, 9
-# ExtraTensorInfo
-X_MUTABLE_IDX, X_FQN, X_LOCATION = 0, 1, 2
-TENSOR_DATA_EXTERNAL = 1
-
 
 def read_program(pte: PteFile, path: Path | None = None) -> Program:
     root = pte.root
     named = [
-        NamedData(t.string(0, "key") or "", t.int(1, "I"))
-        for t in root.iter_tables(P_NAMED_DATA, "named_data")
+        NamedData(t.string(S.NamedData.key, "key") or "", t.int(S.NamedData.segment_index, "I"))
+        for t in root.iter_tables(S.Program.named_data, "named_data")
     ]
     sources = DataSources(
         pte, {n.key: n.segment_index for n in named}, path.parent if path else None
@@ -60,17 +50,17 @@ def read_program(pte: PteFile, path: Path | None = None) -> Program:
     program = Program(
         path=path,
         file_size=pte.size,
-        version=root.int(P_VERSION, "I"),
+        version=root.int(S.Program.version, "I"),
         methods=[],
         named_data=named,
         num_segments=len(pte.segments),
-        num_constant_buffers=root.vector_len(P_CONSTANT_BUFFER),
+        num_constant_buffers=root.vector_len(S.Program.constant_buffer),
         program_size=pte.header.program_size if pte.header else pte.size,
         segment_base_offset=pte.header.segment_base_offset if pte.header else 0,
         sources=sources,
     )
     constants = _ConstantIndex(pte, root)
-    for i, plan in enumerate(root.iter_tables(P_PLANS, "execution_plan")):
+    for i, plan in enumerate(root.iter_tables(S.Program.execution_plan, "execution_plan")):
         program.methods.append(_read_method(plan, i, pte, root, constants, sources))
     return program
 
@@ -80,15 +70,18 @@ class _ConstantIndex:
 
     def __init__(self, pte: PteFile, root: Table) -> None:
         self.pte = pte
-        seg = root.table(P_CONSTANT_SEGMENT, "constant_segment")
-        self.segment_index = seg.int(0, "I") if seg else None
-        self.offsets = seg.ints(1, "Q", "offsets") if seg else []
-        self.inline = root.tables(P_CONSTANT_BUFFER, "constant_buffer") if not seg else []
+        seg = root.table(S.Program.constant_segment, "constant_segment")
+        self.segment_index = seg.int(S.SubsegmentOffsets.segment_index, "I") if seg else None
+        self.offsets = seg.ints(S.SubsegmentOffsets.offsets, "Q", "offsets") if seg else []
+        self.inline = root.tables(S.Program.constant_buffer, "constant_buffer") if not seg else []
         if seg is not None and not self.offsets:
             self.segment_index = None
         self.mutable = [
-            (t.int(0, "I"), t.ints(1, "Q", "offsets"))
-            for t in root.iter_tables(P_MUTABLE_SEGMENTS, "mutable_data_segments")
+            (
+                t.int(S.SubsegmentOffsets.segment_index, "I"),
+                t.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
+            )
+            for t in root.iter_tables(S.Program.mutable_data_segments, "mutable_data_segments")
         ]
 
     def constant(self, idx: int, nbytes: int) -> ConstantData:
@@ -100,7 +93,7 @@ class _ConstantIndex:
             return data
         data = ConstantData("inline_buffer", idx, source=self.pte.name)
         if 0 < idx < len(self.inline):
-            found = self.inline[idx].bytes_span(0, "storage")
+            found = self.inline[idx].bytes_span(S.Buffer.storage, "storage")
             if found:
                 data.offset, data.size = found
         return data
@@ -115,23 +108,30 @@ class _ConstantIndex:
 
 
 def _read_tensor(t: Table, constants: _ConstantIndex, sources: DataSources) -> Tensor:
-    alloc = t.table(T_ALLOCATION, "allocation_info")
+    alloc = t.table(S.Tensor.allocation_info, "allocation_info")
     tensor = Tensor(
-        scalar_type=t.int(T_SCALAR_TYPE, "b"),
-        sizes=t.ints(T_SIZES, "i", "sizes"),
-        dim_order=t.ints(T_DIM_ORDER, "B", "dim_order"),
-        dynamism=SHAPE_DYNAMISM.get(t.int(T_DYNAMISM, "b"), "unknown"),
-        storage_offset=t.int(T_STORAGE_OFFSET, "i"),
-        requires_grad=t.bool(T_REQUIRES_GRAD),
-        layout=t.int(T_LAYOUT, "b"),
+        scalar_type=t.int(S.Tensor.scalar_type, "b"),
+        sizes=t.ints(S.Tensor.sizes, "i", "sizes"),
+        dim_order=t.ints(S.Tensor.dim_order, "B", "dim_order"),
+        dynamism=SHAPE_DYNAMISM.get(t.int(S.Tensor.shape_dynamism, "b"), "unknown"),
+        storage_offset=t.int(S.Tensor.storage_offset, "i"),
+        requires_grad=t.bool(S.Tensor.requires_grad),
+        layout=t.int(S.Tensor.layout, "b"),
     )
     if alloc is not None:
-        tensor.memory = MemoryPlan(alloc.int(0, "I"), alloc.int(1, "I") | (alloc.int(2, "I") << 32))
-    extra = t.table(T_EXTRA, "extra_tensor_info")
+        low = alloc.int(S.AllocationDetails.memory_offset_low, "I")
+        high = alloc.int(S.AllocationDetails.memory_offset_high, "I")
+        tensor.memory = MemoryPlan(alloc.int(S.AllocationDetails.memory_id, "I"), low | high << 32)
+    extra = t.table(S.Tensor.extra_tensor_info, "extra_tensor_info")
     if extra is not None:
-        tensor.fqn = extra.string(X_FQN, "fully_qualified_name") or ""
-    buffer_idx = t.int(T_DATA_BUFFER, "I")
-    if extra is not None and extra.int(X_LOCATION, "b") == TENSOR_DATA_EXTERNAL:
+        tensor.fqn = (
+            extra.string(S.ExtraTensorInfo.fully_qualified_name, "fully_qualified_name") or ""
+        )
+    buffer_idx = t.int(S.Tensor.data_buffer_idx, "I")
+    if (
+        extra is not None
+        and extra.int(S.ExtraTensorInfo.location, "b") == S.TensorDataLocation.EXTERNAL
+    ):
         tensor.constant = ConstantData("external", buffer_idx, key=tensor.fqn)
         where = sources.locate(tensor.fqn) if tensor.fqn else None
         if where is not None:
@@ -143,75 +143,83 @@ def _read_tensor(t: Table, constants: _ConstantIndex, sources: DataSources) -> T
     elif alloc is not None and buffer_idx > 0:
         # A memory-planned tensor with a data buffer is a mutable buffer with an initial value;
         # the index points into mutable_data_segments[extra.mutable_data_segments_idx].offsets.
-        segment = extra.int(X_MUTABLE_IDX, "Q") if extra is not None else 0
+        segment = (
+            extra.int(S.ExtraTensorInfo.mutable_data_segments_idx, "Q") if extra is not None else 0
+        )
         tensor.constant = constants.mutable_initial(segment, buffer_idx, tensor.nbytes)
     return tensor
 
 
 def _read_value(index: int, ev: Table, constants: _ConstantIndex, sources: DataSources) -> Value:
-    tag, val = ev.union(0, "val")
+    tag, val = ev.union(S.EValue.val, "val")
     kind = VALUE_KIND_BY_TAG.get(tag, ValueKind.UNKNOWN)
     payload: ValuePayload = None
     if val is not None:
         if kind is ValueKind.INT:
-            payload = val.int(0, "q")
+            payload = val.int(S.Int.int_val, "q")
         elif kind is ValueKind.BOOL:
-            payload = val.bool(0)
+            payload = val.bool(S.Bool.bool_val)
         elif kind is ValueKind.DOUBLE:
-            payload = val.float(0, "d")
+            payload = val.float(S.Double.double_val, "d")
         elif kind is ValueKind.STRING:
-            payload = val.string(0, "string_val") or ""
+            payload = val.string(S.String.string_val, "string_val") or ""
         elif kind is ValueKind.TENSOR:
             payload = _read_tensor(val, constants, sources)
         elif kind is ValueKind.INT_LIST:
-            payload = val.ints(0, "q", "items")
+            payload = val.ints(S.IntList.items, "q", "items")
         elif kind is ValueKind.DOUBLE_LIST:
-            payload = [float(x) for x in val.scalars(0, "d", "items")]
+            payload = [float(x) for x in val.scalars(S.DoubleList.items, "d", "items")]
         elif kind is ValueKind.BOOL_LIST:
-            payload = [bool(x) for x in val.ints(0, "B", "items")]
-        elif kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST):
-            payload = val.ints(0, "i", "items")
+            payload = [bool(x) for x in val.ints(S.BoolList.items, "B", "items")]
+        elif kind is ValueKind.TENSOR_LIST:
+            payload = val.ints(S.TensorList.items, "i", "items")
+        elif kind is ValueKind.OPTIONAL_TENSOR_LIST:
+            payload = val.ints(S.OptionalTensorList.items, "i", "items")
     return Value(index, kind, payload)
 
 
 def _read_instruction(ins: Table, index: int, chain: int, position: int) -> Instruction:
-    tag, call = ins.union(0, "instr_args")
+    tag, call = ins.union(S.Instruction.instr_args, "instr_args")
     kind = INSTRUCTION_KIND_BY_TAG.get(tag, InstructionKind.UNKNOWN)
     out = Instruction(index, chain, position, kind)
     if call is None:
         return out
     if kind is InstructionKind.KERNEL:
-        out.op_index = call.int(0, "i")
-        out.args = call.ints(1, "i", "args")
+        out.op_index = call.int(S.KernelCall.op_index, "i")
+        out.args = call.ints(S.KernelCall.args, "i", "args")
     elif kind is InstructionKind.DELEGATE:
-        out.delegate_index = call.int(0, "i")
-        out.args = call.ints(1, "i", "args")
+        out.delegate_index = call.int(S.DelegateCall.delegate_index, "i")
+        out.args = call.ints(S.DelegateCall.args, "i", "args")
     elif kind is InstructionKind.MOVE:
-        out.move_from, out.move_to = call.int(0, "i"), call.int(1, "i")
+        out.move_from = call.int(S.MoveCall.move_from, "i")
+        out.move_to = call.int(S.MoveCall.move_to, "i")
     elif kind is InstructionKind.JUMP_FALSE:
-        out.cond_value, out.destination = call.int(0, "i"), call.int(1, "i")
+        out.cond_value = call.int(S.JumpFalseCall.cond_value_index, "i")
+        out.destination = call.int(S.JumpFalseCall.destination_instruction, "i")
     elif kind is InstructionKind.FREE:
-        out.free_value = call.int(0, "i")
+        out.free_value = call.int(S.FreeCall.value_index, "i")
     return out
 
 
 def _read_delegate(index: int, d: Table, pte: PteFile, root: Table) -> Delegate:
     specs = []
-    for cs in d.iter_tables(2, "compile_specs"):
-        raw = cs.bytes_view(1, "value")
-        specs.append(CompileSpec(cs.string(0, "key") or "", bytes(raw) if raw is not None else b""))
-    processed = d.table(1, "processed")
-    location = processed.int(0, "b") if processed else 0
-    data_index = processed.int(1, "I") if processed else 0
+    for cs in d.iter_tables(S.BackendDelegate.compile_specs, "compile_specs"):
+        raw = cs.bytes_view(S.CompileSpec.value, "value")
+        key = cs.string(S.CompileSpec.key, "key") or ""
+        specs.append(CompileSpec(key, bytes(raw) if raw is not None else b""))
+    processed = d.table(S.BackendDelegate.processed, "processed")
+    ref = S.BackendDelegateDataReference
+    location = processed.int(ref.location, "b") if processed else S.DataLocation.INLINE
+    data_index = processed.int(ref.index, "I") if processed else 0
     delegate = Delegate(
         index=index,
-        id=d.string(0, "id") or "",
+        id=d.string(S.BackendDelegate.id, "id") or "",
         compile_specs=specs,
-        storage="segment" if location == 1 else "inline",
+        storage="segment" if location == S.DataLocation.SEGMENT else "inline",
         data_index=data_index,
     )
     try:
-        if location == 1:
+        if location == S.DataLocation.SEGMENT:
             if data_index >= len(pte.segments):
                 raise PteFormatError(
                     f"delegate {index} ({delegate.id}) payload is segment {data_index}, but the "
@@ -222,15 +230,17 @@ def _read_delegate(index: int, d: Table, pte: PteFile, root: Table) -> Delegate:
             pte.view(span, f"delegate {index} payload")  # bounds check only
             delegate.payload_offset, delegate.payload_size = span.offset, span.size
         else:
-            n = root.vector_len(P_DELEGATE_DATA)
+            n = root.vector_len(S.Program.backend_delegate_data)
             if data_index >= n:
                 raise PteFormatError(
                     f"delegate {index} ({delegate.id}) payload is inline entry {data_index}, but "
                     f"the program has {n} inline entries",
                     part=pte.name,
                 )
-            entry = root.tables(P_DELEGATE_DATA, "backend_delegate_data")[data_index]
-            found = entry.bytes_span(0, "data")
+            entry = root.tables(S.Program.backend_delegate_data, "backend_delegate_data")[
+                data_index
+            ]
+            found = entry.bytes_span(S.BackendDelegateInlineData.data, "data")
             if found is None:
                 raise PteFormatError(
                     f"delegate {index} inline entry {data_index} has no data", part=pte.name
@@ -249,30 +259,32 @@ def _read_method(
     constants: _ConstantIndex,
     sources: DataSources,
 ) -> Method:
-    name = plan.string(E_NAME, "name") or f"method_{plan_index}"
+    name = plan.string(S.ExecutionPlan.name, "name") or f"method_{plan_index}"
     values = [
         _read_value(i, ev, constants, sources)
-        for i, ev in enumerate(plan.iter_tables(E_VALUES, "values"))
+        for i, ev in enumerate(plan.iter_tables(S.ExecutionPlan.values, "values"))
     ]
     operators = [
-        Operator(t.string(0, "name") or "", t.string(1, "overload") or "")
-        for t in plan.iter_tables(E_OPERATORS, "operators")
+        Operator(
+            t.string(S.Operator.name, "name") or "", t.string(S.Operator.overload, "overload") or ""
+        )
+        for t in plan.iter_tables(S.ExecutionPlan.operators, "operators")
     ]
     delegates = [
         _read_delegate(i, d, pte, root)
-        for i, d in enumerate(plan.iter_tables(E_DELEGATES, "delegates"))
+        for i, d in enumerate(plan.iter_tables(S.ExecutionPlan.delegates, "delegates"))
     ]
     chains: list[Chain] = []
     instructions: list[Instruction] = []
-    for ci, chain in enumerate(plan.iter_tables(E_CHAINS, "chains")):
+    for ci, chain in enumerate(plan.iter_tables(S.ExecutionPlan.chains, "chains")):
         first = len(instructions)
-        for pos, ins in enumerate(chain.iter_tables(2, "instructions")):
+        for pos, ins in enumerate(chain.iter_tables(S.Chain.instructions, "instructions")):
             instructions.append(_read_instruction(ins, len(instructions), ci, pos))
         chains.append(
             Chain(
                 ci,
-                chain.ints(0, "i", "inputs"),
-                chain.ints(1, "i", "outputs"),
+                chain.ints(S.Chain.inputs, "i", "inputs"),
+                chain.ints(S.Chain.outputs, "i", "outputs"),
                 first,
                 len(instructions) - first,
             )
@@ -280,13 +292,15 @@ def _read_method(
     method = Method(
         name=name,
         values=values,
-        inputs=plan.ints(E_INPUTS, "i", "inputs"),
-        outputs=plan.ints(E_OUTPUTS, "i", "outputs"),
+        inputs=plan.ints(S.ExecutionPlan.inputs, "i", "inputs"),
+        outputs=plan.ints(S.ExecutionPlan.outputs, "i", "outputs"),
         chains=chains,
         instructions=instructions,
         operators=operators,
         delegates=delegates,
-        non_const_buffer_sizes=plan.ints(E_BUFFER_SIZES, "q", "non_const_buffer_sizes"),
+        non_const_buffer_sizes=plan.ints(
+            S.ExecutionPlan.non_const_buffer_sizes, "q", "non_const_buffer_sizes"
+        ),
     )
     method.problems.extend(_check_indices(method))
     return method

@@ -6,12 +6,12 @@ same thing the same way. Every number here is traceable to bytes in the file: of
 
 from __future__ import annotations
 
-from typing import Any
-
-from pte_adapter.analysis.partitions import MethodPartitions, Partition
-from pte_adapter.analysis.summary import method_summary
+from pte_adapter.analysis.npu_estimate import MethodEstimate
+from pte_adapter.analysis.partitions import Partition
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import legend
-from pte_adapter.program.model import Delegate, Method, Program, Tensor
+from pte_adapter.program.delegate_graph import EstimateTarget
+from pte_adapter.program.model import Delegate, Method, Tensor
 
 
 def human_bytes(n: int | None) -> str:
@@ -119,8 +119,8 @@ def counts_text(c: dict[str, int]) -> str:
     return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def method_facts(program: Program, method: Method, parts: MethodPartitions) -> dict[str, str]:
-    s = method_summary(method, parts)
+def method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
+    program, method, s = result.program, ma.method, ma.summary
     out = {
         "file": program.path.name if program.path else "",
         "method": method.name,
@@ -153,28 +153,30 @@ def method_facts(program: Program, method: Method, parts: MethodPartitions) -> d
     }
     if s.npu_estimate:
         out.update(npu_estimate_facts(s.npu_estimate))
-    problems = method.problems + parts.dataflow.problems
-    if problems:
-        out["problems"] = "\n".join(problems)
-    if program.problems:
-        out["file_problems"] = "\n".join(program.problems)
+    if s.problems:
+        out["problems"] = "\n".join(s.problems)
+    if result.problems:
+        out["file_problems"] = "\n".join(result.problems)
     return out
 
 
-def npu_estimate_facts(est: dict[str, Any]) -> dict[str, str]:
-    """The method's Ethos-U estimate (analysis/npu_performance.py) as graph attributes."""
-    out = {
-        "npu_estimate": f"{est['time_us']} us ({est['cycles']} cycles) over {est['partitions']} "
-        f"partition(s), busiest {est['busiest']}; {est['target']}",
-    }
-    frag = est.get("fragmentation")
-    if frag:
-        share = frag["share_of_npu_time"]
-        out["npu_boundary_cost"] = (
-            f"{frag['time_us']} us"
+def estimate_target_text(t: EstimateTarget) -> str:
+    """`ethos-u85-256 Ethos_U85_SYS_DRAM_Mid Shared_Sram`: what an estimate is for."""
+    return f"{t.accelerator} {t.system_config} {t.memory_mode}"
+
+
+def npu_estimate_facts(est: MethodEstimate) -> dict[str, str]:
+    """The method's NPU estimate (analysis/npu_estimate.py) as graph attributes."""
+    frag = est.fragmentation
+    share = frag.share_of_npu_time
+    return {
+        "npu_estimate": f"{est.time_us} us ({est.cycles} cycles) over {est.partitions} "
+        f"partition(s), busiest {est.busiest}; {estimate_target_text(est.target)}",
+        "npu_boundary_cost": (
+            f"{frag.time_us} us"
             + (f" ({share:.1%} of NPU time)" if share is not None else "")
-            + f": {human_bytes(frag['boundary_bytes'])} through {frag['boundary_memory']}, "
-            f"{frag['invocations']} invocation(s)"
-        )
-        out["npu_boundary_cost_assumptions"] = "; ".join(frag["assumptions"])
-    return out
+            + f": {human_bytes(frag.boundary_bytes)} through {frag.boundary_memory}, "
+            f"{frag.invocations} invocation(s)"
+        ),
+        "npu_boundary_cost_assumptions": "; ".join(frag.assumptions),
+    }

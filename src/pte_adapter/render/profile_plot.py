@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pte_adapter.analysis.profile.report_types import ProfileSummary
 from pte_adapter.errors import PteFormatError
 
 
@@ -14,7 +15,7 @@ class PlotUnavailableError(RuntimeError):
     """matplotlib is not installed (pip install "pte-adapter[plot]")."""
 
 
-def plot_latency(summary: dict[str, Any], out: Path) -> Path:
+def plot_latency(summary: ProfileSummary, out: Path) -> Path:
     try:
         import matplotlib
 

@@ -1,11 +1,16 @@
-"""The headless report: a per-method partition table for people, stable JSON for tools."""
+"""The headless report: a per-method partition table for people (`pte-adapter summary`); the JSON
+for tools is `summary_json.py`'s."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from pte_adapter.render.facts import counts_text, human_bytes
+from pte_adapter.analysis.npu_estimate import MethodEstimate
+from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+from pte_adapter.backends import CPU
+from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 
 
 def _tensors(n: int) -> str:
@@ -28,99 +33,104 @@ def _first(items: list[str], n: int = 6) -> str:
     return ", ".join(items[:n]) + (f" … (+{len(items) - n} more)" if len(items) > n else "")
 
 
-def _source_lines(p: dict[str, Any]) -> list[str]:
+def _source_lines(p: PartitionSummary) -> list[str]:
     """The ETRecord's layers and the partitioner rules' reasons under a partition's row."""
     lines = []
-    if p.get("modules"):
-        lines.append(f"         modules  {_first(p['modules'])}")
-    if p.get("causes"):
-        lines.append(f"         cause    {_first(p['causes'], 4)}")
-    for reason in p.get("why", []):
+    if p.modules:
+        lines.append(f"         modules  {_first(p.modules)}")
+    if p.causes:
+        lines.append(f"         cause    {_first(p.causes, 4)}")
+    for reason in p.why:
         lines.append(f"         why      {reason}")
     return lines
 
 
-def _npu_estimate_lines(est: dict[str, Any]) -> list[str]:
+def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
     lines = [
-        f"  NPU estimate         {est['time_us']} us ({est['cycles']} cycles, {est['macs']} MACs) "
-        f"over {est['partitions']} partition(s), busiest {est['busiest']}; {est['target']}"
+        f"  NPU estimate         {est.time_us} us ({est.cycles} cycles, {est.macs} MACs) "
+        f"over {est.partitions} partition(s), busiest {est.busiest}; "
+        f"{estimate_target_text(est.target)}"
     ]
-    frag = est.get("fragmentation")
-    if frag:
-        share = frag["share_of_npu_time"]
-        lines.append(
-            f"  boundary cost (est.) {frag['time_us']} us"
-            + (f" ({share:.1%} of NPU time)" if share is not None else "")
-            + f": {human_bytes(frag['boundary_bytes'])} across boundaries via "
-            f"{frag['boundary_memory']}, {frag['invocations']} invocation(s); CPU islands not timed"
-        )
-    if est.get("not_covered_ops"):
-        lines.append(f"  not estimated        {est['not_covered_ops']} NPU operation(s)")
+    frag = est.fragmentation
+    share = frag.share_of_npu_time
+    lines.append(
+        f"  boundary cost (est.) {frag.time_us} us"
+        + (f" ({share:.1%} of NPU time)" if share is not None else "")
+        + f": {human_bytes(frag.boundary_bytes)} across boundaries via "
+        f"{frag.boundary_memory}, {frag.invocations} invocation(s); CPU islands not timed"
+    )
+    if est.not_covered_ops:
+        lines.append(f"  not estimated        {est.not_covered_ops} NPU operation(s)")
     return lines
 
 
-def text_report(summary: dict[str, Any]) -> str:
-    lines: list[str] = []
-    lines.append(
-        f"{summary.get('file') or 'program'}: {human_bytes(summary.get('file_size'))}, "
-        f"{len(summary['methods'])} method(s)"
+def _partition_line(p: PartitionSummary) -> str:
+    first, last = ([*p.instructions, None, None])[:2]
+    span = f"#{first}" if first == last else f"#{first}-{last}"
+    if p.backend == CPU:
+        detail = counts_text({**p.compute_ops, **p.glue_ops, **p.control})
+    else:
+        detail = f"{p.inner_ops} inner ops" if p.inner_ops is not None else "not decoded"
+        stats = _stat_text(p.delegate_stats)
+        if stats:
+            detail += f"; {stats}"
+    return (
+        f"    {p.index:>3}  {p.name:<38} {span:<10} "
+        f"in {human_bytes(p.bytes_in):<22} out {human_bytes(p.bytes_out):<22}"
+        f" {detail}".rstrip()
     )
-    if summary.get("etrecord"):
-        lines.append(f"source layers from {summary['etrecord']}")
-    for m in summary["methods"]:
+
+
+def _method_lines(m: MethodSummary) -> list[str]:
+    calls = counts_text(m.delegate_calls) or "none"
+    lines = [
+        f"method {m.name}: {m.instructions} instructions",
+        f"  delegate partitions  {m.delegate_partitions}  ({calls})",
+        f"  CPU islands          {m.cpu_islands}",
+        f"  CPU kernel calls     {m.cpu_kernel_calls}  "
+        f"({m.cpu_compute_calls} compute, {m.cpu_glue_calls} glue)",
+    ]
+    if m.cpu_compute_ops:
+        lines.append(f"  CPU compute ops      {counts_text(m.cpu_compute_ops)}")
+    crossings = ", ".join(
+        f"{d} {_tensors(n)} / {human_bytes(m.crossing_bytes.get(d, 0))}"
+        for d, n in m.crossings.items()
+    )
+    lines.append(f"  boundary crossings   {crossings or 'none'}")
+    handoffs = ", ".join(
+        f"{d} {_tensors(n)} / {human_bytes(m.handoff_bytes.get(d, 0))}"
+        for d, n in m.handoffs.items()
+    )
+    if handoffs:
+        lines.append(f"  delegate handoffs    {handoffs}")
+    share = m.delegated_share_by_inner_ops
+    lines.append(
+        f"  inside delegates     {m.delegated_share_by_instructions:.1%} of calls"
+        + (f", {share:.1%} of operations" if share is not None else "")
+    )
+    if m.npu_estimate:
+        lines += _npu_estimate_lines(m.npu_estimate)
+    lines.append("  partitions:")
+    for p in m.partitions:
+        lines.append(_partition_line(p))
+        lines += _source_lines(p)
+        lines += [f"         problem: {problem}" for problem in p.problems]
+    lines += [f"  problem: {problem}" for problem in m.problems]
+    return lines
+
+
+def text_report(result: ProgramAnalysis) -> str:
+    program = result.program
+    lines = [
+        f"{program.path.name if program.path else 'program'}: {human_bytes(program.file_size)}, "
+        f"{len(result.methods)} method(s)"
+    ]
+    if result.source:
+        lines.append(f"source layers from {result.source.etrecord}")
+    for m in result.methods:
         lines.append("")
-        calls = counts_text(m["delegate_calls"]) or "none"
-        lines.append(f"method {m['name']}: {m['instructions']} instructions")
-        lines.append(f"  delegate partitions  {m['delegate_partitions']}  ({calls})")
-        lines.append(f"  CPU islands          {m['cpu_islands']}")
-        lines.append(
-            f"  CPU kernel calls     {m['cpu_kernel_calls']}  "
-            f"({m['cpu_compute_calls']} compute, {m['cpu_glue_calls']} glue)"
-        )
-        if m["cpu_compute_ops"]:
-            lines.append(f"  CPU compute ops      {counts_text(m['cpu_compute_ops'])}")
-        crossings = ", ".join(
-            f"{d} {_tensors(n)} / {human_bytes(m['crossing_bytes'].get(d, 0))}"
-            for d, n in m["crossings"].items()
-        )
-        lines.append(f"  boundary crossings   {crossings or 'none'}")
-        handoffs = ", ".join(
-            f"{d} {_tensors(n)} / {human_bytes(m['handoff_bytes'].get(d, 0))}"
-            for d, n in m["handoffs"].items()
-        )
-        if handoffs:
-            lines.append(f"  delegate handoffs    {handoffs}")
-        share = m["delegated_share_by_inner_ops"]
-        lines.append(
-            f"  inside delegates     {m['delegated_share_by_instructions']:.1%} of calls"
-            + (f", {share:.1%} of operations" if share is not None else "")
-        )
-        if m.get("npu_estimate"):
-            lines += _npu_estimate_lines(m["npu_estimate"])
-        lines.append("  partitions:")
-        for p in m["partitions"]:
-            first, last = (p["instructions"] + [None, None])[:2]
-            span = f"#{first}" if first == last else f"#{first}-{last}"
-            if p["backend"] == "CPU":
-                detail = counts_text({**p["compute_ops"], **p["glue_ops"], **p["control"]})
-            else:
-                inner = p["inner_ops"]
-                detail = f"{inner} inner ops" if inner is not None else "not decoded"
-                stats = _stat_text(p["delegate_stats"])
-                if stats:
-                    detail += f"; {stats}"
-            lines.append(
-                f"    {p['index']:>3}  {p['name']:<38} {span:<10} "
-                f"in {human_bytes(p['bytes_in']):<22} out {human_bytes(p['bytes_out']):<22}"
-                f" {detail}".rstrip()
-            )
-            lines += _source_lines(p)
-            for problem in p["problems"]:
-                lines.append(f"         problem: {problem}")
-        for problem in m["problems"]:
-            lines.append(f"  problem: {problem}")
-    for problem in summary.get("problems", []):
-        lines.append(f"problem: {problem}")
+        lines += _method_lines(m.summary)
+    lines += [f"problem: {problem}" for problem in result.problems]
     return "\n".join(lines)
 
 

@@ -13,9 +13,9 @@ import pytest
 import pte_adapter
 from pte_adapter.analysis.blocks import FOLD_ABOVE, _by_count, fold_partitions
 from pte_adapter.analysis.partitions import partition_method
-from pte_adapter.analysis.source import program_source
+from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.explorer.convert import convert_path
-from pte_adapter.render.model_explorer import graphs_to_json, instruction_node_ids
+from pte_adapter.render.model_explorer import graphs_to_json
 from tests.support.examples import EXAMPLE_PTES, EXAMPLES
 
 GPT = EXAMPLES / "tiny_gpt_xnnpack.pte"
@@ -31,7 +31,7 @@ def _blocks(etrecord: bool) -> tuple[Any, Any, list[Any]]:
     program = pte_adapter.load(GPT, sidecars=etrecord)
     method = program.methods[0]
     parts = partition_method(method)
-    source = program_source(program)
+    source = pte_adapter.analyse(program).source
     assert (source is not None) == etrecord
     blocks = fold_partitions(method, parts, source.methods[method.name] if source else None)
     assert blocks is not None
@@ -54,7 +54,7 @@ def test_the_etrecord_names_one_block_per_layer() -> None:
     assert len(parts.partitions) > FOLD_ABOVE
     _consecutive_and_disjoint(blocks, len(parts.partitions))
     assert [b.name for b in blocks] == [f"blocks.{k}" for k in range(_layers())]
-    source = program_source(pte_adapter.load(GPT))
+    source = pte_adapter.analyse(pte_adapter.load(GPT)).source
     assert source is not None
     msrc = source.methods[method.name]
     for b in blocks:

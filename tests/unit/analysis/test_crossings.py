@@ -2,9 +2,10 @@
 
 Real toolchains do not (yet) emit a delegate inside a loop, a freed delegate output or a tensor read
 by two CPU islands, so these cases are built as `Method` objects directly. The rule being checked
-is the one in `analysis/partitions.py` and the README: data reads only (FreeCall/JumpFalseCall are
-control, MoveCall is looked through), each tensor once per direction per receiving partition
-(the caller counts as one receiver), bytes by the same rule, loop-carried reads included.
+is the one in `analysis/partitions.py` and docs/partitions.md: data reads only
+(FreeCall/JumpFalseCall are control, MoveCall is looked through), each tensor once per direction per
+receiving partition (the caller counts as one receiver), bytes by the same rule, loop-carried reads
+included.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from pte_adapter.analysis.partitions import partition_method
-from pte_adapter.analysis.summary import method_summary
+from pte_adapter.analysis.program_analysis import analyse_method
+from pte_adapter.analysis.summary import MethodSummary
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from pte_adapter.program.model import (
     Chain,
@@ -110,6 +112,10 @@ class MethodBuilder:
         )
 
 
+def _summary(method: Method) -> MethodSummary:
+    return analyse_method(method, None).summary
+
+
 def test_tensor_read_by_two_cpu_islands_and_returned() -> None:
     """y leaves the NPU once per receiver: CPU island 2, CPU island 3 and the caller."""
     b = MethodBuilder()
@@ -118,7 +124,7 @@ def test_tensor_read_by_two_cpu_islands_and_returned() -> None:
     b.kernel("aten::relu", [y], a)  # CPU island 1
     b.delegate([a], [c])  # NPU partition 2
     b.kernel("aten::add", [y, c], d)  # CPU island 2 reads y again and c
-    s = method_summary(b.build([x], [y, d]))
+    s = _summary(b.build([x], [y, d]))
     assert s.crossings == {TO_NPU: 2, FROM_NPU: 4}  # x, a / y ×3 receivers, c
     assert s.crossing_bytes == {TO_NPU: 4 * (1 + 4), FROM_NPU: 4 * (2 * 3 + 8)}
     assert s.handoffs == {}
@@ -135,7 +141,7 @@ def test_freed_delegate_output_is_not_a_crossing() -> None:
     b.delegate([x], [y, spare])
     b.free(spare)
     b.kernel("aten::relu", [y], z)
-    s = method_summary(b.build([x], [z]))
+    s = _summary(b.build([x], [z]))
     assert s.crossings == {TO_NPU: 1, FROM_NPU: 1}
     assert s.crossing_bytes == {TO_NPU: 4, FROM_NPU: 8}
 
@@ -146,7 +152,7 @@ def test_jump_condition_from_a_delegate_is_control_not_data() -> None:
     b.delegate([x], [flag])
     b.jump_false(flag, 3)
     b.kernel("aten::relu", [x], z)
-    s = method_summary(b.build([x], [z]))
+    s = _summary(b.build([x], [z]))
     assert s.crossings == {TO_NPU: 1}
 
 
@@ -181,7 +187,7 @@ def test_delegate_inside_a_loop() -> None:
     ]
     loop = [(e.value, e.producer, e.consumer) for e in parts.dataflow.loop_edges]
     assert (y, 1, 0) in loop
-    s = method_summary(method, parts)
+    s = analyse_method(method, None).summary
     # h into the NPU; y out to CPU island 1 (next iteration), CPU island 2 and the caller.
     assert s.crossings == {TO_NPU: 1, FROM_NPU: 3}
     assert s.crossing_bytes == {TO_NPU: 4 * 2, FROM_NPU: 3 * 4 * 4}
@@ -193,7 +199,7 @@ def test_partitions_are_numbered_in_instruction_order() -> None:
     b.kernel("aten::relu", [x], a)
     b.delegate([a], [c])
     b.delegate([c], [d])
-    s = method_summary(b.build([x], [d]))
+    s = _summary(b.build([x], [d]))
     assert [p.name for p in s.partitions] == [
         "CPU island 1",
         "NPU partition 1 (EthosUBackend)",
@@ -213,5 +219,5 @@ def test_the_loop_tracing_bound_is_reported(monkeypatch: pytest.MonkeyPatch) -> 
     b.kernel("aten::lt", [y], cond)
     b.jump_false(cond, 0)
     monkeypatch.setattr(dataflow, "LOOP_WORK_BASE", -10)
-    s = method_summary(b.build([x], [y]))
+    s = _summary(b.build([x], [y]))
     assert len(s.problems) == 1 and "loop-carried values were not traced" in s.problems[0]

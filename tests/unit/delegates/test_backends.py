@@ -123,7 +123,8 @@ def test_partition_names_and_legend_come_from_the_record(
         "Ethos partition 1 (EthosUBackend)",
         "Ethos partition 2 (EthosUBackend)",
     ]
-    legend = method_facts(program, method, parts)["legend"]
+    result = pte_adapter.analyse(program)
+    legend = method_facts(result, result.methods[0])["legend"]
     assert legend.startswith("tangerine = Arm Ethos-U (test), red = CPU compute")
 
 
@@ -172,7 +173,7 @@ def test_an_attribute_error_in_a_decoder_is_a_bug(monkeypatch: pytest.MonkeyPatc
     def decode(payload: memoryview, ctx: registry.DecodeContext) -> None:
         raise AttributeError("'NoneType' object has no attribute 'shape'")
 
-    monkeypatch.setattr(registry, "_load", lambda target: decode)
+    monkeypatch.setattr(registry, "hook", lambda target: decode)
     problems = _decode_first_ethosu(example("mv2_ethosu85_full"))
     assert problems == [
         "EthosUBackend payload could not be decoded (AttributeError: 'NoneType' object has no "

@@ -111,7 +111,7 @@ def test_registry_gives_unknown_payloads_a_preview() -> None:
 def test_another_executorch_backend_is_named_from_its_record(tmp_path: Path) -> None:
     """A real program whose delegate id is rewritten to NeutronBackend (same length as
     XnnpackBackend): the partition is named and coloured from NeutronBackend's record."""
-    from pte_adapter.analysis.summary import summarize
+    from pte_adapter.api import summarize
     from pte_adapter.backends import BACKENDS, backend_colour
 
     src = EXAMPLES / "mv2_xnnpack_fp32.pte"

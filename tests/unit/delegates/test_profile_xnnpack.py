@@ -1,4 +1,5 @@
-"""XNNPACK's per-operator events placed on the decoded XNNPACK nodes (profile/xnnpack_ops.py).
+"""XNNPACK's per-operator events placed on the decoded XNNPACK nodes
+(delegates/xnnpack/profile_events.py).
 
 Times: ExecuTorch's Inspector over the same `.etdp` (run by run). Structure: the decoded XNNPACK
 graph (itself checked against ExecuTorch's XNNPACK schema in test_xnnpack.py) — every event lands
@@ -18,10 +19,10 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.profile.summary import delegate_inner_times, profile_summary
-from pte_adapter.api.profile import load_profile
 from pte_adapter.delegates.xnnpack.profile_events import fits, match_events, operator_type
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.node_data import model_node_data
+from pte_adapter.render.plan.program import program_plan
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
@@ -31,7 +32,7 @@ STEMS = ["mv2_xnnpack_fp32", "mv2_xnnpack_int8", "xnnpack_ptd"]
 def _node_ids(path: Path, method: str = "forward") -> list[str]:
     """The renderer's node id of each instruction (its role id)."""
     from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.render.model_explorer import instruction_node_ids
+    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 
     m = next(m for m in pte_adapter.load(path).methods if m.name == method)
     return instruction_node_ids(m, partition_method(m))
@@ -52,7 +53,9 @@ def _delegated(stem: str) -> dict[str, list[float]]:
 
 
 def _setup(stem: str) -> tuple[Any, Any, Any]:
-    program, profile = load_profile(EXAMPLES / f"{stem}.pte")
+    result = pte_adapter.open_analysis(EXAMPLES / f"{stem}.pte")
+    program, profile = result.program, result.profile
+    assert profile is not None
     mp = profile.methods[0]
     (part,) = mp.partitions.delegate_partitions
     return program, mp, part
@@ -126,8 +129,10 @@ def test_misaligned_events_are_refused(edit: str) -> None:
 
 
 def test_operations_in_the_method_graph_get_node_data_and_attributes() -> None:
-    _, profile = load_profile(EXAMPLES / "mv2_xnnpack_int8.pte")
-    data = model_node_data(profile)
+    result = pte_adapter.open_analysis(EXAMPLES / "mv2_xnnpack_int8.pte")
+    profile = result.profile
+    assert profile is not None
+    data = model_node_data(result, program_plan(result))
     assert set(data) == {"forward"}
     (graph,) = [g for g in convert_path(EXAMPLES / "mv2_xnnpack_int8.pte") if g.id == "forward"]
     nodes = {n.id: n for n in graph.nodes}

@@ -19,11 +19,11 @@ import pytest
 import pte_adapter
 from pte_adapter.analysis.diff import diff_programs
 from pte_adapter.analysis.size import size_report
-from pte_adapter.analysis.summary import method_summary
 from pte_adapter.delegates import vgf
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph
+from pte_adapter.render.diff_report import diff_json
 from tests.support.examples import EXAMPLES, example
 
 VGF_EXAMPLES = ("vgf_small", "vgf_small_fp", "vgf_mv2_int", "vgf_mv2_fp", "vgf_grid_sample")
@@ -140,8 +140,9 @@ def test_weights_are_byte_spans_in_the_constant_section(name: str) -> None:
 @pytest.mark.parametrize("name", VGF_EXAMPLES)
 def test_partition_numbers(name: str) -> None:
     program = pte_adapter.load(example(name))
-    for m in program.methods:
-        parts = [p for p in method_summary(m).partitions if p.backend == "VgfBackend"]
+    result = pte_adapter.analyse(program)
+    for m, ma in zip(program.methods, result.methods, strict=True):
+        parts = [p for p in ma.summary.partitions if p.backend == "VgfBackend"]
         assert len(parts) == len(m.delegates)
         for d, p in zip(m.delegates, parts, strict=True):
             dec = d.decoded
@@ -237,8 +238,11 @@ def test_size_accounts_for_every_payload_byte(name: str) -> None:
 
 
 def test_diff_pairs_vgf_partitions() -> None:
-    diff = diff_programs(
-        pte_adapter.load(example("vgf_small")), pte_adapter.load(example("vgf_small_fp"))
+    diff = diff_json(
+        diff_programs(
+            pte_adapter.analyse(pte_adapter.load(example("vgf_small"))),
+            pte_adapter.analyse(pte_adapter.load(example("vgf_small_fp"))),
+        )
     )
     pairs = [p for m in diff["methods"] for p in m["partitions"] if p["status"] == "same role"]
     (pair,) = [p for p in pairs if p["before"]["backend"] == "VgfBackend"]

@@ -11,14 +11,11 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.dataflow import analyse_dataflow
+from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import InstructionKind, ValueKind
-from pte_adapter.render.model_explorer import (
-    NEAR_PARTITIONS,
-    SMALL_METHOD,
-    graphs_to_json,
-    instruction_node_ids,
-)
+from pte_adapter.render.model_explorer import graphs_to_json
+from pte_adapter.render.plan.boundaries import NEAR_PARTITIONS, SMALL_METHOD
 from tests.oracle.test_partitions import _oracle_runs
 from tests.support.examples import oracle
 
@@ -116,7 +113,8 @@ def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -
             drawn = [v for v in views if v.name not in referenced]
             inner = {k: n for k, n in nodes.items() if k.startswith(f"{ins}.")}
             if len(partition_method(method).partitions) > SMALL_METHOD:
-                # Folded into blocks: each view is a graph of its own (tests/test_blocks.py).
+                # Folded into blocks: each view is a graph of its own
+                # (tests/unit/analysis/test_blocks.py).
                 assert not inner, part.name
                 continue
             assert len(inner) == sum(len(v.nodes) for v in drawn), part.name

@@ -15,7 +15,7 @@ import numpy as np
 
 import pte_adapter
 from pte_adapter.explorer.convert import convert_path
-from pte_adapter.render.profile_attrs import PROBLEM_KEY
+from pte_adapter.render.plan.measured import PROBLEM_KEY
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
@@ -24,7 +24,7 @@ EXAMPLES = ROOT / "examples"
 def _node_ids(path: Path, method: str = "forward") -> list[str]:
     """The renderer's node id of each instruction (its role id)."""
     from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.render.model_explorer import instruction_node_ids
+    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 
     m = next(m for m in pte_adapter.load(path).methods if m.name == method)
     return instruction_node_ids(m, partition_method(m))

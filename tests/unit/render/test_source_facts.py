@@ -13,7 +13,7 @@ from typing import Any
 
 import pte_adapter
 from pte_adapter.analysis.partitions import partition_method
-from pte_adapter.analysis.source import partition_sources, program_source
+from pte_adapter.analysis.source import partition_sources
 from pte_adapter.analysis.why import why_not_delegated
 from pte_adapter.program.model import InstructionKind
 from pte_adapter.render.source_facts import (
@@ -28,7 +28,7 @@ from tests.support.examples import EXAMPLES, example
 def test_lrn_node_and_island_attributes() -> None:
     program = pte_adapter.load(example("mv2_lrn_ethosu85"))
     method = program.methods[0]
-    source = program_source(program)
+    source = pte_adapter.analyse(program).source
     assert source is not None
     msrc = source.methods["forward"]
     pool = next(
@@ -60,7 +60,7 @@ def test_lrn_node_and_island_attributes() -> None:
 
 def test_delegate_node_names_a_bounded_number_of_modules() -> None:
     program = pte_adapter.load(example("mv2_lrn_ethosu85"))
-    msrc = program_source(program)
+    msrc = pte_adapter.analyse(program).source
     assert msrc is not None
     calls = [i for i in program.methods[0].instructions if i.kind is InstructionKind.DELEGATE]
     facts = instruction_source_facts(msrc.methods["forward"].instructions[calls[-1].index])
@@ -71,7 +71,7 @@ def test_delegate_node_names_a_bounded_number_of_modules() -> None:
 
 def test_no_etrecord_no_source_facts() -> None:
     program = pte_adapter.load(example("mv2_ethosu55"))
-    assert program_source(program) is None
+    assert pte_adapter.analyse(program).source is None
     assert instruction_source_facts(None) == {}
     assert layer_namespace(None) == []
 
@@ -101,7 +101,7 @@ def test_model_explorer_nodes_and_groups_carry_source_and_why() -> None:
 def test_undelegated_island_opens_layer_by_layer() -> None:
     """SmallNet without a delegate is one CPU island of 25 kernels; with its ETRecord every kernel
     sits in the layers of the model (features.0 is a ConvBNReLU: Conv2d, BatchNorm2d, ReLU6)."""
-    from pte_adapter.render.model_explorer import NEST_LAYERS_ABOVE
+    from pte_adapter.render.plan.annotations import NEST_LAYERS_ABOVE
 
     assert len(pte_adapter.load(example("undelegated")).methods[0].instructions) > NEST_LAYERS_ABOVE
     g = _method_graph("undelegated")

@@ -170,11 +170,17 @@ def _match_method(program: Program, run: RunData) -> tuple[Method | None, str]:
     return (best[1] if best else None), first_reason
 
 
-def join_profile(program: Program, etdump: ETDump) -> ProgramProfile:
-    """Place every profile event of `etdump` on `program`.
+def join_profile(
+    program: Program, etdump: ETDump, partitions: dict[str, MethodPartitions] | None = None
+) -> ProgramProfile:
+    """Place every profile event of `etdump` on `program` (on `partitions`, the analysis's
+    partitions of each method, when given).
 
     Raises `ProfileMismatchError` when a run cannot have come from this program."""
-    methods = {m.name: MethodProfile(m, partition_method(m)) for m in program.methods}
+    known = partitions or {}
+    methods = {
+        m.name: MethodProfile(m, known.get(m.name) or partition_method(m)) for m in program.methods
+    }
     placed: list[PlacedEvent] = []
     problems: list[str] = []
     matches: dict[tuple[tuple[str, int, int, bool], ...], tuple[Method | None, str]] = {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pte_adapter.analysis.profile.report_types import StatsJSON
+
 
 def percentile(values: list[float], q: float) -> float:
     """The q-th percentile (0-100) by linear interpolation between closest ranks.
@@ -44,7 +46,7 @@ class Stats:
             sum(values) / len(values),
         )
 
-    def as_dict(self, digits: int = 4) -> dict[str, float | int | None]:
+    def as_dict(self, digits: int = 4) -> StatsJSON:
         def r(v: float) -> float | None:
             return None if math.isnan(v) else round(v, digits)
 

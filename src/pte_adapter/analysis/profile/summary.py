@@ -14,8 +14,9 @@ exactly, 100%.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, cast
 
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.profile.join import (
@@ -25,8 +26,20 @@ from pte_adapter.analysis.profile.join import (
     partition_time,
     time_split,
 )
+from pte_adapter.analysis.profile.report_types import (
+    InnerNodes,
+    LoadEvent,
+    MethodTimes,
+    PartitionTimes,
+    ProfileSummary,
+    SharedStats,
+    TopCpuOp,
+    UnplacedEvent,
+    _PartitionTimes,
+)
 from pte_adapter.analysis.profile.stats import Stats
-from pte_adapter.delegates.xnnpack.profile_events import XNNPACK_BACKEND, inner_node_times
+from pte_adapter.backends import BACKENDS
+from pte_adapter.delegates.registry import hook
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import InstructionKind
 
@@ -92,55 +105,76 @@ def _instruction_label(mp: MethodProfile, index: int) -> str:
     return ins.kind.value
 
 
-def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
+InnerPlacement = tuple[DelegateGraph, dict[str, list[float]], dict[str, str]]
+
+
+def _shared(values: list[float], latency: list[float]) -> SharedStats:
+    return {**Stats.of(values).as_dict(), "share": round(median_share(values, latency), 4)}
+
+
+def _partition_times(
+    mp: MethodProfile,
+    p: Partition,
+    latency: list[float],
+    scale: float,
+    inner: InnerPlacement | None,
+) -> PartitionTimes:
+    values = [partition_time(mp, r, p.index) * scale for r in mp.runs]
+    base: _PartitionTimes = {
+        "index": p.index,
+        "name": p.name,
+        "backend": p.backend,
+        "instructions": [p.instructions[0], p.instructions[-1]] if p.instructions else [],
+        **_shared(values, latency),
+    }
+    entry = cast(PartitionTimes, base)  # the delegate keys follow for a delegate partition
+    if not p.is_cpu:
+        entry.update(_delegate_detail(mp, p.instructions, scale))
+        if inner is not None:
+            graph, node_times, fused = inner
+            placed: InnerNodes = {
+                "graph": graph.name,
+                "matched": len(node_times) + len(fused),
+                "of": len(graph.nodes),
+                "fused": fused,
+                "times": {k: Stats.of(v).as_dict() for k, v in node_times.items()},
+            }
+            entry["inner_nodes"] = placed
+    return entry
+
+
+def method_summary(
+    mp: MethodProfile,
+    tick_ns: float = 1.0,
+    times: dict[int, InstructionTime] | None = None,
+    inner: dict[int, InnerPlacement] | None = None,
+) -> MethodTimes:
+    """One method's measured numbers; `times` (`instruction_times`) and `inner` (partition index
+    -> `delegate_inner_times`) when already made."""
     scale = tick_ns / NS_PER_MS
-    runs = mp.runs
-    latency = [(r.total or 0) * scale for r in runs]
-    splits = [time_split(mp, r) for r in runs]
-    split: dict[str, Any] = {}
-    for key in SPLIT_KEYS:
-        values = [s.get(key, 0) * scale for s in splits]
-        split[key] = {
-            **Stats.of(values).as_dict(),
-            "share": round(median_share(values, latency), 4),
-        }
-
-    partitions = []
-    for p in mp.partitions.partitions:
-        values = [partition_time(mp, r, p.index) * scale for r in runs]
-        entry: dict[str, Any] = {
-            "index": p.index,
-            "name": p.name,
-            "backend": p.backend,
-            "instructions": [p.instructions[0], p.instructions[-1]] if p.instructions else [],
-            **Stats.of(values).as_dict(),
-            "share": round(median_share(values, latency), 4),
-        }
-        if not p.is_cpu:
-            entry.update(_delegate_detail(mp, p.instructions, scale))
-            inner = delegate_inner_times(mp, p, tick_ns)
-            if inner is not None:
-                graph, node_times, fused = inner
-                entry["inner_nodes"] = {
-                    "graph": graph.name,
-                    "matched": len(node_times) + len(fused),
-                    "of": len(graph.nodes),
-                    "fused": fused,
-                    "times": {k: Stats.of(v).as_dict() for k, v in node_times.items()},
-                }
-        partitions.append(entry)
-
-    times = instruction_times(mp, tick_ns)
+    latency = [(r.total or 0) * scale for r in mp.runs]
+    splits = [time_split(mp, r) for r in mp.runs]
+    split = {key: _shared([s.get(key, 0) * scale for s in splits], latency) for key in SPLIT_KEYS}
+    if inner is None:
+        inner = {}
+        for p in mp.partitions.delegate_partitions:
+            placed = delegate_inner_times(mp, p, tick_ns)
+            if placed is not None:
+                inner[p.index] = placed
+    partitions = [
+        _partition_times(mp, p, latency, scale, inner.get(p.index))
+        for p in mp.partitions.partitions
+    ]
+    times = times if times is not None else instruction_times(mp, tick_ns)
     cpu = [
         t for t in times.values() if mp.method.instructions[t.index].kind is InstructionKind.KERNEL
     ]
     cpu.sort(key=lambda t: -t.stats.median)
-    top = [
+    top: list[TopCpuOp] = [
         {
             "instruction": t.index,
             "op": _instruction_label(mp, t.index),
             "partition": mp.partitions.partitions[mp.partitions.partition_of[t.index]].name,
-            **Stats.of([]).as_dict(),
             **t.stats.as_dict(),
             "share": round(t.share, 4),
         }
@@ -148,7 +182,7 @@ def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
     ]
     return {
         "name": mp.method.name,
-        "runs": len(runs),
+        "runs": len(mp.runs),
         "latency_ms": [round(v, 4) for v in latency],
         "latency": Stats.of(latency).as_dict(),
         "split": split,
@@ -159,13 +193,16 @@ def method_summary(mp: MethodProfile, tick_ns: float = 1.0) -> dict[str, Any]:
 
 def delegate_inner_times(
     mp: MethodProfile, part: Partition, tick_ns: float = 1.0
-) -> tuple[DelegateGraph, dict[str, list[float]], dict[str, str]] | None:
+) -> InnerPlacement | None:
     """A delegate partition's logged operator times placed on its decoded nodes (ms per run), with
     the nodes fused into another's operator; None where the events cannot be placed on nodes
-    (only XNNPACK's are understood: `xnnpack_ops.py`)."""
+    (only backends with a `profile_events` hook, e.g. XNNPACK's, are understood)."""
     method = mp.method
     d = part.delegate_index
-    if part.backend != XNNPACK_BACKEND or d is None or not 0 <= d < len(method.delegates):
+    record = BACKENDS.get(part.backend)
+    if record is None or record.profile_events is None:
+        return None
+    if d is None or not 0 <= d < len(method.delegates):
         return None
     graphs = method.delegates[d].decoded.graphs
     if not graphs:
@@ -179,7 +216,11 @@ def delegate_inner_times(
     ]
     if not runs:
         return None
-    result = inner_node_times(graphs[0], runs)
+    place: Callable[
+        [DelegateGraph, list[list[tuple[str, float]]]],
+        tuple[dict[str, list[float]], dict[str, str]] | None,
+    ] = hook(record.profile_events)
+    result = place(graphs[0], runs)
     return None if result is None else (graphs[0], *result)
 
 
@@ -190,7 +231,7 @@ def is_delegate_glue(event_name: str) -> bool:
     return event_name.startswith(DELEGATE_GLUE_PREFIXES)
 
 
-def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -> dict[str, Any]:
+def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -> PartitionTimes:
     """What the delegate logged about itself: its operators, the part of them that only converts
     data (layout, quantization), and the call's time outside them (ms per run)."""
     by_name: dict[str, list[float]] = defaultdict(list)
@@ -213,44 +254,55 @@ def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -
             glue.append(run_glue * scale)
             call = run.instruction_time.get(index, 0)
             outside.append((call - run_compute - run_glue) * scale)
+    out: PartitionTimes = {"delegate_events": 0}  # type: ignore[typeddict-item]
     if not by_name:
-        return {"delegate_events": 0}
+        return out
     ranked = sorted(by_name.items(), key=lambda kv: -Stats.of(kv[1]).median)
-    return {
-        "delegate_events": sum(len(v) for v in by_name.values()),
-        "delegate_operators": len(by_name),
-        "inside_compute": Stats.of(compute).as_dict(),
-        "inside_glue": Stats.of(glue).as_dict(),
-        "outside_logged_ops": Stats.of(outside).as_dict(),
-        "top_delegate_ops": [
-            {"name": name, **Stats.of(v).as_dict()} for name, v in ranked[:TOP_DELEGATE_EVENTS]
-        ],
-    }
+    out.update(
+        {
+            "delegate_events": sum(len(v) for v in by_name.values()),
+            "delegate_operators": len(by_name),
+            "inside_compute": Stats.of(compute).as_dict(),
+            "inside_glue": Stats.of(glue).as_dict(),
+            "outside_logged_ops": Stats.of(outside).as_dict(),
+            "top_delegate_ops": [
+                {"name": name, **Stats.of(v).as_dict()} for name, v in ranked[:TOP_DELEGATE_EVENTS]
+            ],
+        }
+    )
+    return out
 
 
 def profile_summary(
-    profile: ProgramProfile, pte_name: str = "", tick_ns: float = 1.0
-) -> dict[str, Any]:
+    profile: ProgramProfile,
+    pte_name: str = "",
+    tick_ns: float = 1.0,
+    methods: list[MethodTimes] | None = None,
+) -> ProfileSummary:
+    """Everything `pte-adapter profile` reports; `methods`: each method's `method_summary`, when
+    already made."""
     scale = tick_ns / NS_PER_MS
     return {
         "file": pte_name,
         "etdump": profile.etdump.name,
         "etdump_version": profile.etdump.version,
         "tick_ns": tick_ns,
-        "methods": [method_summary(mp, tick_ns) for mp in profile.methods if mp.runs],
+        "methods": methods
+        if methods is not None
+        else [method_summary(mp, tick_ns) for mp in profile.methods if mp.runs],
         "load": [
-            {"name": p.event.label, "ms": round(p.event.duration * scale, 4)}
+            LoadEvent(name=p.event.label, ms=round(p.event.duration * scale, 4))
             for p in profile.placed
             if p.role == "load"
         ],
         "unplaced": [
-            {
-                "run": p.run,
-                "name": p.event.label,
-                "chain": p.event.chain_index,
-                "instruction_id": p.event.instruction_id,
-                "reason": p.reason,
-            }
+            UnplacedEvent(
+                run=p.run,
+                name=p.event.label,
+                chain=p.event.chain_index,
+                instruction_id=p.event.instruction_id,
+                reason=p.reason,
+            )
             for p in profile.unplaced
         ],
         "problems": list(profile.problems),

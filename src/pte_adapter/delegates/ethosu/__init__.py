@@ -23,10 +23,25 @@ from pte_adapter.delegates.ethosu.binstream import (
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
 from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
-from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
+from pte_adapter.delegates.ethosu.perf import (
+    ASSUMPTIONS,
+    Memory,
+    OpEstimate,
+    Target,
+    estimate_operations,
+    target_for,
+)
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.errors import PteFormatError
-from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode, TensorInfo
+from pte_adapter.program.delegate_graph import (
+    DecodedDelegate,
+    DelegateEstimate,
+    DelegateGraph,
+    EstimateTarget,
+    MemoryTiming,
+    OpNode,
+    TensorInfo,
+)
 
 __all__ = ["decode", "decode_stream"]
 
@@ -60,25 +75,22 @@ def decode_stream(
     return stream, config, commands, problems
 
 
-def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
-    stream, config, commands, problems = decode_stream(payload, ctx)
-    result = DecodedDelegate(problems=problems)
-    result.num_inputs = len(stream.inputs) if stream.block("inputs") is not None else None
-    result.num_outputs = len(stream.outputs) if stream.block("outputs") is not None else None
-    ops = commands.operations if commands is not None else []
-    graph = _graph(ops, stream, result.problems)
-    result.graphs = [graph]
-    compute = [op for op in ops if op.is_compute]
-    result.inner_op_count = len(compute) if commands is not None else None
+def _block_bytes(stream: VelaBinStream, name: str) -> int | None:
+    block = stream.block(name)
+    return block.data.nbytes if block and block.data else None
 
+
+def _summary(
+    stream: VelaBinStream,
+    config: NpuConfig | None,
+    ops: list[NpuOperation],
+    summary: dict[str, str],
+) -> None:
+    """What the payload holds, for people (the DelegateCall's attributes)."""
+    compute = [op for op in ops if op.is_compute]
     by_kind = Counter(op.label.split(" ")[0] if op.is_compute else op.kind for op in ops)
     compute_kinds = Counter(_kind_with_mode(op) for op in compute)
-    weight_block = stream.block("weight_data")
-    weight_bytes = weight_block.data.nbytes if weight_block and weight_block.data else None
-    cmd_block = stream.block("cmd_data")
-    cmd_bytes = cmd_block.data.nbytes if cmd_block and cmd_block.data else None
-
-    summary = result.summary
+    cmd_bytes, weight_bytes = _block_bytes(stream, "cmd_data"), _block_bytes(stream, "weight_data")
     if config is not None:
         summary["npu"] = config.describe()
         summary["npu_accelerator_config"] = config.accelerator_config
@@ -99,13 +111,22 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     for role, ios in (("input", stream.inputs), ("output", stream.outputs)):
         for io in ios:
             summary[f"{role}_{io.index}"] = _describe_io(io)
-    _cross_check(ctx, config, summary, result.problems)
 
-    stats = result.stats
+
+def _stats(
+    stream: VelaBinStream,
+    config: NpuConfig | None,
+    ops: list[NpuOperation],
+    stats: dict[str, int | float | str],
+) -> None:
+    """The payload's numbers for reports (`delegate_stats` in `summary --json`)."""
+    compute = [op for op in ops if op.is_compute]
+    compute_kinds = Counter(_kind_with_mode(op) for op in compute)
     stats["npu_ops"] = len(compute)
     stats["npu_ops_by_kind"] = ", ".join(f"{k}:{v}" for k, v in sorted(compute_kinds.items()))
     for kind, n in sorted(Counter(op.kind for op in ops).items()):
         stats[f"npu_{kind.lower()}"] = n
+    cmd_bytes, weight_bytes = _block_bytes(stream, "cmd_data"), _block_bytes(stream, "weight_data")
     if cmd_bytes is not None:
         stats["cmd_bytes"] = cmd_bytes
     if weight_bytes is not None:
@@ -117,9 +138,23 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
         stats["cmd_words"] = config.stream_words
     stats["npu_weight_stream_bytes"] = sum(op.weight_bytes for op in compute)
     stats["npu_scale_stream_bytes"] = sum(op.scale_bytes for op in compute)
+
+
+def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
+    stream, config, commands, problems = decode_stream(payload, ctx)
+    result = DecodedDelegate(problems=problems)
+    result.num_inputs = len(stream.inputs) if stream.block("inputs") is not None else None
+    result.num_outputs = len(stream.outputs) if stream.block("outputs") is not None else None
+    ops = commands.operations if commands is not None else []
+    graph = _graph(ops, stream, result.problems)
+    result.graphs = [graph]
+    result.inner_op_count = sum(op.is_compute for op in ops) if commands is not None else None
+    _summary(stream, config, ops, result.summary)
+    _cross_check(ctx, config, result.summary, result.problems)
+    _stats(stream, config, ops, result.stats)
     if config is not None and commands is not None:
-        _estimate(ctx, config, ops, graph, summary, stats)
-    graph.attrs.update(summary)
+        _estimate(ctx, config, ops, graph, result)
+    graph.attrs.update(result.summary)
     return result
 
 
@@ -128,8 +163,7 @@ def _estimate(
     config: NpuConfig,
     ops: list[NpuOperation],
     graph: DelegateGraph,
-    summary: dict[str, str],
-    stats: dict[str, int | float | str],
+    result: DecodedDelegate,
 ) -> None:
     """Performance estimate per NPU operation (node attributes) and for the partition (stats).
 
@@ -143,25 +177,27 @@ def _estimate(
             _flag(flags, "--memory-mode"),
         )
     except ValueError as e:
-        summary["npu_estimate"] = f"not estimated: {e}"
+        result.summary["npu_estimate"] = f"not estimated: {e}"
         return
     estimates = estimate_operations(ops, target)
     by_node = {f"npu_op_{e.index}": e for e in estimates}
     for node in graph.nodes:
-        est = by_node.get(node.id)
-        if est is not None:
-            node.attrs.update(_estimate_attrs(est, target))
-    stats.update(partition_estimate(estimates, target))
-    summary["npu_estimate"] = (
-        f"{stats['npu_est_cycles']} cycles = {stats['npu_est_us']} us at "
-        f"{target.clock_hz / 1e6:g} MHz, busiest {stats['npu_est_busiest']} "
+        op = by_node.get(node.id)
+        if op is not None:
+            node.attrs.update(_estimate_attrs(op, target))
+            node.cost_cycles = round(op.cycles) if op.covered else None
+    total = result.estimate = partition_estimate(estimates, target)
+    result.stats.update(estimate_stats(total))
+    result.summary["npu_estimate"] = (
+        f"{total.cycles} cycles = {total.time_us} us at "
+        f"{target.clock_hz / 1e6:g} MHz, busiest {total.busiest} "
         f"({target.system_config} / {target.memory_mode})"
     )
     if target.assumed:
-        summary["npu_estimate_assumed"] = "; ".join(target.assumed)
+        result.summary["npu_estimate_assumed"] = "; ".join(target.assumed)
 
 
-def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str, int | float | str]:
+def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateEstimate:
     """Sums over a partition's operations: cycles, time, MACs and the busy cycles per resource."""
     covered = [e for e in estimates if e.covered]
     cycles = sum(e.cycles for e in covered)
@@ -169,23 +205,49 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> dict[str,
     for e in covered:
         for mem, c in e.memory_cycles.items():
             busy[mem] = busy.get(mem, 0.0) + c
-    busiest = max(busy.items(), key=lambda kv: kv[1])[0]
-    out: dict[str, int | float | str] = {
-        "npu_est_cycles": round(cycles),
-        "npu_est_us": round(cycles / target.clock_hz * 1e6, 1),
-        "npu_est_macs": sum(e.macs for e in covered),
-        "npu_est_busiest": busiest,
-        "npu_est_clock_mhz": round(target.clock_hz / 1e6, 3),
-        "npu_est_target": f"{target.accelerator} {target.system_config} {target.memory_mode}",
-        "npu_est_not_covered": len(estimates) - len(covered),
-    }
-    for name, c in sorted(busy.items()):
-        out[f"npu_est_busy_{name}"] = round(c)
     moved: dict[str, int] = {}
     for e in covered:
         for mem, n in e.bytes_by_memory().items():
             moved[mem] = moved.get(mem, 0) + n
-    for name, n in sorted(moved.items()):
+    return DelegateEstimate(
+        target=EstimateTarget(
+            target.accelerator,
+            target.system_config,
+            target.memory_mode,
+            target.clock_hz,
+            _timing(target.regions[0]),
+            _timing(target.regions[1]),
+        ),
+        cycles=round(cycles),
+        time_us=round(cycles / target.clock_hz * 1e6, 1),
+        macs=sum(e.macs for e in covered),
+        busy_cycles={name: round(c) for name, c in sorted(busy.items())},
+        busiest=max(busy.items(), key=lambda kv: kv[1])[0],
+        bytes_by_memory=dict(sorted(moved.items())),
+        not_covered=len(estimates) - len(covered),
+        assumptions=ASSUMPTIONS,
+    )
+
+
+def _timing(mem: Memory) -> MemoryTiming:
+    return MemoryTiming(mem.name, mem.bandwidth, mem.read_latency, mem.write_latency)
+
+
+def estimate_stats(est: DelegateEstimate) -> dict[str, int | float | str]:
+    """The estimate as the partition's report numbers (`npu_est_*` in `summary --json`)."""
+    t = est.target
+    out: dict[str, int | float | str] = {
+        "npu_est_cycles": est.cycles,
+        "npu_est_us": est.time_us,
+        "npu_est_macs": est.macs,
+        "npu_est_busiest": est.busiest,
+        "npu_est_clock_mhz": round(t.clock_hz / 1e6, 3),
+        "npu_est_target": f"{t.accelerator} {t.system_config} {t.memory_mode}",
+        "npu_est_not_covered": est.not_covered,
+    }
+    for name, c in est.busy_cycles.items():
+        out[f"npu_est_busy_{name}"] = c
+    for name, n in est.bytes_by_memory.items():
         out[f"npu_est_bytes_{name}"] = n
     return out
 
@@ -284,8 +346,7 @@ def _cross_check(
             problems.append(msg)
 
 
-def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) -> DelegateGraph:
-    graph = DelegateGraph(name=GRAPH_NAME)
+def _io_tensors(graph: DelegateGraph, stream: VelaBinStream) -> None:
     for io_list, role in ((stream.inputs, "input"), (stream.outputs, "output")):
         for io in io_list:
             tid = f"{role}{io.index}"
@@ -302,6 +363,62 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) 
                 },
             )
             (graph.inputs if role == "input" else graph.outputs).append(tid)
+
+
+def _output_tensor(op: NpuOperation) -> TensorInfo:
+    """What an operation writes: its OFM (or a DMA's destination)."""
+    fm = op.ofm
+    attrs: dict[str, str] = {}
+    if fm is not None:
+        lo, hi = fm.address_range
+        attrs = {"region": region_name(fm.region), "address": f"0x{lo:x}-0x{hi:x}"}
+    elif op.dma is not None:
+        attrs = {"region": region_name(op.dma.dst_region), "address": f"0x{op.dma.dst:x}"}
+    return TensorInfo(
+        id=f"op{op.index}",
+        name=f"{op.kind.lower()}_{op.index}",
+        shape=fm.shape if fm is not None else None,
+        dtype=fm.dtype if fm is not None else "",
+        attrs=attrs,
+    )
+
+
+def _tensor_of(p: Producer) -> str:
+    return f"input{p[1]}" if isinstance(p, tuple) else f"op{p}"
+
+
+def _inputs(graph: DelegateGraph, op: NpuOperation, reads: dict[str, list[Producer]]) -> list[str]:
+    """The tensors an operation reads, by their producers; a feature map read from the weights
+    region with no producer is a constant Vela placed there."""
+    inputs: list[str] = []
+    for role, producers in reads.items():
+        for p in producers:
+            tid = _tensor_of(p)
+            if tid not in inputs:
+                inputs.append(tid)
+        operand = op.ifm if role == "ifm" else op.ifm2 if role == "ifm2" else None
+        if not producers and operand is not None and region_name(operand.region) == "weights":
+            # e.g. the zero channels of an LRN's padding: shown as a constant input.
+            lo, hi = operand.address_range
+            const_id = f"const{op.index}_{role}"
+            graph.tensors[const_id] = TensorInfo(
+                id=const_id,
+                name=f"constant_{op.index}_{role}",
+                shape=operand.shape,
+                dtype=operand.dtype,
+                attrs={
+                    "region": "weights",
+                    "address": f"0x{lo:x}-0x{hi:x}",
+                    "constant": "read from the weight_data block",
+                },
+            )
+            inputs.append(const_id)
+    return inputs
+
+
+def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) -> DelegateGraph:
+    graph = DelegateGraph(name=GRAPH_NAME)
+    _io_tensors(graph, stream)
     flow = trace(ops, stream.inputs, stream.outputs)
     if flow.forgotten_writes:
         problems.append(
@@ -309,66 +426,24 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) 
             f"at once, so the oldest {flow.forgotten_writes} were forgotten and some operations "
             "show no producer"
         )
-
-    def tensor_of(p: Producer) -> str:
-        return f"input{p[1]}" if isinstance(p, tuple) else f"op{p}"
-
-    shown = [op for op in ops if op.is_compute or op.index in flow.reads]
-    for op in shown:
-        out_id = f"op{op.index}"
-        fm = op.ofm
-        attrs: dict[str, str] = {}
-        if fm is not None:
-            lo, hi = fm.address_range
-            attrs = {"region": region_name(fm.region), "address": f"0x{lo:x}-0x{hi:x}"}
-        elif op.dma is not None:
-            attrs = {"region": region_name(op.dma.dst_region), "address": f"0x{op.dma.dst:x}"}
-        graph.tensors[out_id] = TensorInfo(
-            id=out_id,
-            name=f"{op.kind.lower()}_{op.index}",
-            shape=fm.shape if fm is not None else None,
-            dtype=fm.dtype if fm is not None else "",
-            attrs=attrs,
-        )
-        inputs: list[str] = []
-        reads = flow.reads.get(op.index, {})
-        for role, producers in reads.items():
-            for p in producers:
-                tid = tensor_of(p)
-                if tid not in inputs:
-                    inputs.append(tid)
-            operand = op.ifm if role == "ifm" else op.ifm2 if role == "ifm2" else None
-            if not producers and operand is not None and region_name(operand.region) == "weights":
-                # A feature map read from the weights region is a constant Vela placed there
-                # (e.g. the zero channels of an LRN's padding): show it as a constant input.
-                lo, hi = operand.address_range
-                const_id = f"const{op.index}_{role}"
-                graph.tensors[const_id] = TensorInfo(
-                    id=const_id,
-                    name=f"constant_{op.index}_{role}",
-                    shape=operand.shape,
-                    dtype=operand.dtype,
-                    attrs={
-                        "region": "weights",
-                        "address": f"0x{lo:x}-0x{hi:x}",
-                        "constant": "read from the weight_data block",
-                    },
-                )
-                inputs.append(const_id)
+    for op in (op for op in ops if op.is_compute or op.index in flow.reads):
+        out = _output_tensor(op)
+        graph.tensors[out.id] = out
         graph.nodes.append(
             OpNode(
                 id=f"npu_op_{op.index}",
                 kind=op.name,
                 label=op.label,
-                inputs=inputs,
-                outputs=[out_id],
+                inputs=_inputs(graph, op, flow.reads.get(op.index, {})),
+                outputs=[out.id],
                 attrs=op.attrs(),
+                constant_bytes=op.weight_bytes + op.scale_bytes,
             )
         )
     by_id = {n.outputs[0]: n for n in graph.nodes}
     for index, producers in flow.outputs.items():
         for p in producers:
-            node = by_id.get(tensor_of(p))
+            node = by_id.get(_tensor_of(p))
             if node is not None:
                 node.outputs.append(f"output{index}")
     return graph

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pte_adapter.backends import ETHOSU
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Program
 
-ETHOSU = "EthosUBackend"
 SOURCE_GRAPH = "TOSA source"
 DEFAULT_TIMEOUT = 300.0
 # Flags passed on from the compile spec: they change the compiled program or its estimate.
@@ -188,7 +188,7 @@ def compare_with_vela(program: Program, timeout: float = DEFAULT_TIMEOUT) -> lis
     rows: list[dict[str, Any]] = []
     for method in program.methods:
         for index, delegate in enumerate(method.delegates):
-            if delegate.id != ETHOSU:
+            if delegate.id != ETHOSU.id:
                 continue
             stats = delegate.decoded.stats
             row: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """Read a TOSA 1.x flatbuffer into a small typed model.
 
 Everything goes through the bounds-checked `pte_adapter.container.flatbuf` reader, addressed by the field
-slots the generator took from the pinned schemas (`_generated/tables.py`). Constant tensor data is never
+slots the generator took from the pinned schemas (`_generated/tosa_schema.py`). Constant tensor data is never
 copied: a tensor records only where its bytes are and how many there are (small constants, such as
 RESCALE multipliers and zero points, also get their values, because those make a quantized graph
 readable).
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pte_adapter.container.flatbuf import FlatBuffer, Table
-from pte_adapter.delegates.tosa._generated import tables as T
+from pte_adapter.delegates.tosa._generated import tosa_schema as T
 from pte_adapter.program.model import saturating_numel
 
 IDENTIFIER: Final = b"TOSA"

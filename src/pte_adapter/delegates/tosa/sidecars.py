@@ -256,6 +256,7 @@ def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
         for node in graph.nodes:
             node.subgraphs = [renamed.get(s, s) for s in node.subgraphs]
         graph.attrs["file"] = str(sidecar.path)
+        graph.from_payload = False
     decoded.graphs.extend(built.graphs)
     summary, stats = summarize(sidecar.model, built)
     decoded.summary["tosa_sidecar"] = (

@@ -93,6 +93,8 @@ def _add_constant_attrs(
         t = tensors.get(tid_of.get(c.mrt_index, ""))
         if t is not None:
             t.attrs[size_key] = str(c.size)
+            if size_key == "constant_bytes":
+                t.constant_bytes = c.size  # the typed fact analysis reads
             t.attrs["constant_index"] = str(c.index)
             t.attrs["data"] = "VGF constant section"
             t.attrs["file_offset"] = str(c.offset)

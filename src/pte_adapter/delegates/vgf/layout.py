@@ -96,7 +96,7 @@ def _constants(vgf: VgfFile, span: PayloadSpan) -> None:
 
 def payload_layout(payload: memoryview, base: int, sources: DataSources | None) -> PayloadLayout:
     """Byte-exact spans of a VGF payload; raises `PteFormatError` on a payload it cannot read."""
-    vgf = read_vgf(payload, "VgfBackend payload", base)
+    vgf = read_vgf(payload, "VGF payload", base)
     layout = PayloadLayout(filler_kind="padding", filler_name="section padding")
     layout.spans.append(PayloadSpan("vgf_header", "VGF header", base, HEADER_SIZE))
     for s in vgf.sections:

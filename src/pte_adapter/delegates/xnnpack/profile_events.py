@@ -51,18 +51,11 @@ def _normal(text: str) -> str:
     return word.removeprefix("static").removesuffix("2d")
 
 
-def _int_attr(node: OpNode, key: str) -> int:
-    try:
-        return int(node.attrs.get(key, "0"), 0)
-    except ValueError:
-        return -1
-
-
 def _is_pointwise_conv(node: OpNode) -> bool:
     return (
         node.kind == "Conv2d"
         and all(
-            _int_attr(node, k) == 1
+            node.params.get(k, 0) == 1
             for k in (
                 "kernel_height",
                 "kernel_width",
@@ -73,7 +66,7 @@ def _is_pointwise_conv(node: OpNode) -> bool:
                 "groups",
             )
         )
-        and all(_int_attr(node, f"padding_{s}") == 0 for s in ("top", "right", "bottom", "left"))
+        and all(node.params.get(f"padding_{s}", 0) == 0 for s in ("top", "right", "bottom", "left"))
     )
 
 
@@ -108,9 +101,6 @@ def match_events(graph: DelegateGraph, event_names: list[str]) -> dict[str, int]
             continue
         return None
     return out if e == len(event_names) and event_names else None
-
-
-XNNPACK_BACKEND: Final = "XnnpackBackend"
 
 
 def inner_node_times(

@@ -1,1 +1,4 @@
-"""Generated from a pinned dependency by `scripts/` (see each module's header); never edited by hand."""
+"""Generated modules, never edited by hand. Each one's header names the scripts/gen_*.py that
+wrote it and the pinned inputs (distribution, version, sha256) it was generated from; see
+"Generated code" in docs/contributing.md. Regenerate: `python scripts/regen.py` (`--check`
+tells whether they are current)."""

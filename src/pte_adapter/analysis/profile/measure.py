@@ -1,0 +1,80 @@
+"""What an ETDump measured of each method, in milliseconds, worked out once for every view.
+
+The profile summary (`summary.py`: latency, the split, partitions, top operators), each
+instruction's times, the times a delegate logged for its own operations placed on its decoded
+nodes, and each DelegateCall's time outside those operations. The Model Explorer attributes, the
+node-data overlay and `pte-adapter profile` all read this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
+from pte_adapter.analysis.profile.report_types import MethodTimes, ProfileSummary
+from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.analysis.profile.summary import (
+    NS_PER_MS,
+    InstructionTime,
+    delegate_inner_times,
+    instruction_times,
+    method_summary,
+    profile_summary,
+)
+from pte_adapter.program.delegate_graph import DelegateGraph
+
+
+@dataclass
+class InnerTimes:
+    """A delegate's own logged operations placed on its decoded graph (ms per run)."""
+
+    graph: DelegateGraph  # the view whose nodes carry the times
+    times: dict[str, list[float]]  # node id -> its operator's time in each run
+    fused: dict[str, str]  # node id -> the node whose operator ran it (a fused clamp)
+
+
+@dataclass
+class MethodMeasurement:
+    summary: MethodTimes  # `pte-adapter profile`'s numbers for the method (summary.py)
+    instruction_times: dict[int, InstructionTime]
+    inner: dict[int, InnerTimes]  # partition index -> its delegate's operations, when placed
+    outside_ops: dict[int, float]  # DelegateCall instruction -> median ms outside logged ops
+
+
+def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
+    """Median over runs of a DelegateCall's time outside the operations its delegate logged."""
+    values = [
+        (run.instruction_time.get(index, 0) - sum(e.duration for e in events)) * scale
+        for run in mp.runs
+        if (events := run.delegate_events.get(index))
+    ]
+    return Stats.of(values).median
+
+
+def measure_method(mp: MethodProfile, tick_ns: float = 1.0) -> MethodMeasurement:
+    scale = tick_ns / NS_PER_MS
+    placements = {}
+    inner: dict[int, InnerTimes] = {}
+    outside: dict[int, float] = {}
+    for part in mp.partitions.delegate_partitions:
+        placed = delegate_inner_times(mp, part, tick_ns)
+        if placed is not None and part.instructions:
+            placements[part.index] = placed
+            inner[part.index] = InnerTimes(*placed)
+            outside[part.instructions[0]] = _outside_ops(mp, part.instructions[0], scale)
+    times = instruction_times(mp, tick_ns)
+    return MethodMeasurement(
+        summary=method_summary(mp, tick_ns, times, placements),
+        instruction_times=times,
+        inner=inner,
+        outside_ops=outside,
+    )
+
+
+def measure_program(
+    profile: ProgramProfile, pte_name: str, tick_ns: float = 1.0
+) -> tuple[ProfileSummary, dict[str, MethodMeasurement]]:
+    """The profile summary of the whole program, and each method's measurement."""
+    per_method = {mp.method.name: measure_method(mp, tick_ns) for mp in profile.methods if mp.runs}
+    summaries = [m.summary for m in per_method.values()]
+    return profile_summary(profile, pte_name, tick_ns, summaries), per_method

@@ -1,0 +1,128 @@
+"""Everything the adapter works out about a program, computed once, in one typed result.
+
+`analyse(program)` runs each analysis once per method — dataflow and partitions, role ids, the
+ETRecord's layers, the partitioners' reasons, blocks, the NPU estimate, the numbers — and, with an
+ETDump, places its events on the same partitions. Every view (the Model Explorer graphs, `summary`
+text and JSON, `check`, `diff`, `size`, `profile`, the node data providers) reads this result and
+never calls an analysis itself. The byte breakdown (`size`) walks the whole file, so it is made on
+first use and kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pte_adapter.analysis.blocks import Block, fold_partitions
+from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
+from pte_adapter.analysis.partitions import MethodPartitions, partition_method
+from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
+from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
+from pte_adapter.analysis.profile.report_types import ProfileSummary
+from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
+from pte_adapter.analysis.size import SizeReport, size_report
+from pte_adapter.analysis.source import (
+    MethodSource,
+    PartitionSource,
+    ProgramSource,
+    match_source,
+    partition_sources,
+)
+from pte_adapter.analysis.summary import MethodSummary, method_summary
+from pte_adapter.analysis.why import Reason, why_not_delegated
+from pte_adapter.container.etdump import ETDump
+from pte_adapter.errors import PteFormatError
+from pte_adapter.program.model import Method, Program
+
+
+@dataclass
+class MethodAnalysis:
+    method: Method
+    partitions: MethodPartitions  # dataflow, partitions and islands, crossings
+    roles: list[str]  # per partition: its role, stable across re-exports (`roles.py`)
+    instruction_ids: list[str]  # per instruction: its role id
+    source: MethodSource | None  # the ETRecord's layers, when one belongs to the program
+    partition_sources: list[PartitionSource]  # per partition: layers covered, causes
+    reasons: list[Reason]  # why each CPU compute kernel was not delegated
+    blocks: list[Block]  # consecutive partitions folded together; [] for a small method
+    estimate: MethodEstimate | None  # the NPU estimate and the cost of the split
+    summary: MethodSummary  # the numbers
+    profile: MethodProfile | None = None  # measured runs, when an ETDump was given
+    measured: MethodMeasurement | None = None  # their times, when the method ran
+
+    @property
+    def name(self) -> str:
+        return self.method.name
+
+
+@dataclass
+class ProgramAnalysis:
+    program: Program
+    methods: list[MethodAnalysis]
+    source: ProgramSource | None  # the ETRecord used (None: none, or it did not belong)
+    problems: list[str]  # the program's, then the side files'
+    profile: ProgramProfile | None = None
+    # `pte-adapter profile`'s numbers (analysis/profile/summary.py), with the profile.
+    profile_summary: ProfileSummary | None = None
+    # An ETDump that could not be used (corrupt, or recorded running another program).
+    profile_error: PteFormatError | None = None
+    _size: SizeReport | None = field(default=None, repr=False)
+
+    def method(self, name: str) -> MethodAnalysis | None:
+        return next((m for m in self.methods if m.name == name), None)
+
+    def size(self) -> SizeReport:
+        """The byte breakdown of the file (made on first use)."""
+        if self._size is None:
+            self._size = size_report(self.program)
+        return self._size
+
+
+def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysis:
+    parts = partition_method(method)
+    reasons = why_not_delegated(method, parts)
+    psources = partition_sources(method, source, parts)
+    estimate = method_estimate(method, parts)
+    return MethodAnalysis(
+        method=method,
+        partitions=parts,
+        roles=partition_roles(parts),
+        instruction_ids=instruction_role_ids(method, parts),
+        source=source,
+        partition_sources=psources,
+        reasons=reasons,
+        blocks=fold_partitions(method, parts, source) or [],
+        estimate=estimate,
+        summary=method_summary(method, parts, source, psources, reasons, estimate),
+    )
+
+
+def analyse(
+    program: Program, etdump: ETDump | None = None, *, tick_ns: float = 1.0
+) -> ProgramAnalysis:
+    """Analyse every method once; with an ETDump (ticks of `tick_ns` nanoseconds), place its
+    events on the result and measure each method.
+
+    The program's ETRecord (`Program.etrecord`, as `load` found it) is used only when it belongs
+    to the program; otherwise one problem says why. An ETDump that cannot be placed is kept as
+    `profile_error`, never raised: the program is still analysed."""
+    source: ProgramSource | None = None
+    problems = list(program.problems)
+    if program.etrecord is not None:
+        source, mismatch = match_source(program, program.etrecord)
+        problems.extend(mismatch)
+    methods = [
+        analyse_method(m, source.methods.get(m.name) if source else None) for m in program.methods
+    ]
+    result = ProgramAnalysis(program, methods, source, problems)
+    if etdump is not None:
+        try:
+            result.profile = join_profile(program, etdump, {m.name: m.partitions for m in methods})
+        except PteFormatError as e:
+            result.profile_error = e
+        else:
+            name = program.path.name if program.path else ""
+            result.profile_summary, measured = measure_program(result.profile, name, tick_ns)
+            for m in methods:
+                m.profile = result.profile.method(m.name)
+                m.measured = measured.get(m.name)
+    return result

@@ -1,0 +1,49 @@
+"""Why ExecuTorch's XNNPACK partitioner would refuse a CPU kernel: it has no config for the
+operator, or a config whose constraints refused it on the pre-delegation graph (which the `.pte`
+does not keep). Configs from the pinned ExecuTorch (`_generated/partition_configs.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pte_adapter.delegates.registry import Verdict
+from pte_adapter.delegates.xnnpack._generated import partition_configs
+from pte_adapter.program.model import Delegate, Method
+
+RULES = f"ExecuTorch {partition_configs.EXECUTORCH_VERSION} rules"
+
+
+def operator_base(name: str) -> str:
+    """`aten::avg_pool3d.out` -> `aten.avg_pool3d` (how the rules name operators)."""
+    return ".".join(name.replace("::", ".").split(".")[:2])
+
+
+def xnnpack_reason(op: str) -> tuple[str, str]:
+    name, _, overload = op.split("::", 1)[-1].partition(".")
+    # `mul.Scalar_out` is the out variant of `mul.Scalar`, which no config takes (MulConfig takes
+    # `mul.Tensor`, whose out variant is plain `mul.out`): a `<overload>_out` names its overload.
+    functional = overload.removesuffix("_out") if overload.endswith("_out") else None
+    configs = sorted(
+        {
+            c
+            for k, c in partition_configs.XNNPACK_CONFIGS.items()
+            if k.split(".")[0] == name and functional in (None, k.partition(".")[2])
+        }
+    )
+    if not configs:
+        return "not_listed", f"{operator_base(op)}: no XNNPACK partitioner config for it — {RULES}"
+    return "check", (
+        f"{operator_base(op)}: XNNPACK has {', '.join(configs)}, whose constraints refused "
+        f"it on the pre-delegation graph: the exact reason is not in the .pte — "
+        f"{RULES}"
+    )
+
+
+def reasons(method: Method, delegates: list[Delegate]) -> Callable[[int, str], list[Verdict]]:
+    """The `partition_rules` hook: one verdict per CPU kernel."""
+
+    def judge(index: int, op: str) -> list[Verdict]:
+        kind, text = xnnpack_reason(op)
+        return [Verdict("XNNPACK", kind, text)]
+
+    return judge

@@ -1,0 +1,114 @@
+"""What the analysis adds to a drawn method: the ETRecord's layers and the partitioners' reasons on
+nodes and groups, and the folding of a method of many partitions into blocks."""
+
+from __future__ import annotations
+
+from pte_adapter.analysis.blocks import Block
+from pte_adapter.analysis.partitions import Crossing
+from pte_adapter.analysis.program_analysis import MethodAnalysis
+from pte_adapter.analysis.why import Reason
+from pte_adapter.program.model import InstructionKind
+from pte_adapter.render import facts
+from pte_adapter.render.plan.graph import Graph, regex_escape
+from pte_adapter.render.source_facts import (
+    instruction_source_facts,
+    layer_namespace,
+    partition_source_facts,
+    why_facts,
+)
+
+# A CPU island with more instructions than this is drawn as nested layers of the model (ETRecord).
+NEST_LAYERS_ABOVE = 16
+
+
+def source_annotations(ma: MethodAnalysis, graph: Graph) -> None:
+    """The ETRecord's layers and the partitioner rules' reasons on the method graph.
+
+    Node attributes: module, class, source line, why not delegated. Group attributes: modules
+    covered, the cause of each CPU island, why. Kernel calls in a CPU island of more than
+    NEST_LAYERS_ABOVE instructions are nested in their layers ("CPU island 1/features/features.0"),
+    so a large island opens one layer at a time, while a small one (the few kernels between two
+    NPU partitions) shows its kernels as soon as it is opened. The first namespace component stays
+    the partition, which everything else keys on.
+    """
+    method, parts, msrc, reasons = ma.method, ma.partitions, ma.source, ma.reasons
+    if msrc is None and not reasons:
+        return
+    by_ins: dict[int, list[Reason]] = {}
+    for r in reasons:
+        by_ins.setdefault(r.instruction, []).append(r)
+    nodes = {n.id: n for n in graph.nodes}
+    for ins in method.instructions:
+        node = nodes.get(ma.instruction_ids[ins.index])
+        if node is None:
+            continue
+        src = msrc.instructions.get(ins.index) if msrc else None
+        node.attrs.update({**instruction_source_facts(src), **why_facts(by_ins.get(ins.index, []))})
+        part = parts.partitions[parts.partition_of[ins.index]]
+        layers = layer_namespace(src)
+        if (
+            part.is_cpu
+            and len(part.instructions) > NEST_LAYERS_ABOVE
+            and layers
+            and ins.kind is InstructionKind.KERNEL
+        ):
+            node.namespace = "/".join([part.name, *layers])
+    groups = graph.group_attrs if graph.group_attrs is not None else {}
+    for part in parts.partitions:
+        mine = [r for r in reasons if parts.partition_of[r.instruction] == part.index]
+        groups.setdefault(part.name, {}).update(
+            partition_source_facts(ma.partition_sources[part.index], mine)
+        )
+    graph.group_attrs = groups
+
+
+def fold_into_blocks(ma: MethodAnalysis, graph: Graph) -> None:
+    """Put each folded partition's group inside its block's group (`analysis/blocks.py`): the
+    method's first screen is then its blocks, each opening onto its partitions and CPU islands.
+    Boundary nodes between two partitions of one block were placed inside it already."""
+    parts = ma.partitions
+    block_of = {parts.partitions[i].name: b.name for b in ma.blocks for i in b.partitions}
+    for node in graph.nodes:
+        top = node.namespace.split("/")[0]
+        if top in block_of:
+            node.namespace = f"{block_of[top]}/{node.namespace}"
+    groups = graph.group_attrs or {}
+    graph.group_attrs = {
+        (f"{block_of[k.split('/')[0]]}/{k}" if k.split("/")[0] in block_of else k): v
+        for k, v in groups.items()
+    }
+    moved = {
+        f"^{regex_escape(name)}$": f"^{regex_escape(block + '/' + name)}$"
+        for name, block in block_of.items()
+    }
+    for style in graph.group_styles or []:
+        style.namespace_regex = moved.get(style.namespace_regex, style.namespace_regex)
+    for b in ma.blocks:
+        graph.group_attrs[b.name] = _block_facts(ma, b)
+
+
+def _block_facts(ma: MethodAnalysis, block: Block) -> dict[str, str]:
+    parts = ma.partitions
+    mine = [parts.partitions[i] for i in block.partitions]
+    names = {p.name for p in mine}
+    backends: dict[str, int] = {}
+    for p in mine:
+        backends[p.backend] = backends.get(p.backend, 0) + 1
+    into = [c for c in parts.crossings if c.target in names and c.source not in names]
+    out = [c for c in parts.crossings if c.source in names and c.target not in names]
+    inside = [c for c in parts.crossings if c.source in names and c.target in names]
+
+    def tensors(cs: list[Crossing]) -> str:
+        return f"{len(cs)} tensors, {facts.human_bytes(sum(c.nbytes for c in cs))}"
+
+    return {
+        "block": block.basis,
+        "partitions": f"{mine[0].name} to {mine[-1].name} ({len(mine)})",
+        "partitions_by_backend": ", ".join(
+            f"{'CPU islands' if b == 'CPU' else b} ×{n}" for b, n in backends.items()
+        ),
+        "instructions": str(sum(len(p.instructions) for p in mine)),
+        "crossings_into_block": tensors(into),
+        "crossings_out_of_block": tensors(out),
+        "crossings_inside_block": tensors(inside),
+    }

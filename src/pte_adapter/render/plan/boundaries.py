@@ -1,0 +1,211 @@
+"""The nodes that say what crosses a partition boundary, drawn on the edge between two partitions.
+
+A boundary node sits outside every group, so it stays visible when the partitions are collapsed,
+and its label says what crosses: "[1, 3, 224, 224] int8, 147.0 KiB", or "[1, 128, 768] float32 +1
+more, 768.0 KiB" when several tensors take the same way (all of them are in its attributes, input
+k and output k being tensor k). Model Explorer's own edge labels are a user setting, off by default,
+and its edge overlays are only drawn between visible op nodes: neither shows on a collapsed
+partition. One node per pair of partitions, not per tensor, because every edge costs drawing time
+(most of the time to the first screen of a large program goes into edges).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pte_adapter.analysis.blocks import FOLD_ABOVE
+from pte_adapter.analysis.partitions import Crossing, MethodPartitions, Partition
+from pte_adapter.analysis.program_analysis import MethodAnalysis
+from pte_adapter.program.model import Method
+from pte_adapter.render import facts
+from pte_adapter.render.plan.graph import Edge, Graph, Node, Port
+from pte_adapter.render.plan.instructions import INPUTS_ID, OUTPUTS_ID, tensor_port
+from pte_adapter.render.plan.views import Source
+
+BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition boundary
+# In a method of more than SMALL_METHOD partitions, a boundary tensor read more than
+# NEAR_PARTITIONS partitions after it was written is drawn beside its reader rather than connected
+# across the graph: long edges are most of Model Explorer's layout and drawing time on a large
+# program (benchmarks/bench_browser.py), while in a small method they cost nothing and show skips
+# such as an NPU-to-NPU handoff around a CPU island.
+NEAR_PARTITIONS = 1
+SMALL_METHOD = FOLD_ABOVE  # methods this small are neither folded nor stripped of far edges
+METHOD_INPUT, METHOD_OUTPUT = "method input", "method output"  # sides of a boundary
+
+
+def tensor_label(method: Method, value: int) -> str:
+    """ "[1, 3, 224, 224] int8, 147.0 KiB": what a boundary edge carries (printable ASCII only:
+    Model Explorer's canvas font has nothing else)."""
+    t = method.tensor(value)
+    if t is None:
+        return f"%{value}"
+    size = facts.human_bytes(t.nbytes).split(" (")[0]
+    return f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}, {size}"
+
+
+def _boundary_text(method: Method, c: Crossing, other: str) -> str:
+    t = method.tensor(c.value)
+    what = f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}" if t is not None else "?"
+    return f"%{c.value} {what}, {facts.human_bytes(c.nbytes)} {other}"
+
+
+def boundary_facts(method: Method, parts: MethodPartitions, part: Partition) -> dict[str, str]:
+    """The tensors crossing this partition's boundary, for its group attributes."""
+    ins = [
+        _boundary_text(method, c, f"from {c.source}")
+        for c in parts.crossings
+        if c.target == part.name
+    ]
+    outs = [
+        _boundary_text(method, c, f"to {c.target}")
+        for c in parts.crossings
+        if c.source == part.name
+    ]
+    return {
+        "incoming_tensors": "\n".join(ins) or "none",
+        "outgoing_tensors": "\n".join(outs) or "none",
+    }
+
+
+@dataclass
+class _Boundary:
+    node: Node
+    values: list[int | Source] = field(default_factory=list)  # tensors, in port order
+    froms: list[str] = field(default_factory=list)  # where the tensors come from
+    crossings: list[tuple[int, str, str]] = field(default_factory=list)  # (value, from, to)
+
+
+@dataclass
+class _Layout:
+    """Where each partition sits: for the boundary rules."""
+
+    node_partition: dict[str, str]
+    part_order: dict[str, int]
+    top_order: dict[str, int]  # position of each top-level item (a block, or a lone partition)
+    cpu_sides: set[str]
+    roles: dict[str, str]
+    block_of: dict[str, str]
+
+    @classmethod
+    def of(cls, ma: MethodAnalysis, graph: Graph) -> _Layout:
+        parts = ma.partitions
+        node_partition = {n.id: n.namespace.split("/")[0] for n in graph.nodes}
+        node_partition[INPUTS_ID], node_partition[OUTPUTS_ID] = METHOD_INPUT, METHOD_OUTPUT
+        part_order = {p.name: p.index for p in parts.partitions}
+        part_order[METHOD_INPUT], part_order[METHOD_OUTPUT] = -1, len(parts.partitions)
+        cpu_sides = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
+        roles = dict(zip((p.name for p in parts.partitions), ma.roles, strict=True))
+        roles[METHOD_INPUT], roles[METHOD_OUTPUT] = INPUTS_ID, OUTPUTS_ID
+        block_of = {parts.partitions[i].name: b.name for b in ma.blocks for i in b.partitions}
+        top_order: dict[str, int] = {}
+        for name in sorted(part_order, key=part_order.__getitem__):
+            top_order.setdefault(block_of.get(name, name), len(top_order))
+        return cls(node_partition, part_order, top_order, cpu_sides, roles, block_of)
+
+
+def _route(
+    method: Method,
+    lay: _Layout,
+    bounds: dict[tuple[str, str], _Boundary],
+    node: Node,
+    e: Edge,
+    source_value: dict[Source, int],
+) -> None:
+    """Send one partition-crossing edge through its boundary node (made on first use)."""
+    source_part, target_part = lay.node_partition[e.source], lay.node_partition[node.id]
+    src = (e.source, e.source_output)
+    v = source_value.get(src)
+    block_names = set(lay.block_of.values())
+    # Between two partitions of one block: inside that block. Between blocks: one node per pair
+    # of blocks (or of a block and a partition on its own), at the top level.
+    inside = lay.block_of.get(source_part, 1) == lay.block_of.get(target_part, 2)
+    ends = (
+        (source_part, target_part)
+        if inside
+        else (
+            lay.block_of.get(source_part, source_part),
+            lay.block_of.get(target_part, target_part),
+        )
+    )
+    # Everything entering a block from outside it shares one node: "into blocks.3".
+    key = ("", ends[1]) if ends[1] in block_names and not inside else ends
+    b = bounds.get(key)
+    if b is None:
+        b = bounds[key] = _Boundary(
+            Node(
+                id=f"b.{lay.roles.get(key[0], key[0] or 'into')}.{lay.roles.get(key[1], key[1])}",
+                label="",
+                namespace=lay.block_of[source_part] if inside else "",
+                colour=BOUNDARY_TENSOR_COLOUR,
+            )
+        )
+    if ends[0] not in b.froms:
+        b.froms.append(ends[0])
+    if v is not None and (v, source_part, target_part) not in b.crossings:
+        b.crossings.append((v, source_part, target_part))
+    tensor: int | Source = v if v is not None else src
+    if tensor not in b.values:
+        b.values.append(tensor)
+        pos = str(len(b.values) - 1)
+        attrs = tensor_port(method, 0, v).attrs if v is not None else {}
+        b.node.inputs.append(Port(pos, attrs))
+        b.node.outputs.append(Port(pos, dict(attrs)))
+    pos = str(b.values.index(tensor))
+    # A tensor read far downstream (an attention mask every layer reads) is shown beside each
+    # distant reader without an edge across the whole graph: long edges make the layout slow and
+    # the picture unreadable. Between blocks, the distance counts blocks (and lone partitions).
+    order = lay.part_order if inside else lay.top_order
+    far = (
+        len(lay.part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
+        and order[ends[1]] - order[ends[0]] > NEAR_PARTITIONS
+    )
+    if not far and not any(x.source == src[0] and x.source_output == src[1] for x in b.node.edges):
+        b.node.edges.append(Edge(src[0], src[1], pos))
+    e.source, e.source_output = b.node.id, pos
+
+
+def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) -> None:
+    """The boundary node's label and attributes, once every crossing is routed."""
+    source_part, target_part = key
+    tensors = [v for v in b.values if isinstance(v, int)]
+    total = sum(t.nbytes for v in tensors if (t := method.tensor(v)) is not None)
+    first = tensor_label(method, tensors[0]).rsplit(",", 1)[0] if tensors else "tensor"
+    more = f" +{len(b.values) - 1} more" if len(b.values) > 1 else ""
+    b.node.label = f"{first}{more}, {facts.human_bytes(total).split(' (')[0]}"
+    attrs = {
+        "boundary": f"{' and '.join(b.froms)} to {target_part}",
+        "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),
+        "bytes": str(total),
+        # Each crossing it stands for, partition to partition (one line per receiver).
+        "crossings": "\n".join(f"%{v} {a} to {z}" for v, a, z in b.crossings),
+    }
+    if not b.node.edges:
+        gap = lay.part_order.get(target_part, 0) - lay.part_order.get(source_part, 0)
+        attrs["drawn_as"] = f"beside its reader, without the edge from {source_part}" + (
+            f" ({gap} partitions earlier)" if gap > 0 else ""
+        )
+    elif len(b.node.edges) < len(b.froms):
+        attrs["drawn_as"] = "beside its reader; edges only from the block or partition before"
+    b.node.attrs.update(attrs)
+
+
+def boundary_nodes(ma: MethodAnalysis, graph: Graph, source_value: dict[Source, int]) -> list[Node]:
+    """A node on each partition-to-partition edge saying which tensors cross there; the edges of
+    `graph` are rerouted through them."""
+    method, lay = ma.method, _Layout.of(ma, graph)
+    bounds: dict[tuple[str, str], _Boundary] = {}
+    for node in graph.nodes:
+        target_part = lay.node_partition.get(node.id)
+        for e in node.edges:
+            source_part = lay.node_partition.get(e.source)
+            if source_part is None or target_part is None or source_part == target_part:
+                continue
+            if source_part in lay.cpu_sides and target_part in lay.cpu_sides:
+                continue  # CPU to CPU (method inputs and outputs count as CPU): no boundary
+            _route(method, lay, bounds, node, e, source_value)
+        # Several writers of one tensor now reach this node through one boundary node: one edge.
+        unique = {(e.source, e.source_output, e.target_input): e for e in node.edges}
+        node.edges = list(unique.values())
+    for key, b in bounds.items():
+        _finish(method, lay, key, b)
+    return [b.node for b in bounds.values()]

@@ -1,0 +1,161 @@
+"""One instruction as a plan node: label, colour, attributes, tensor ports.
+
+Labels are short (the full operator name with overload, or the delegate id); everything else is in
+attributes and in the metadata of each input and output."""
+
+from __future__ import annotations
+
+import json
+
+from pte_adapter.analysis.dataflow import Dataflow
+from pte_adapter.analysis.partitions import Partition, is_glue
+from pte_adapter.backends import (
+    CPU_COMPUTE_COLOUR,
+    CPU_CONTROL_COLOUR,
+    CPU_GLUE_COLOUR,
+    backend_colour,
+)
+from pte_adapter.program.model import Instruction, InstructionKind, Method, Value, ValueKind
+from pte_adapter.render import facts
+from pte_adapter.render.plan.graph import Colour, Node, NodeLink, Port
+
+INPUTS_ID = "inputs"
+OUTPUTS_ID = "outputs"
+
+
+def instruction_label(method: Method, ins: Instruction) -> str:
+    if ins.kind is InstructionKind.KERNEL:
+        op = ins.op_index
+        if op is not None and 0 <= op < len(method.operators):
+            return method.operators[op].full_name
+        return f"unknown operator {op}"
+    if ins.kind is InstructionKind.DELEGATE:
+        d = ins.delegate_index
+        if d is not None and 0 <= d < len(method.delegates):
+            return method.delegates[d].id or "delegate"
+        return f"unknown delegate {d}"
+    return str(ins.kind.value)
+
+
+def _instruction_colour(method: Method, ins: Instruction, part: Partition) -> Colour:
+    if ins.kind is InstructionKind.DELEGATE:
+        return backend_colour(part.backend)
+    if ins.kind is InstructionKind.KERNEL:
+        return CPU_GLUE_COLOUR if is_glue(instruction_label(method, ins)) else CPU_COMPUTE_COLOUR
+    return CPU_CONTROL_COLOUR
+
+
+def value_text(method: Method, v: int) -> str:
+    """A non-tensor argument as text (for attributes)."""
+    if not 0 <= v < len(method.values):
+        return f"<missing value {v}>"
+    val = method.values[v]
+    if val.kind is ValueKind.INT_LIST and isinstance(val.payload, list):
+        items = [
+            method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
+            for i in val.payload
+        ]
+        return "[" + ", ".join(str(x) for x in items) + "]"
+    if val.kind is ValueKind.NULL:
+        return "None"
+    if val.kind is ValueKind.STRING:
+        return str(json.dumps(val.payload))
+    if val.kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST) and isinstance(
+        val.payload, list
+    ):
+        return "[" + ", ".join("None" if int(i) < 0 else f"%{i}" for i in val.payload) + "]"
+    if val.kind is ValueKind.TENSOR:
+        return f"%{v}"
+    return str(val.payload)
+
+
+def _is_tensorish(val: Value) -> bool:
+    return val.kind in (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+
+
+def tensor_port(method: Method, pos: int, v: int) -> Port:
+    attrs: dict[str, str] = {"value_index": str(v)}
+    tensor = method.tensor(v)
+    if tensor is not None:
+        attrs.update(facts.tensor_facts(tensor, method))
+    return Port(str(pos), attrs)
+
+
+def jump_target(method: Method, ins: Instruction) -> int | None:
+    """Index of the instruction a JumpFalseCall may jump to; None for the end of its chain."""
+    chain = method.chains[ins.chain]
+    dest = ins.destination or 0
+    if dest >= chain.num_instructions:
+        return None
+    return chain.first_instruction + dest
+
+
+def jump_target_id(method: Method, ins: Instruction, ids: list[str]) -> str:
+    target = jump_target(method, ins)
+    return OUTPUTS_ID if target is None else ids[target]
+
+
+def _jump_target_text(method: Method, ins: Instruction) -> str:
+    target = jump_target(method, ins)
+    if target is None:
+        return f"{ins.destination} (end of chain)"
+    return f"{ins.destination} ({instruction_label(method, method.instructions[target])})"
+
+
+def _call_attrs(method: Method, ins: Instruction, flow: Dataflow) -> dict[str, str]:
+    """Arguments of a KernelCall or DelegateCall: the non-tensor ones by value, and a delegate's
+    I/O split and payload facts."""
+    io = flow.io[ins.index]
+    attrs = {"args": "[" + ", ".join(str(a) for a in ins.args) + "]"}
+    written = set(io.outputs)
+    for pos, a in enumerate(ins.args):
+        if a not in written and 0 <= a < len(method.values) and not _is_tensorish(method.values[a]):
+            attrs[f"arg{pos}"] = value_text(method, a)
+    if ins.kind is InstructionKind.KERNEL and ins.op_index is not None:
+        attrs["operator_index"] = str(ins.op_index)
+    if ins.kind is InstructionKind.DELEGATE:
+        attrs["io_split"] = (
+            f"{len(io.inputs)} inputs, {len(io.outputs)} outputs "
+            f"({'from the payload' if io.split_rule == 'payload' else 'by the dataflow rule'})"
+        )
+        d = ins.delegate_index
+        if d is not None and 0 <= d < len(method.delegates):
+            attrs.update(facts.delegate_facts(method.delegates[d]))
+    return attrs
+
+
+def instruction_node(
+    method: Method, ins: Instruction, part: Partition, flow: Dataflow, ids: list[str]
+) -> Node:
+    node = Node(
+        id=ids[ins.index],
+        label=instruction_label(method, ins),
+        namespace=part.name,
+        colour=_instruction_colour(method, ins, part),
+    )
+    attrs: dict[str, str] = {
+        "instruction": str(ins.index),
+        "kind": ins.kind.value,
+        "partition": part.name,
+    }
+    if len(method.chains) > 1:
+        attrs["chain"] = f"{ins.chain} (position {ins.chain_position})"
+    if ins.kind in (InstructionKind.KERNEL, InstructionKind.DELEGATE):
+        attrs.update(_call_attrs(method, ins, flow))
+    if ins.kind is InstructionKind.MOVE:
+        attrs["move"] = f"%{ins.move_from} → %{ins.move_to}"
+    if ins.kind is InstructionKind.FREE:
+        attrs["frees"] = f"%{ins.free_value}"
+    if ins.kind is InstructionKind.JUMP_FALSE:
+        attrs["condition"] = f"%{ins.cond_value} = {value_text(method, ins.cond_value or 0)}"
+        attrs["jumps_if_false_to"] = _jump_target_text(method, ins)
+    node.attrs.update(attrs)
+    if ins.kind is InstructionKind.JUMP_FALSE:
+        node.attrs["jump_target_node"] = NodeLink((jump_target_id(method, ins, ids),))
+    # Inputs: every tensor read (edges are added by the method graph, which knows where each
+    # tensor really comes from; constants have metadata but no edge).
+    for edge in flow.edges[ins.index]:
+        node.inputs.append(tensor_port(method, edge.consumer_input, edge.value))
+    for pos, v in enumerate(flow.io[ins.index].output_tensors):
+        node.outputs.append(tensor_port(method, pos, v))
+    return node

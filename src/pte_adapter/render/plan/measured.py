@@ -1,0 +1,150 @@
+"""Measured time (an ETDump) on the planned graphs, on the same node ids the plan drew:
+
+- every profiled instruction node: median, min/max and share of the run;
+- every partition (its group's attributes): median with p10/p90 and share of the run, and for a
+  delegate what it logged about its own operators;
+- the method (graph attributes, shown when nothing is selected): latency over the runs and the
+  measured split between delegates, CPU compute, glue, control flow and runtime overhead;
+- the decoded delegate operations, wherever they were drawn (inside the partition's group, or in
+  a graph of their own in a method folded into blocks), where the delegate's events could be placed
+  on them (XNNPACK: `delegates/xnnpack/profile_events.py`), and those fused into another's operator.
+
+A corrupt or foreign ETDump adds one `measured profile problem` attribute to each method graph and
+never stops the `.pte` from opening.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pte_adapter.analysis.profile.report_types import PartitionTimes
+from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
+from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
+from pte_adapter.render.profile_report import SPLIT_LABELS
+
+PROBLEM_KEY: Final = "measured profile problem"
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f} ms"
+
+
+def _partition_text(p: PartitionTimes) -> str:
+    return (
+        f"median {_ms(p['median'])} (p10 {_ms(p['p10'])}, p90 {_ms(p['p90'])}), "
+        f"{p['share']:.1%} of the run"
+    )
+
+
+def inner_op_times(
+    ma: MethodAnalysis, placement: MethodPlacement
+) -> dict[tuple[str, str], tuple[list[float], str]]:
+    """(graph id, node id) -> (ms per run, "") for each decoded delegate operation with a time,
+    and -> ([], node id of the operation it was fused into) for fused ones."""
+    out: dict[tuple[str, str], tuple[list[float], str]] = {}
+    if ma.measured is None:
+        return out
+    for index, inner in ma.measured.inner.items():
+        part = ma.partitions.partitions[index]
+        where = placement.views.get((part.instructions[0], inner.graph.name))
+        if where is None or len(where.node_ids) != len(inner.graph.nodes):
+            continue
+        drawn = {op.id: where.node_ids[pos] for pos, op in enumerate(inner.graph.nodes)}
+        for op, values in inner.times.items():
+            out[(where.graph_id, drawn[op])] = (values, "")
+        for op, owner in inner.fused.items():
+            out[(where.graph_id, drawn[op])] = ([], drawn[owner])
+    return out
+
+
+def _method_attrs(graph: Graph, ma: MethodAnalysis, etdump_name: str) -> None:
+    assert ma.measured is not None
+    summary = ma.measured.summary
+    nodes = {n.id: n for n in graph.nodes}
+    ids = ma.instruction_ids
+    for index, t in ma.measured.instruction_times.items():
+        node = nodes.get(ids[index]) if 0 <= index < len(ids) else None
+        if node is not None:
+            node.attrs.update(
+                {
+                    "measured median": _ms(t.stats.median),
+                    "measured min / max": f"{t.stats.min:.3f} / {t.stats.max:.3f} ms",
+                    "measured share of run": f"{t.share:.1%}",
+                    "measured runs": f"{t.runs} runs, {t.calls} calls",
+                }
+            )
+    groups = graph.group_attrs if graph.group_attrs is not None else {}
+    # A partition's group: its own name, or "<block>/<name>" in a method folded into blocks.
+    in_block = {k.split("/")[1]: k for k in groups if k.count("/") == 1}
+    for p in summary["partitions"]:
+        attrs = {"measured time": _partition_text(p)}
+        if p.get("delegate_operators"):
+            attrs["measured inside the delegate"] = (
+                f"{p['delegate_operators']} operators logged: compute "
+                f"{_ms(p['inside_compute']['median'])}, convert/transpose/copy "
+                f"{_ms(p['inside_glue']['median'])}, outside them "
+                f"{_ms(p['outside_logged_ops']['median'])} (medians)"
+            )
+        groups.setdefault(in_block.get(p["name"], p["name"]), {}).update(attrs)
+    lat, split = summary["latency"], summary["split"]
+    groups.setdefault("", {}).update(
+        {
+            "measured profile": f"{etdump_name}, {summary['runs']} runs",
+            "measured latency": (
+                f"median {_ms(lat['median'])} (p10 {_ms(lat['p10'])}, p90 {_ms(lat['p90'])}, "
+                f"min {_ms(lat['min'])}, max {_ms(lat['max'])})"
+            ),
+            "measured split": ", ".join(
+                f"{label} {split[k]['share']:.1%}"
+                for k, label in SPLIT_LABELS.items()
+                if k in split
+            ),
+        }
+    )
+    graph.group_attrs = groups
+
+
+def _inner_attrs(graphs: dict[str, Graph], ma: MethodAnalysis, placement: MethodPlacement) -> None:
+    """Times on the decoded delegate operations, in whichever graph they were drawn."""
+    nodes: dict[tuple[str, str], Node] = {
+        (gid, n.id): n for gid, g in graphs.items() for n in g.nodes
+    }
+    for (gid, nid), (values, owner) in inner_op_times(ma, placement).items():
+        node = nodes.get((gid, nid))
+        if node is None:
+            continue
+        if values:
+            st = Stats.of(values)
+            node.attrs.update(
+                {
+                    "measured median": _ms(st.median),
+                    "measured min / max": f"{st.min:.3f} / {st.max:.3f} ms",
+                }
+            )
+        else:
+            owner_node = nodes.get((gid, owner))
+            label = owner_node.label if owner_node is not None else owner
+            node.attrs.update({"measured": f"fused into {owner} ({label}) at run time"})
+
+
+def add_measured(
+    result: ProgramAnalysis, graphs: list[Graph], placements: dict[str, MethodPlacement]
+) -> None:
+    """Add the ETDump's measurements to the planned graphs; a bad ETDump becomes a graph
+    attribute of each method graph."""
+    by_id = {g.id: g for g in graphs}
+    if result.profile_error is not None:
+        for ma in result.methods:
+            graph = by_id[placements[ma.name].graph_id]
+            groups = graph.group_attrs if graph.group_attrs is not None else {}
+            groups.setdefault("", {})[PROBLEM_KEY] = str(result.profile_error)
+            graph.group_attrs = groups
+        return
+    if result.profile is None:
+        return
+    for ma in result.methods:
+        if ma.measured is not None:
+            placement = placements[ma.name]
+            _method_attrs(by_id[placement.graph_id], ma, result.profile.etdump.name)
+            _inner_attrs(by_id, ma, placement)

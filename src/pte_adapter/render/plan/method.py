@@ -1,0 +1,237 @@
+"""A method as a plan graph, drawn as its partitions.
+
+- Node ids: "inputs", "outputs" and, for instructions, their role ids (`analysis/roles.py`), which
+  stay the same across re-exports, so Model Explorer's split view (sync navigation: match node id)
+  lines up corresponding nodes of two programs. The operations a delegate payload decodes to are
+  drawn inside that delegate's partition group with ids "<call id>.<position>" (nested views:
+  "<call id>.<view>.<position>"); boundary nodes "b.<source role>.<target role>".
+- Every instruction sits in the namespace of its partition ("NPU partition 2 (EthosUBackend)",
+  "CPU island 1"), coloured per backend; glue and control instructions get muted colours. A decoded
+  DelegateCall heads its group (pinned, no edges); the tensors flow through the decoded operations,
+  so the edges into and out of a partition are real dataflow to its neighbours.
+- A method graph holds every delegate view, so it is always the graph with the most nodes: Model
+  Explorer opens that one first. Only control-flow blocks referenced by a decoded operation are
+  separate graphs ("forward / TOSA partition 1 (TOSABackend) / cond_then"); in a method folded into
+  blocks, each delegate's operations are a graph of their own too, opened from the call.
+- Graph-level numbers sit in the group attributes of "" (shown when nothing is selected); each
+  partition's numbers and boundary tensors in its group's attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pte_adapter.analysis.blocks import FOLD_ABOVE
+from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, TensorEdge
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
+from pte_adapter.backends import backend_colour
+from pte_adapter.program.delegate_graph import DelegateGraph
+from pte_adapter.program.model import Delegate, Instruction, InstructionKind
+from pte_adapter.render import facts
+from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
+from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
+from pte_adapter.render.plan.graph import (
+    Edge,
+    Graph,
+    GroupStyle,
+    MethodPlacement,
+    Node,
+    ViewPlacement,
+    regex_escape,
+    slug,
+)
+from pte_adapter.render.plan.instructions import (
+    INPUTS_ID,
+    OUTPUTS_ID,
+    instruction_node,
+    jump_target_id,
+    tensor_port,
+)
+from pte_adapter.render.plan.views import Source, delegate_graph_id, view_graph, view_nodes
+
+
+@dataclass
+class _Contents:
+    """How one delegate partition's decoded views are drawn inside its group.
+
+    `inline` is drawn in the partition's own layer with real edges to and from the neighbouring
+    partitions (its inputs/outputs correspond one to one to the DelegateCall's tensors); `nested`
+    views are collapsed sub-layers with their own edges only (e.g. the matched TOSA source of an
+    Ethos-U partition); `separate` views are graphs of their own, opened from the nodes that
+    reference them (control-flow blocks), or from the call (`from_call`).
+    """
+
+    inline: DelegateGraph | None = None
+    nested: list[DelegateGraph] = field(default_factory=list)
+    separate: list[DelegateGraph] = field(default_factory=list)
+    from_call: list[DelegateGraph] = field(default_factory=list)
+
+
+def _contents(ma: MethodAnalysis, delegate: Delegate, n_inputs: int, n_outputs: int) -> _Contents:
+    views = delegate.decoded.graphs
+    referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
+    top = [v for v in views if v.name not in referenced]
+    # A method folded into blocks (a transformer's dozens of partitions) draws each delegate's
+    # operations as a graph of its own, opened from its DelegateCall: expanding everything then
+    # stays a picture of partitions, and Model Explorer draws it in half the time. A view at least
+    # as large as the method's instructions stays inside, so the method graph is still the one
+    # with the most nodes (the one Model Explorer opens first).
+    if len(ma.partitions.partitions) > FOLD_ABOVE and all(
+        len(v.nodes) + 2 < len(ma.method.instructions) for v in views
+    ):
+        return _Contents(separate=list(views), from_call=top)
+    out = _Contents(separate=[v for v in views if v.name in referenced])
+    if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(top[0].outputs) == n_outputs:
+        out.inline = top[0]
+        out.nested = top[1:]
+    else:
+        out.nested = top
+    return out
+
+
+@dataclass
+class _Builder:
+    """The state of one method graph while its nodes are made."""
+
+    ma: MethodAnalysis
+    graph: Graph
+    placement: MethodPlacement
+    separate: list[Graph] = field(default_factory=list)
+    # Outputs of inlined DelegateCalls come from the operations inside: (ins, output) -> writers.
+    redirect: dict[tuple[int, int], list[Source]] = field(default_factory=dict)
+    # Which tensor (value index) each node output is, for labelling boundary tensors.
+    source_value: dict[Source, int] = field(default_factory=dict)
+
+    def sources(self, edge: TensorEdge) -> list[Source]:
+        ids = self.placement.instructions
+        if edge.producer >= 0:
+            return self.redirect.get(
+                (edge.producer, edge.producer_output),
+                [(ids[edge.producer], str(edge.producer_output))],
+            )
+        if edge.producer == FROM_METHOD_INPUT:
+            return [(INPUTS_ID, str(edge.producer_output))]
+        return []
+
+    def connect(self, node: Node, edges: list[TensorEdge]) -> None:
+        for edge in edges:
+            node.edges.extend(
+                Edge(src, out, str(edge.consumer_input)) for src, out in self.sources(edge)
+            )
+
+    def delegate(self, ins: Instruction, node: Node, delegate: Delegate) -> None:
+        """A DelegateCall's decoded views: inside its group, or graphs of their own."""
+        ma, flow = self.ma, self.ma.partitions.dataflow
+        part = ma.partitions.partitions[ma.partitions.partition_of[ins.index]]
+        io = flow.io[ins.index]
+        contents = _contents(ma, delegate, len(flow.edges[ins.index]), len(io.output_tensors))
+        colours = backend_colour(part.backend)
+        gid = self.graph.id
+        separate_ids = {
+            v.name: delegate_graph_id(gid, part.name, v.name) for v in contents.separate
+        }
+        for v in contents.separate:
+            graph, op_ids = view_graph(v, separate_ids[v.name], separate_ids, colours)
+            self.separate.append(graph)
+            self.placement.views[(ins.index, v.name)] = ViewPlacement(graph.id, op_ids)
+        node.subgraphs = [separate_ids[v.name] for v in contents.from_call]
+        if contents.inline is None:
+            self.connect(node, flow.edges[ins.index])
+        else:
+            # The call itself heads its group; the data flows through the operations inside.
+            node.pinned = True
+            outer = [self.sources(e) for e in flow.edges[ins.index]]
+            inner, writers = view_nodes(
+                contents.inline, node.id, part.name, colours, outer, separate_ids
+            )
+            self._place(ins, contents.inline, inner)
+            for j, tid in enumerate(contents.inline.outputs):
+                self.redirect[(ins.index, j)] = writers.get(tid, [])
+                for writer in self.redirect[(ins.index, j)]:
+                    self.source_value[writer] = io.output_tensors[j]
+        for view in contents.nested:
+            prefix, space = f"{node.id}.{slug(view.name)}", f"{part.name}/{view.name}"
+            inner, _ = view_nodes(view, prefix, space, colours, [], separate_ids)
+            self._place(ins, view, inner)
+
+    def _place(self, ins: Instruction, view: DelegateGraph, inner: list[Node]) -> None:
+        self.graph.nodes.extend(inner)
+        self.placement.views[(ins.index, view.name)] = ViewPlacement(
+            self.graph.id, [n.id for n in inner]
+        )
+
+
+def _instructions(b: _Builder) -> None:
+    method, parts = b.ma.method, b.ma.partitions
+    flow, ids = parts.dataflow, b.placement.instructions
+    for ins in method.instructions:
+        part = parts.partitions[parts.partition_of[ins.index]]
+        node = instruction_node(method, ins, part, flow, ids)
+        b.graph.nodes.append(node)
+        for j, v in enumerate(flow.io[ins.index].output_tensors):
+            b.source_value[(node.id, str(j))] = v
+        d = ins.delegate_index
+        if (
+            ins.kind is InstructionKind.DELEGATE
+            and d is not None
+            and 0 <= d < len(method.delegates)
+        ):
+            b.delegate(ins, node, method.delegates[d])
+        else:
+            b.connect(node, flow.edges[ins.index])
+
+
+def _outputs_and_jumps(b: _Builder) -> None:
+    method, flow, ids = b.ma.method, b.ma.partitions.dataflow, b.placement.instructions
+    outputs = Node(id=OUTPUTS_ID, label="Graph Outputs")
+    for edge in flow.output_edges:
+        outputs.inputs.append(tensor_port(method, edge.consumer_input, edge.value))
+    b.connect(outputs, flow.output_edges)
+    # Control flow: a visible edge from each JumpFalseCall to where it may jump.
+    by_id = {n.id: n for n in b.graph.nodes}
+    by_id[OUTPUTS_ID] = outputs
+    for ins in method.instructions:
+        if ins.kind is InstructionKind.JUMP_FALSE:
+            by_id[jump_target_id(method, ins, ids)].edges.append(
+                Edge(ids[ins.index], "jump_if_false", "control")
+            )
+    b.graph.nodes.append(outputs)
+
+
+def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph) -> None:
+    """The method's numbers (graph attributes) and each partition's, with its colour."""
+    method, parts = ma.method, ma.partitions
+    graph.group_attrs = {"": facts.method_facts(result, ma)}
+    graph.group_styles = []
+    for part in parts.partitions:
+        attrs = facts.partition_facts(method, part)
+        if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
+            attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
+        attrs.update(boundary_facts(method, parts, part))
+        graph.group_attrs[part.name] = attrs
+        graph.group_styles.append(
+            GroupStyle(f"^{regex_escape(part.name)}$", backend_colour(part.backend))
+        )
+
+
+def method_plan(
+    result: ProgramAnalysis, ma: MethodAnalysis, graph_id: str
+) -> tuple[Graph, list[Graph], MethodPlacement]:
+    """The method graph, the separate graphs its nodes open, and where everything was drawn."""
+    graph = Graph(id=graph_id)
+    b = _Builder(ma, graph, MethodPlacement(graph_id, list(ma.instruction_ids)))
+    inputs = Node(id=INPUTS_ID, label="Graph Inputs")
+    for pos, v in enumerate(ma.method.inputs):
+        inputs.outputs.append(tensor_port(ma.method, pos, v))
+        b.source_value[(INPUTS_ID, str(pos))] = v
+    graph.nodes.append(inputs)
+    _instructions(b)
+    _outputs_and_jumps(b)
+    _groups(result, ma, graph)
+    graph.nodes.extend(boundary_nodes(ma, graph, b.source_value))
+    # A one-call partition stays a group (Model Explorer versions that read this setting).
+    graph.keep_single_child_layers = True
+    source_annotations(ma, graph)
+    if ma.blocks:
+        fold_into_blocks(ma, graph)
+    return graph, b.separate, b.placement

@@ -1,0 +1,110 @@
+"""A decoded delegate view (NPU operations, a TOSA graph, XNNPACK nodes ...) as plan nodes: inside
+its partition's group in the method graph, or as a graph of its own."""
+
+from __future__ import annotations
+
+from pte_adapter.program.delegate_graph import DelegateGraph, TensorInfo
+from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
+
+Source = tuple[str, str]  # (node id, output id) an edge comes from
+
+
+def tensor_port(pos: int, t: TensorInfo) -> Port:
+    attrs: dict[str, str] = {"tensor": t.name or t.id}
+    if t.shape is not None:
+        attrs["shape"] = "[" + ", ".join(str(s) for s in t.shape) + "]"
+    if t.dtype:
+        attrs["dtype"] = t.dtype
+    attrs.update(t.attrs)
+    return Port(str(pos), attrs)
+
+
+def view_nodes(
+    view: DelegateGraph,
+    id_prefix: str,
+    namespace: str,
+    colours: Colour,
+    outer_inputs: list[list[Source]],
+    separate_ids: dict[str, str],
+) -> tuple[list[Node], dict[str, list[Source]]]:
+    """A delegate view's operations as method-graph nodes in `namespace`.
+
+    `outer_inputs[k]` are the sources of the view's input k outside the view (empty for a nested
+    view). Returns the nodes and, per tensor id, every node output that writes it.
+    """
+    writers: dict[str, list[Source]] = {}
+    for tid, sources in zip(view.inputs, outer_inputs, strict=False):  # nested: no outer
+        writers.setdefault(tid, []).extend(sources)
+    nodes: list[Node] = []
+    for pos, op in enumerate(view.nodes):
+        nid = f"{id_prefix}.{pos}"
+        node = Node(
+            id=nid,
+            label=op.label or op.kind,
+            namespace=f"{namespace}/{op.namespace}" if op.namespace else namespace,
+            attrs={"kind": op.kind, "view": view.name, **op.attrs},
+            colour=colours,
+        )
+        node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
+        for in_pos, tid in enumerate(op.inputs):
+            node.inputs.append(tensor_port(in_pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.edges.extend(Edge(src, out, str(in_pos)) for src, out in writers.get(tid, []))
+        for out_pos, tid in enumerate(op.outputs):
+            writers.setdefault(tid, []).append((nid, str(out_pos)))
+            node.outputs.append(tensor_port(out_pos, view.tensors.get(tid, TensorInfo(tid))))
+        nodes.append(node)
+    return nodes, writers
+
+
+def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str) -> str:
+    """Id of a delegate view's graph: unique across the response, readable in the graph list."""
+    return f"{method_graph_id} / {partition_name} / {view_name}"
+
+
+def view_graph(
+    view: DelegateGraph, graph_id: str, sibling_ids: dict[str, str], colours: Colour
+) -> tuple[Graph, list[str]]:
+    """One view as a graph of its own with Delegate Inputs/Outputs nodes; and the node id of each of
+    its operations, in order."""
+    graph = Graph(id=graph_id)
+    # A tensor can have several writers: an NPU output is often written in slices by several
+    # operations (e.g. the channels of a concatenation); every writer gets its edge.
+    producers: dict[str, list[tuple[str, int]]] = {}
+    inputs = Node(id="delegate_inputs", label="Delegate Inputs")
+    for pos, tid in enumerate(view.inputs):
+        producers.setdefault(tid, []).append((inputs.id, pos))
+        inputs.outputs.append(tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+    graph.nodes.append(inputs)
+
+    def read(node: Node, tids: list[str]) -> None:
+        """Input metadata and an edge from every writer, for each tensor `node` reads."""
+        for pos, tid in enumerate(tids):
+            node.inputs.append(tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.edges.extend(Edge(src, str(out), str(pos)) for src, out in producers.get(tid, []))
+
+    used_ids = {inputs.id, "delegate_outputs"}
+    op_ids: list[str] = []
+    for op in view.nodes:
+        nid = f"op_{op.id}"
+        while nid in used_ids:
+            nid += "_"
+        used_ids.add(nid)
+        op_ids.append(nid)
+        node = Node(
+            id=nid,
+            label=op.label or op.kind,
+            namespace=op.namespace,
+            attrs={"kind": op.kind, **op.attrs},
+            colour=colours,
+        )
+        node.subgraphs = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
+        read(node, op.inputs)
+        for pos, tid in enumerate(op.outputs):
+            producers.setdefault(tid, []).append((nid, pos))
+            node.outputs.append(tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+        graph.nodes.append(node)
+    outputs = Node(id="delegate_outputs", label="Delegate Outputs")
+    read(outputs, view.outputs)
+    graph.nodes.append(outputs)
+    graph.group_attrs = {"": dict(view.attrs)}
+    return graph, op_ids

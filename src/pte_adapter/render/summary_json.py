@@ -1,0 +1,91 @@
+"""The stable JSON of `pte-adapter summary --json` (and `pte_adapter.summarize`), from the analysis.
+
+Keys are documented in docs/json.md; new keys may be added, existing ones keep their meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from pte_adapter.analysis.npu_estimate import MethodEstimate
+from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+
+
+def estimate_json(est: MethodEstimate) -> dict[str, Any]:
+    t = est.target
+    frag = asdict(est.fragmentation)
+    frag["assumptions"] = list(est.fragmentation.assumptions)
+    return {
+        "partitions": est.partitions,
+        "cycles": est.cycles,
+        "time_us": est.time_us,
+        "per_partition_us": {str(i): us for i, us in est.per_partition_us.items()},
+        "macs": est.macs,
+        "busy_cycles": dict(est.busy_cycles),
+        "busiest": est.busiest,
+        "not_covered_ops": est.not_covered_ops,
+        "target": f"{t.accelerator} {t.system_config} {t.memory_mode}",
+        "assumptions": list(est.assumptions),
+        "fragmentation": frag,
+    }
+
+
+def partition_json(p: PartitionSummary) -> dict[str, Any]:
+    return asdict(p)
+
+
+def method_json(s: MethodSummary) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": s.name,
+        "instructions": s.instructions,
+        "delegate_calls": dict(s.delegate_calls),
+        "delegate_partitions": s.delegate_partitions,
+        "cpu_islands": s.cpu_islands,
+        "cpu_kernel_calls": s.cpu_kernel_calls,
+        "cpu_compute_calls": s.cpu_compute_calls,
+        "cpu_glue_calls": s.cpu_glue_calls,
+        "cpu_compute_ops": dict(s.cpu_compute_ops),
+        "cpu_glue_ops": dict(s.cpu_glue_ops),
+        "crossings": dict(s.crossings),
+        "crossing_bytes": dict(s.crossing_bytes),
+        "handoffs": dict(s.handoffs),
+        "handoff_bytes": dict(s.handoff_bytes),
+        "delegated_share_by_instructions": s.delegated_share_by_instructions,
+        "delegated_share_by_inner_ops": s.delegated_share_by_inner_ops,
+        "partitions": [partition_json(p) for p in s.partitions],
+        "problems": list(s.problems),
+        "npu_estimate": estimate_json(s.npu_estimate) if s.npu_estimate else None,
+        "why": [
+            {
+                "instruction": r.instruction,
+                "operator": r.operator,
+                "backend": r.backend,
+                "kind": r.kind,
+                "reason": r.text,
+            }
+            for r in s.why
+        ],
+        "sources": [
+            {
+                "instruction": src.index,
+                "modules": [m.text for m in src.modules],
+                "source_line": src.source_line,
+            }
+            for src in s.sources
+        ],
+    }
+    return out
+
+
+def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
+    """Per-method partition numbers as plain data (JSON-ready)."""
+    program = result.program
+    return {
+        "file": program.path.name if program.path else None,
+        "file_size": program.file_size,
+        "etrecord": result.source.etrecord if result.source else None,
+        "methods": [method_json(m.summary) for m in result.methods],
+        "problems": list(result.problems),
+    }

@@ -1,0 +1,115 @@
+"""The import contract: each layer imports only the layers below it (lazy imports included).
+
+    container → program → delegates → analysis → render → entry points (api, cli, explorer, main)
+
+`errors` and `backends` are plain data every layer may use. Nothing below `render` imports Model
+Explorer, so the same analysis serves the adapter, the CLI and the Python API. See
+docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.support.examples import ROOT
+
+PACKAGE = ROOT / "src" / "pte_adapter"
+SHARED = {"errors", "backends"}  # plain data, imported by every layer
+LAYERS = ["container", "program", "delegates", "analysis", "render", "entry"]
+# Model Explorer may be imported only where its objects are built or it calls us.
+MODEL_EXPLORER_ALLOWED = {"render", "entry"}
+
+
+def layer_of(module: str) -> str | None:
+    """'pte_adapter.analysis.summary' -> 'analysis'; None for modules outside the package."""
+    parts = module.split(".")
+    if parts[0] != "pte_adapter":
+        return None
+    top = parts[1] if len(parts) > 1 else "__init__"
+    if top in SHARED:
+        return "shared"
+    # Entry modules, and names the package itself exports (`from pte_adapter import __version__`).
+    return top if top in LAYERS else "entry"
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    rel = path.relative_to(package.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1] if len(parts) > 2 else parts
+    return ".".join(parts)
+
+
+def imports(path: Path, package: Path = PACKAGE) -> list[tuple[int, str]]:
+    """Every module `path` imports, anywhere in it (functions and TYPE_CHECKING blocks too)."""
+    tree = ast.parse(path.read_text(), str(path))
+    base = module_name(path, package).split(".")
+    if path.name == "__init__.py":
+        base.append("__init__")
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                mod = ".".join(
+                    base[: len(base) - node.level] + ([node.module] if node.module else [])
+                )
+            else:
+                mod = node.module or ""
+            out.append((node.lineno, mod))
+            out.extend((node.lineno, f"{mod}.{a.name}") for a in node.names if mod == "pte_adapter")
+    return out
+
+
+def violations(package: Path = PACKAGE) -> list[str]:
+    found: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        here = layer_of(module_name(path, package))
+        if here is None or here == "shared":
+            continue
+        rank = LAYERS.index(here)
+        for line, mod in imports(path, package):
+            if mod.split(".")[0] == "model_explorer" and here not in MODEL_EXPLORER_ALLOWED:
+                found.append(f"{path.relative_to(package.parent)}:{line}: {here} imports {mod}")
+            target = layer_of(mod)
+            if target is None or target == "shared" or mod == "pte_adapter":
+                continue
+            if LAYERS.index(target) > rank:
+                where = path.relative_to(package.parent)
+                found.append(f"{where}:{line}: {here} imports {target} ({mod})")
+    return found
+
+
+def test_no_layer_imports_a_layer_above_it() -> None:
+    assert violations() == []
+
+
+def test_the_contract_sees_a_planted_upward_import(tmp_path: Path) -> None:
+    """The check fails on an upward import hidden inside a function (a lazy one)."""
+    import shutil
+
+    copy = tmp_path / "pte_adapter"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "analysis" / "partitions.py"
+    target.write_text(
+        target.read_text()
+        + "\n\ndef _planted() -> None:\n    from pte_adapter.render import facts  # noqa\n"
+    )
+    found = violations(copy)
+    assert len(found) == 1 and "analysis imports render" in found[0]
+
+
+@pytest.mark.parametrize("layer", LAYERS[:-1])
+def test_every_layer_is_a_package(layer: str) -> None:
+    assert (PACKAGE / layer / "__init__.py").is_file()
+
+
+def test_the_top_level_shows_the_architecture() -> None:
+    """At most four modules directly in the package: the public API, the Model Explorer entry,
+    and the two every layer shares."""
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert modules == ["__init__.py", "backends.py", "errors.py", "main.py"]
