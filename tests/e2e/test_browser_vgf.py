@@ -16,8 +16,8 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.partitions import CPU, Partition, partition_method
+from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
-from pte_adapter.render.model_explorer import instruction_node_ids
 from tests.support.browser import (
     MEPage,
     chromium,
