@@ -113,3 +113,19 @@ def test_the_top_level_shows_the_architecture() -> None:
     and the two every layer shares."""
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert modules == ["__init__.py", "backends.py", "errors.py", "main.py"]
+
+
+def test_render_calls_no_analysis_function() -> None:
+    """Views read the analysis, they never compute it: what render/ takes from analysis/ is types
+    (classes, TypedDicts) and constants, never a function."""
+    found = []
+    for path in sorted((PACKAGE / "render").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "pte_adapter.analysis"
+            ):
+                for alias in node.names:
+                    if not alias.name[:1].isupper():
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}")
+    assert found == []

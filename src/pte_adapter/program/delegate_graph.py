@@ -60,6 +60,7 @@ class DelegateGraph:
     # False for a view that comes from a side file (the TOSA an Ethos-U partition was compiled
     # from): its constants are not bytes of the payload.
     from_payload: bool = True
+    source_file: str = ""  # that side file's path, when it came from one
 
 
 @dataclass(frozen=True)

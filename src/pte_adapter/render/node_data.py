@@ -20,7 +20,6 @@ import json
 import math
 from typing import Any, Final
 
-from pte_adapter.analysis.profile.stats import Stats
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import MethodPlacement, ProgramPlan
 from pte_adapter.render.plan.measured import inner_op_times
@@ -39,7 +38,7 @@ def method_node_data(ma: MethodAnalysis, placement: MethodPlacement) -> dict[str
     holds timed delegate operations."""
     inner = inner_op_times(ma, placement)
     ids, gid = ma.instruction_ids, placement.graph_id
-    timed = [nid for (g, nid), (v, _) in inner.items() if v and g == gid]
+    timed = [nid for (g, nid), (st, _) in inner.items() if st is not None and g == gid]
     per_graph: dict[str, dict[str, dict[str, float]]] = {gid: {}}
     times = ma.measured.instruction_times if ma.measured else {}
     outside = ma.measured.outside_ops if ma.measured else {}
@@ -50,9 +49,9 @@ def method_node_data(ma: MethodAnalysis, placement: MethodPlacement) -> dict[str
         value = outside.get(index, math.nan) if mapped else t.stats.median
         if not math.isnan(value):
             per_graph[gid][ids[index]] = {"value": round(value, 6)}
-    for (g, nid), (values, _) in inner.items():
-        if values:
-            per_graph.setdefault(g, {})[nid] = {"value": round(Stats.of(values).median, 6)}
+    for (g, nid), (st, _) in inner.items():
+        if st is not None:
+            per_graph.setdefault(g, {})[nid] = {"value": round(st.median, 6)}
     return {g: {"name": NAME, "results": r, "gradient": GRADIENT} for g, r in per_graph.items()}
 
 

@@ -31,6 +31,7 @@ class InnerTimes:
     graph: DelegateGraph  # the view whose nodes carry the times
     times: dict[str, list[float]]  # node id -> its operator's time in each run
     fused: dict[str, str]  # node id -> the node whose operator ran it (a fused clamp)
+    stats: dict[str, Stats]  # node id -> its times' statistics
 
 
 @dataclass
@@ -60,7 +61,9 @@ def measure_method(mp: MethodProfile, tick_ns: float = 1.0) -> MethodMeasurement
         placed = delegate_inner_times(mp, part, tick_ns)
         if placed is not None and part.instructions:
             placements[part.index] = placed
-            inner[part.index] = InnerTimes(*placed)
+            graph, times_, fused = placed
+            stats = {k: Stats.of(v) for k, v in times_.items()}
+            inner[part.index] = InnerTimes(graph, times_, fused, stats)
             outside[part.instructions[0]] = _outside_ops(mp, part.instructions[0], scale)
     times = instruction_times(mp, tick_ns)
     return MethodMeasurement(

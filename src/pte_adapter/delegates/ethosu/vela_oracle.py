@@ -199,7 +199,7 @@ def compare_with_vela(program: Program, timeout: float = DEFAULT_TIMEOUT) -> lis
             }
             rows.append(row)
             graph = _source_graph(delegate)
-            sidecar = graph.attrs.get("file") if graph is not None else None
+            sidecar = graph.source_file if graph is not None else None
             if graph is None or not sidecar:
                 row["error"] = "no matched sidecar .tosa"
                 continue

@@ -132,10 +132,14 @@ def _block_graph(
     graph = DelegateGraph(name=name)
     for tensor in block.tensors.values():
         graph.tensors[tensor.name] = _tensor_info(tensor)
+    with_info: set[str] = set()  # operators whose debug info names their aten node
     for op in block.operators:
         info = _op_debug(op, debug_json, result)
-        graph.nodes.append(_op_node(op, graph, block, by_ref, info, result))
-    _inherit_namespaces(graph, {n.id for n in graph.nodes if n.attrs.get("aten_node")})
+        node = _op_node(op, graph, block, by_ref, info, result)
+        if info is not None and info.attrs.get("aten_node"):
+            with_info.add(node.id)
+        graph.nodes.append(node)
+    _inherit_namespaces(graph, with_info)
     graph.inputs = [t for t in block.inputs if t in graph.tensors]
     graph.outputs = [t for t in block.outputs if t in graph.tensors]
     for t in (*block.inputs, *block.outputs):

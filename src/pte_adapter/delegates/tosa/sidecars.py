@@ -257,6 +257,7 @@ def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
             node.subgraphs = [renamed.get(s, s) for s in node.subgraphs]
         graph.attrs["file"] = str(sidecar.path)
         graph.from_payload = False
+        graph.source_file = str(sidecar.path)
     decoded.graphs.extend(built.graphs)
     summary, stats = summarize(sidecar.model, built)
     decoded.summary["tosa_sidecar"] = (

@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 
 from pte_adapter.analysis.dataflow import Dataflow
-from pte_adapter.analysis.partitions import Partition, is_glue
+from pte_adapter.analysis.partitions import Partition
 from pte_adapter.backends import (
     CPU_COMPUTE_COLOUR,
     CPU_CONTROL_COLOUR,
     CPU_GLUE_COLOUR,
     backend_colour,
+    is_glue,
 )
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Value, ValueKind
 from pte_adapter.render import facts

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Final
 
 from pte_adapter.analysis.profile.report_types import PartitionTimes
-from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.analysis.profile.stats import Stats  # the type of measured statistics
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
 from pte_adapter.render.profile_report import SPLIT_LABELS
@@ -39,10 +39,10 @@ def _partition_text(p: PartitionTimes) -> str:
 
 def inner_op_times(
     ma: MethodAnalysis, placement: MethodPlacement
-) -> dict[tuple[str, str], tuple[list[float], str]]:
-    """(graph id, node id) -> (ms per run, "") for each decoded delegate operation with a time,
-    and -> ([], node id of the operation it was fused into) for fused ones."""
-    out: dict[tuple[str, str], tuple[list[float], str]] = {}
+) -> dict[tuple[str, str], tuple[Stats | None, str]]:
+    """(graph id, node id) -> (its time's statistics, "") for each decoded delegate operation with
+    a time, and -> (None, node id of the operation it was fused into) for fused ones."""
+    out: dict[tuple[str, str], tuple[Stats | None, str]] = {}
     if ma.measured is None:
         return out
     for index, inner in ma.measured.inner.items():
@@ -51,10 +51,10 @@ def inner_op_times(
         if where is None or len(where.node_ids) != len(inner.graph.nodes):
             continue
         drawn = {op.id: where.node_ids[pos] for pos, op in enumerate(inner.graph.nodes)}
-        for op, values in inner.times.items():
-            out[(where.graph_id, drawn[op])] = (values, "")
+        for op, stats in inner.stats.items():
+            out[(where.graph_id, drawn[op])] = (stats, "")
         for op, owner in inner.fused.items():
-            out[(where.graph_id, drawn[op])] = ([], drawn[owner])
+            out[(where.graph_id, drawn[op])] = (None, drawn[owner])
     return out
 
 
@@ -110,12 +110,11 @@ def _inner_attrs(graphs: dict[str, Graph], ma: MethodAnalysis, placement: Method
     nodes: dict[tuple[str, str], Node] = {
         (gid, n.id): n for gid, g in graphs.items() for n in g.nodes
     }
-    for (gid, nid), (values, owner) in inner_op_times(ma, placement).items():
+    for (gid, nid), (st, owner) in inner_op_times(ma, placement).items():
         node = nodes.get((gid, nid))
         if node is None:
             continue
-        if values:
-            st = Stats.of(values)
+        if st is not None:
             node.attrs.update(
                 {
                     "measured median": _ms(st.median),
