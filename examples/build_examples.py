@@ -2240,7 +2240,7 @@ def write_readme(out: str, doc: dict):
     if others:
         lines += [
             "",
-            "Other programs in this folder, not built by this script: "
+            "Other programs in this folder, built by `build_vgf_example.py`: "
             + ", ".join(f"`{o}`" for o in others)
             + ".",
         ]

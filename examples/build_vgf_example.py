@@ -1,28 +1,50 @@
 #!/usr/bin/env python3
-"""Build `vgf_small.pte`: a small CNN lowered to ExecuTorch's VGF backend (Arm ML SDK for Vulkan).
+"""Build the VGF examples: models lowered to ExecuTorch's VGF backend (Arm ML SDK for Vulkan).
 
 The VGF backend turns each partition into TOSA and hands it to Arm's `model-converter`, which writes
-a `.vgf` container (SPIR-V graph module + model sequence + resource table + constants); the `.pte`
-stores that container as the delegate payload (backend id `VgfBackend`).
+a `.vgf` container (SPIR-V modules + model sequence + resource table + constants); the `.pte`
+stores that container as the delegate payload (backend id `VgfBackend`). Each example also keeps
+the TOSA file the converter was given (`<name>_artifacts/output_<tag>.tosa`): the tests compare
+the operators decoded from the SPIR-V with it, operator for operator.
 
-`model-converter` is not a dependency of this project. ExecuTorch's `vgf` extra pins 0.10.0, whose
-binary needs a newer glibc than Debian 12; 0.11.0 (manylinux_2_28) works. Point the backend at it:
+`model-converter` is a test dependency of this project (`ai-ml-sdk-model-converter`, pinned in
+pyproject's test extra; ExecuTorch's `vgf` extra pins 0.10.0, whose binary needs a newer glibc than
+Debian 12, 0.11.0 works). The backend finds it on PATH or through MODEL_CONVERTER_PATH:
 
-    pip install --target /tmp/mc ai-ml-sdk-model-converter==0.11.0
-    MODEL_CONVERTER_PATH=/tmp/mc/model_converter/binaries/bin/model-converter \\
-        python examples/build_vgf_example.py [--out examples] [--fp]
+    python examples/build_vgf_example.py [--out examples] [--only vgf_mv2_int ...]
 
-Weights are random and seeded. Default is an INT8-quantized model (`TOSA-1.0+INT`); `--fp` builds
-a float one (`TOSA-1.0+FP`) instead, written as `vgf_small_fp.pte`.
+The examples (random, seeded weights; models in plain torch.nn):
+
+- `vgf_small`        small CNN, INT8 (`TOSA-1.0+INT`), payload in a delegate segment
+- `vgf_small_fp`     the same CNN in float (`TOSA-1.0+FP`), payload inline in the program
+- `vgf_mv2_int`      MobileNetV2 (width 0.35, 10 classes), INT8, payload inline
+- `vgf_mv2_fp`       MobileNetV2 (width 0.25, 10 classes), float, payload in a segment
+- `vgf_grid_sample`  conv -> grid_sample -> conv in float: the VGF backend lowers grid_sample to a
+                     Vulkan compute shader, so the payload has graph, compute, graph segments
+
+Every path handed to the toolchain is relative (the build runs inside the output folder), so no
+machine path ends up in the files; the script checks that.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from build_examples import MobileNetV2, _make_divisible  # noqa: E402
+
+SEED = 20240611
+ABS_PATH_RE = re.compile(rb"/(tmp|root|work|home)/")
 
 
 class SmallNet(torch.nn.Module):
@@ -39,7 +61,81 @@ class SmallNet(torch.nn.Module):
         return self.fc(torch.flatten(self.pool(y), 1))
 
 
-def build(out: Path, fp: bool) -> Path:
+class GridSampleNet(torch.nn.Module):
+    """A conv, a learned warp of its output (grid_sample), another conv: the warp becomes a
+    compute-shader segment between two graph segments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor, grid: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.conv1(x))
+        y = F.grid_sample(y, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        return self.conv2(y)
+
+
+def _mv2(width: float) -> torch.nn.Module:
+    torch.manual_seed(SEED)
+    assert _make_divisible(32 * width) > 0
+    m = MobileNetV2(width_mult=width, num_classes=10)
+    return m.eval().requires_grad_(False)
+
+
+def _small() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return SmallNet().eval()
+
+
+def _grid_sample() -> torch.nn.Module:
+    torch.manual_seed(SEED)
+    return GridSampleNet().eval()
+
+
+Make = Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]
+
+
+def _lower(
+    name: str,
+    make: Make,
+    *,
+    fp: bool,
+    segments: bool,
+    record_artifact_path: bool = True,
+) -> list[str]:
+    """Lower `model` to `<name>.pte`, keeping the TOSA the converter read in `<name>_artifacts/`.
+
+    With `record_artifact_path=False` the program is lowered a second time without the artifact
+    folder, whose name the compile specs would otherwise store in the `.pte`; the delegate payload
+    must come out byte-identical (checked), so the kept `.tosa` is still its converter input.
+    """
+    files = _lower_once(name, *make(), fp=fp, segments=segments, artifacts=True)
+    if record_artifact_path:
+        return files
+    with_path = _payloads(files[0])
+    _lower_once(name, *make(), fp=fp, segments=segments, artifacts=False)
+    if _payloads(files[0]) != with_path:
+        sys.exit(f"{name}: the payload changes with the artifact folder; keep the path")
+    return files
+
+
+def _payloads(path: str) -> list[bytes]:
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    program = deserialize_pte_binary(Path(path).read_bytes()).program
+    return [bytes(d.data) for d in program.backend_delegate_data]
+
+
+def _lower_once(
+    name: str,
+    model: torch.nn.Module,
+    example: tuple[torch.Tensor, ...],
+    *,
+    fp: bool,
+    segments: bool,
+    artifacts: bool,
+) -> list[str]:
     from executorch.backends.arm.quantizer import VgfQuantizer, get_symmetric_quantization_config
     from executorch.backends.arm.vgf import VgfCompileSpec, VgfPartitioner
     from executorch.exir import (
@@ -49,10 +145,15 @@ def build(out: Path, fp: bool) -> Path:
     )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    torch.manual_seed(0)
-    model = SmallNet().eval()
-    example = (torch.randn(1, 3, 16, 16),)
+    art = f"{name}_artifacts"
+    for p in (f"{name}.pte", art) if artifacts else (f"{name}.pte",):
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.remove(p)
     spec = VgfCompileSpec("TOSA-1.0+FP" if fp else "TOSA-1.0+INT")
+    if artifacts:
+        spec.dump_intermediate_artifacts_to(art)
     if fp:
         ep = torch.export.export(model, example)
     else:
@@ -61,27 +162,86 @@ def build(out: Path, fp: bool) -> Path:
             get_symmetric_quantization_config(is_per_channel=True)
         )
         graph = prepare_pt2e(graph, quantizer)
+        # vgf_small (the first example, whose bytes the fuzz regressions point into) calibrates
+        # from the global generator, seeded with its model; the others from their own.
+        gen = None if name == "vgf_small" else torch.Generator().manual_seed(SEED)
         for _ in range(4):
-            graph(torch.randn(1, 3, 16, 16))
+            graph(*(torch.randn(t.shape, generator=gen) for t in example))
         ep = torch.export.export(convert_pt2e(graph), example)
     prog = to_edge_transform_and_lower(
         ep,
         partitioner=[VgfPartitioner(spec)],
         compile_config=EdgeCompileConfig(_check_ir_validity=False),
-    ).to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True))
-    path = out / ("vgf_small_fp.pte" if fp else "vgf_small.pte")
-    path.write_bytes(prog.buffer)
-    return path
+    ).to_executorch(ExecutorchBackendConfig(extract_delegate_segments=segments))
+    path = f"{name}.pte"
+    with open(path, "wb") as f:
+        prog.write_to_file(f)
+    if not artifacts:
+        return [path]
+    # Keep the converter's input (.tosa); its output (.tosa.vgf) is the payload itself.
+    for f in sorted(Path(art).glob("*")):
+        if f.suffix != ".tosa":
+            f.unlink()
+    return [path, *sorted(str(f) for f in Path(art).glob("*.tosa"))]
+
+
+def _grid(n: int, h: int, w: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(SEED)
+    return torch.rand(n, h, w, 2, generator=g) * 2 - 1
+
+
+EXAMPLES: dict[str, Callable[[], list[str]]] = {
+    # The first VGF example, committed before the .tosa was kept (the fuzz regressions point into
+    # its bytes): its program does not name the artifact folder.
+    "vgf_small": lambda: _lower(
+        "vgf_small",
+        lambda: (_small(), (torch.randn(1, 3, 16, 16),)),
+        fp=False,
+        segments=True,
+        record_artifact_path=False,
+    ),
+    "vgf_small_fp": lambda: _lower(
+        "vgf_small_fp",
+        lambda: (_small(), (torch.randn(1, 3, 16, 16),)),
+        fp=True,
+        segments=False,
+    ),
+    "vgf_mv2_int": lambda: _lower(
+        "vgf_mv2_int",
+        lambda: (_mv2(0.35), (torch.randn(1, 3, 96, 96),)),
+        fp=False,
+        segments=False,
+    ),
+    "vgf_mv2_fp": lambda: _lower(
+        "vgf_mv2_fp",
+        lambda: (_mv2(0.25), (torch.randn(1, 3, 96, 96),)),
+        fp=True,
+        segments=True,
+    ),
+    "vgf_grid_sample": lambda: _lower(
+        "vgf_grid_sample",
+        lambda: (_grid_sample(), (torch.randn(1, 3, 16, 16), _grid(1, 12, 12))),
+        fp=True,
+        segments=True,
+    ),
+}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
-    ap.add_argument("--fp", action="store_true", help="float model instead of INT8")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--only", nargs="*", choices=sorted(EXAMPLES), default=None)
     args = ap.parse_args()
-    if not os.environ.get("MODEL_CONVERTER_PATH"):
-        print("note: MODEL_CONVERTER_PATH is not set; relying on model-converter on PATH")
-    print(build(args.out, args.fp))
+    if not os.environ.get("MODEL_CONVERTER_PATH") and not shutil.which("model-converter"):
+        sys.exit("model-converter not found: pip install ai-ml-sdk-model-converter==0.11.0")
+    args.out.mkdir(parents=True, exist_ok=True)
+    os.chdir(args.out)
+    for name in args.only or list(EXAMPLES):
+        files = EXAMPLES[name]()
+        for f in files:
+            if ABS_PATH_RE.search(Path(f).read_bytes()):
+                sys.exit(f"{f} contains an absolute machine path")
+            print(f"{f}\t{Path(f).stat().st_size} bytes")
 
 
 if __name__ == "__main__":

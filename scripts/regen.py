@@ -72,6 +72,7 @@ GENERATORS = (
         "xnnpack", "gen_xnnpack_tables.py", ("delegates/xnnpack/_generated/xnnpack_schema.py",)
     ),
     Generator("tosa", "gen_tosa_tables.py", ("delegates/tosa/_generated/tosa_schema.py",)),
+    Generator("spirv", "gen_spirv_tables.py", ("delegates/vgf/_generated/spirv_tables.py",)),
     Generator(
         "partition_rules",
         "gen_partition_rules.py",

@@ -284,6 +284,7 @@ VGF = register(
         decoder="pte_adapter.delegates.vgf:decode",
         magics=((0, b"VGF1"),),
         cpu_glue_ops=_ARM_CPU_GLUE,
+        layout="pte_adapter.delegates.vgf.layout:payload_layout",
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
         partition_report=_ARM_REPORT,

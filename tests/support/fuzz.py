@@ -233,6 +233,18 @@ def _ethosu_regions(payload: bytes, offset: int) -> tuple[list[tuple[int, int]],
     return regions, lengths
 
 
+def _vgf_modules(data: bytes, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The SPIR-V modules of a VGF payload (word counts, ids, types and operands live there)."""
+    from pte_adapter.delegates.vgf import read_vgf
+
+    vgf = read_vgf(memoryview(data)[lo:hi], "fuzz target", lo)
+    return [
+        (m.code_offset, m.code_offset + m.code_size)
+        for m in vgf.modules
+        if m.code_offset is not None and m.code_size
+    ]
+
+
 def _outside(positions: list[int], ranges: list[tuple[int, int]]) -> list[int]:
     return [p for p in positions if not any(lo <= p < hi for lo, hi in ranges)]
 
@@ -272,7 +284,7 @@ def discover_targets(examples: Path) -> list[Target]:
                 if kind == "ethos-u":
                     regions, lengths = _ethosu_regions(data[lo:hi], lo)
                 elif kind == "vgf":
-                    regions = [(lo, min(hi, lo + 128)), (lo, hi)]
+                    regions = [(lo, min(hi, lo + 128)), (lo, hi), *_vgf_modules(data, lo, hi)]
                     lengths += [lo + p for p in range(0, 128, 4)]
                 elif kind == "xnnpack":
                     regions = [(lo, min(hi, lo + 32)), (lo, hi)]

@@ -54,6 +54,8 @@ CONSTANT_KINDS = frozenset(
         "npu_dma_other",
         "xnnpack_constant",
         "tosa_constant",
+        "vgf_constant",
+        "spirv_constant",
     }
 )
 
