@@ -19,6 +19,7 @@ from pte_adapter.render.facts import method_facts
 from tests.support.examples import ROOT, example, oracle
 
 CORTEX_M = "convnet_cortex_m_ethosu85"
+LLM = "tiny_llama_xnnpack"
 
 
 def _oracle_cpu_kernels(path: Path) -> Counter[str]:
@@ -166,7 +167,10 @@ def test_docs_document_every_json_key() -> None:
     method_keys = set(MethodSummary.__dataclass_fields__)
     data = summarize(pte_adapter.load(example("mv2_lrn_ethosu85")))
     partition_keys = set(data["methods"][0]["partitions"][0])
-    assert documented == set(data) | method_keys | partition_keys
+    constants = summarize(pte_adapter.load(example(LLM)))["constant_methods"]
+    tensor_keys = {k for v in constants.values() if isinstance(v, dict) for k in v}
+    assert tensor_keys  # the LLM example returns constant tensors
+    assert documented == set(data) | method_keys | partition_keys | tensor_keys
 
 
 def test_summary_of_a_corrupt_side_ptd_still_works(

@@ -10,6 +10,7 @@ from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.backends import CPU
+from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 
 
@@ -119,6 +120,22 @@ def _method_lines(m: MethodSummary) -> list[str]:
     return lines
 
 
+def _constant_method_lines(result: ProgramAnalysis) -> list[str]:
+    """Methods without instructions, a line each in the program's order: `get_max_seq_len = 128`."""
+    constant = [m for m in result.methods if m.is_constant]
+    if not constant:
+        return []
+    width = min(max(len(m.name) for m in constant), 32)
+    lines = [
+        "",
+        f"constant methods ({len(constant)}; no instructions, each returns what the file stores):",
+    ]
+    for m in constant:
+        lines.append(f"  {m.name:<{width}} = {constant_text(m.constants.returns)}")
+        lines += [f"    problem: {problem}" for problem in m.summary.problems]
+    return lines
+
+
 def text_report(result: ProgramAnalysis) -> str:
     program = result.program
     lines = [
@@ -128,8 +145,10 @@ def text_report(result: ProgramAnalysis) -> str:
     if result.source:
         lines.append(f"source layers from {result.source.etrecord}")
     for m in result.methods:
-        lines.append("")
-        lines += _method_lines(m.summary)
+        if not m.is_constant:
+            lines.append("")
+            lines += _method_lines(m.summary)
+    lines += _constant_method_lines(result)
     lines += [f"problem: {problem}" for problem in result.problems]
     return "\n".join(lines)
 

@@ -11,6 +11,7 @@ from typing import Any
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+from pte_adapter.render.constant_text import constant_json
 
 
 def estimate_json(est: MethodEstimate) -> dict[str, Any]:
@@ -87,5 +88,6 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         "file_size": program.file_size,
         "etrecord": result.source.etrecord if result.source else None,
         "methods": [method_json(m.summary) for m in result.methods],
+        "constant_methods": {k: constant_json(v) for k, v in result.constant_methods.items()},
         "problems": list(result.problems),
     }

@@ -22,12 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.blocks import FOLD_ABOVE
+from pte_adapter.analysis.constants import ConstantValue
 from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, TensorEdge
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import backend_colour
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
+from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
 from pte_adapter.render.plan.graph import (
@@ -36,6 +38,7 @@ from pte_adapter.render.plan.graph import (
     GroupStyle,
     MethodPlacement,
     Node,
+    Port,
     ViewPlacement,
     regex_escape,
     slug,
@@ -181,11 +184,27 @@ def _instructions(b: _Builder) -> None:
             b.connect(node, flow.edges[ins.index])
 
 
+def _constant_port(port: Port, constants: dict[int, ConstantValue], path: str = "") -> Port:
+    """The port, with the constant value on it first (`value`, and where a constant method's
+    structured result puts it: `returned_as` "get_eos_ids()[1]")."""
+    pos = int(port.id)
+    if pos not in constants:
+        return port
+    shown = {"value": constant_text(constants[pos])}
+    if path:
+        shown["returned_as"] = path
+    return Port(port.id, shown | port.attrs)
+
+
 def _outputs_and_jumps(b: _Builder) -> None:
     method, flow, ids = b.ma.method, b.ma.partitions.dataflow, b.placement.instructions
     outputs = Node(id=OUTPUTS_ID, label="Graph Outputs")
+    constants = b.ma.constants
     for edge in flow.output_edges:
-        outputs.inputs.append(tensor_port(method, edge.consumer_input, edge.value))
+        port = tensor_port(method, edge.consumer_input, edge.value)
+        path = constants.output_paths.get(edge.consumer_input)
+        returned = f"{method.name}(){path}" if path else ""
+        outputs.inputs.append(_constant_port(port, constants.outputs, returned))
     b.connect(outputs, flow.output_edges)
     # Control flow: a visible edge from each JumpFalseCall to where it may jump.
     by_id = {n.id: n for n in b.graph.nodes}
@@ -222,7 +241,7 @@ def method_plan(
     b = _Builder(ma, graph, MethodPlacement(graph_id, list(ma.instruction_ids)))
     inputs = Node(id=INPUTS_ID, label="Graph Inputs")
     for pos, v in enumerate(ma.method.inputs):
-        inputs.outputs.append(tensor_port(ma.method, pos, v))
+        inputs.outputs.append(_constant_port(tensor_port(ma.method, pos, v), ma.constants.inputs))
         b.source_value[(INPUTS_ID, str(pos))] = v
     graph.nodes.append(inputs)
     _instructions(b)
