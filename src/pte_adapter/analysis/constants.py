@@ -131,7 +131,10 @@ def tensor_preview(program: Program | None, t: Tensor) -> tuple[TensorPreview, s
         return TensorPreview(
             t.dtype, shape, numel, None, f"values of {t.dtype} are not decoded"
         ), ""
-    identity = t.dim_order == sorted(t.dim_order)
+    identity = not t.dim_order or t.dim_order == list(range(len(t.sizes)))
+    if not identity and sorted(t.dim_order) != list(range(len(t.sizes))):
+        note = f"dim_order {t.dim_order} does not fit its shape"
+        return TensorPreview(t.dtype, shape, numel, None, note), ""
     if not identity and numel > PREVIEW_ELEMENTS:
         note = f"stored in dim_order {t.dim_order}: too large to reorder for a preview"
         return TensorPreview(t.dtype, shape, numel, None, note), ""

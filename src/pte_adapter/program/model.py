@@ -348,7 +348,7 @@ class Program:
         if c.offset is None:
             return None
         size = limit if c.size is None else min(limit, c.size)
-        return self.sources.pte.view(Span(c.offset, size), f"constant tensor data @ {c.offset}")
+        return self.sources.pte.view(Span(c.offset, size), "constant tensor data")
 
     def method(self, name: str) -> Method:
         for m in self.methods:
