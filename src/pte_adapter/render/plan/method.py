@@ -33,6 +33,7 @@ from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
 from pte_adapter.render.plan.graph import (
+    AttrValue,
     Edge,
     Graph,
     GroupStyle,
@@ -196,10 +197,19 @@ def _constant_port(port: Port, constants: dict[int, ConstantValue], path: str = 
     return Port(port.id, shown | port.attrs)
 
 
+def _constant_attrs(name: str, constants: dict[int, ConstantValue]) -> dict[str, AttrValue]:
+    """Constant values as node attributes, `output1: 3`: Model Explorer shows a node's input
+    metadata only for inputs with an edge, and a constant has no producer to draw one from."""
+    return {f"{name}{pos}": constant_text(v) for pos, v in sorted(constants.items())}
+
+
 def _outputs_and_jumps(b: _Builder) -> None:
     method, flow, ids = b.ma.method, b.ma.partitions.dataflow, b.placement.instructions
     outputs = Node(id=OUTPUTS_ID, label="Graph Outputs")
     constants = b.ma.constants
+    if b.ma.is_constant and len(method.outputs) != 1:  # a list, a dict: the whole, then items
+        outputs.attrs["returns"] = constant_text(constants.returns)
+    outputs.attrs.update(_constant_attrs("output", constants.outputs))
     for edge in flow.output_edges:
         port = tensor_port(method, edge.consumer_input, edge.value)
         path = constants.output_paths.get(edge.consumer_input)
@@ -240,6 +250,7 @@ def method_plan(
     graph = Graph(id=graph_id)
     b = _Builder(ma, graph, MethodPlacement(graph_id, list(ma.instruction_ids)))
     inputs = Node(id=INPUTS_ID, label="Graph Inputs")
+    inputs.attrs.update(_constant_attrs("input", ma.constants.inputs))
     for pos, v in enumerate(ma.method.inputs):
         inputs.outputs.append(_constant_port(tensor_port(ma.method, pos, v), ma.constants.inputs))
         b.source_value[(INPUTS_ID, str(pos))] = v
