@@ -622,7 +622,7 @@ class MEPage:
             raise AssertionError(f"node {node_id} is not drawn")
         self.page.mouse.click(point["x"], point["y"])
         self.page.wait_for_function(
-            f"(id) => ({_PANEL_JS})('Node info').id === id", arg=node_id, timeout=15_000
+            f"(id) => ({_PANEL_JS})('Node info').id === id", arg=node_id, timeout=60_000
         )
 
     def panel(self, section: str) -> dict[str, str]:
