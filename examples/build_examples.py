@@ -1738,6 +1738,140 @@ def build_gpt_portable_fp32():
 
 
 # --------------------------------------------------------------------------------------
+# Examples: LLM-shaped (an LLM export's constant methods)
+# --------------------------------------------------------------------------------------
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class KVAttention(nn.Module):
+    """Attention over a KV cache (registered buffers updated in place at `input_pos`)."""
+
+    def __init__(self, d, heads, max_seq):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.register_buffer("k_cache", torch.zeros(1, heads, max_seq, self.hd))
+        self.register_buffer("v_cache", torch.zeros(1, heads, max_seq, self.hd))
+        self.register_buffer("causal", torch.tril(torch.ones(max_seq, max_seq, dtype=torch.bool)))
+
+    def forward(self, x, input_pos):
+        b, t, d = x.shape
+        q, k, v = (
+            w(x).view(b, t, self.heads, self.hd).transpose(1, 2)
+            for w in (self.wq, self.wk, self.wv)
+        )
+        self.k_cache[:, :, input_pos] = k
+        self.v_cache[:, :, input_pos] = v
+        mask = self.causal[input_pos].view(1, 1, t, -1)
+        y = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache, attn_mask=mask)
+        return self.wo(y.transpose(1, 2).reshape(b, t, d))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, max_seq):
+        super().__init__()
+        self.attention_norm, self.ffn_norm = RMSNorm(d), RMSNorm(d)
+        self.attention = KVAttention(d, heads, max_seq)
+        self.w1, self.w3 = nn.Linear(d, 2 * d, bias=False), nn.Linear(d, 2 * d, bias=False)
+        self.w2 = nn.Linear(2 * d, d, bias=False)
+
+    def forward(self, x, input_pos):
+        x = x + self.attention(self.attention_norm(x), input_pos)
+        h = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class TinyLlama(nn.Module):
+    """A Llama-shaped decoder (RMSNorm, KV-cache attention, SwiGLU) at toy size."""
+
+    def __init__(self, vocab=128, d=32, layers=2, heads=2, max_seq=32):
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(vocab, d)
+        self.pos_embeddings = nn.Embedding(max_seq, d)
+        self.layers = nn.ModuleList(LlamaBlock(d, heads, max_seq) for _ in range(layers))
+        self.norm = RMSNorm(d)
+        self.output = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, tokens, input_pos):
+        x = self.tok_embeddings(tokens) + self.pos_embeddings(input_pos)
+        for layer in self.layers:
+            x = layer(x, input_pos)
+        return self.output(self.norm(x))
+
+
+def _llama_metadata(vocab: int, layers: int, max_seq: int) -> dict:
+    """What ExecuTorch's llama export stores as constant methods (export_llama_lib's
+    _load_llama_model_metadata, with bos/eos from --metadata), plus per-output quantization
+    attributes as QNN's llama exports add them, a string, and small tensors."""
+    stop = torch.zeros(vocab, dtype=torch.bool)
+    stop[[2, 3]] = True
+    return {
+        "get_bos_id": 1,
+        "get_eos_ids": [2, 3],
+        "get_max_context_len": max_seq,
+        "get_n_layers": layers,
+        "get_vocab_size": vocab,
+        "use_kv_cache": True,
+        "use_sdpa_with_kv_cache": False,
+        "enable_dynamic_shape": False,
+        "get_logits_scale": 0.00068,
+        "get_logits_zero_point": -3,
+        "get_model_name": "tiny_llama",
+        "get_kv_cache_scales": torch.tensor([[0.02, 0.015], [0.031, 0.027]]),
+        "get_stop_token_mask": stop,
+    }
+
+
+@example(
+    "tiny_llama_xnnpack",
+    "xnnpack",
+    "Llama-shaped decoder at toy size (2 layers, hidden 32, vocab 128, KV cache of 32) exported "
+    "by ExecuTorch's LLM export (LLMEdgeManager, XNNPACK): 'forward' plus 14 constant methods "
+    "without instructions (get_max_seq_len, get_eos_ids, use_kv_cache, get_logits_scale, ...: "
+    "int, list, bool, float, string and small-tensor values), as LLM runners read them.",
+)
+def build_tiny_llama_xnnpack():
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.extension.llm.export.builder import LLMEdgeManager
+
+    name = "tiny_llama_xnnpack"
+    _reset_outputs(f"{name}.pte")
+    vocab, layers, max_seq = 128, 2, 32
+    torch.manual_seed(SEED)
+    model = TinyLlama(vocab=vocab, layers=layers, max_seq=max_seq).eval()
+    builder = LLMEdgeManager(
+        model=model,
+        modelname=name,
+        max_seq_len=max_seq,  # LLMEdgeManager adds get_max_seq_len itself
+        use_kv_cache=True,
+        example_inputs=(torch.tensor([[1]]), torch.tensor([0])),
+        metadata=_llama_metadata(vocab, layers, max_seq),
+    )
+    builder.export().to_edge_transform_and_lower([XnnpackPartitioner()]).to_executorch()
+    return {
+        "files": [_write_pte(builder.export_program, name)],
+        "sidecars": [],
+        "settings": {
+            "layers": layers,
+            "hidden": 32,
+            "heads": 2,
+            "vocab": vocab,
+            "kv_cache": max_seq,
+            "exporter": "executorch.extension.llm.export.builder.LLMEdgeManager",
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------
 # Verification (re-read the files with ExecuTorch's own deserializer)
 # --------------------------------------------------------------------------------------
 
@@ -2190,7 +2324,10 @@ def write_readme(out: str, doc: dict):
         pte_facts = [v for k, v in e["facts"].items() if k.endswith(".pte")]
         meths, calls, instrs = [], [], []
         for pf in pte_facts:
+            constant = [n for n, m in pf["methods"].items() if not m["instructions"]]
             for mname, m in pf["methods"].items():
+                if mname in constant:
+                    continue
                 meths.append(mname)
                 storage = ",".join(sorted(set(m["delegate_storage"])))
                 calls.append(
@@ -2201,6 +2338,10 @@ def write_readme(out: str, doc: dict):
                     or "—"
                 )
                 instrs.append(", ".join(f"{k} {v}" for k, v in m["instructions"].items()))
+            if constant:  # an LLM export's configuration methods: one row for all of them
+                meths.append(f"+ {len(constant)} constant methods")
+                calls.append("—")
+                instrs.append("none")
         lines.append(
             f"| [`{e['name']}`](#{e['name']}) | {e['kind']} | {_human(e['total_size'])} | "
             f"{'<br>'.join(meths)} | {'<br>'.join(calls)} | {'<br>'.join(instrs)} | "
@@ -2221,11 +2362,16 @@ def write_readme(out: str, doc: dict):
             f"- settings: {settings}",
         ]
         for pf in pte_facts:
+            constant = [n for n, m in pf["methods"].items() if not m["instructions"]]
             for mname, m in pf["methods"].items():
-                details.append(
-                    f"- `{mname}` operators: "
-                    + (", ".join(f"`{o}`" for o in m["operators"]) or "none")
-                )
+                if mname not in constant:
+                    details.append(
+                        f"- `{mname}` operators: "
+                        + (", ".join(f"`{o}`" for o in m["operators"]) or "none")
+                    )
+            if constant:
+                names = ", ".join(f"`{n}`" for n in constant)
+                details.append(f"- constant methods (no instructions): {names}")
         details.append("")
     others = sorted(
         f

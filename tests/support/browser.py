@@ -9,7 +9,8 @@ own processes in their own process groups and stops exactly those groups, nothin
   Playwright over the DevTools protocol;
 - `MEPage`: what a user does and sees — pick a graph, wait until it is drawn, type in the search box
   and read the result list (labels are drawn in WebGL, so the search results are the DOM view of
-  them), click a node's subgraph indicator, count the canvas's non-background pixels.
+  them), select a node and read the side panel, click a node's subgraph indicator, count the
+  canvas's non-background pixels.
 """
 
 from __future__ import annotations
@@ -231,6 +232,37 @@ _LAYER_ICON_JS = """(groupId) => {
   const p = r.webglRendererThreejsService.convertScenePosToScreen(
       (n.globalX || 0) + (n.x || 0) + 12, (n.globalY || 0) + (n.y || 0) + 7);
   return {x: box.left + p.x, y: box.top + p.y};
+}"""
+
+# Screen position of the centre of a drawn node.
+_NODE_CENTRE_JS = """(nodeId) => {
+  const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
+  const n = r && r.curModelGraph.nodesById[nodeId];
+  if (!n || !r.nodesToRender.some(x => x.node.id === nodeId)) return null;
+  const box = r.container.nativeElement.getBoundingClientRect();
+  const p = r.webglRendererThreejsService.convertScenePosToScreen(
+      (n.globalX || 0) + (n.x || 0) + (n.width || 0) / 2,
+      (n.globalY || 0) + (n.y || 0) + (n.height || 0) / 2);
+  return {x: box.left + p.x, y: box.top + p.y};
+}"""
+
+# The rows of one section of the side panel ("Graph info", "Node info", "Attributes"): key -> the
+# value's full text (multi-line values keep their lines).
+_PANEL_JS = """(title) => {
+  const out = {};
+  for (const section of document.querySelectorAll('.section')) {
+    const header = section.querySelector('.header');
+    // The header's own text, without its collapse button's icon name.
+    const text = header ? [...header.childNodes].filter(n => n.nodeType === Node.TEXT_NODE)
+        .map(n => n.textContent).join('').trim() : '';
+    if (text.toLowerCase() !== title.toLowerCase()) continue;
+    for (const row of section.querySelectorAll('table.metadata-table tr')) {
+      const key = row.querySelector('td.key');
+      const value = row.querySelector('td.value .expanded-text');
+      if (key && value) out[key.textContent.trim()] = value.textContent.trim();
+    }
+  }
+  return out;
 }"""
 
 _HOVERED_INDICATOR_JS = """() => {
@@ -471,6 +503,23 @@ class MEPage:
             timeout=60_000,
         )
         self.wait_drawn()
+
+    # the side panel
+
+    def select_node(self, node_id: str) -> None:
+        """Click a drawn node, as a user selects it; wait until the panel shows it."""
+        point = self.page.evaluate(_NODE_CENTRE_JS, node_id)
+        if point is None:
+            raise AssertionError(f"node {node_id} is not drawn")
+        self.page.mouse.click(point["x"], point["y"])
+        self.page.wait_for_function(
+            f"(id) => ({_PANEL_JS})('Node info').id === id", arg=node_id, timeout=60_000
+        )
+
+    def panel(self, section: str) -> dict[str, str]:
+        """The rows of a side-panel section ("Graph info", "Node info", "Attributes")."""
+        rows: dict[str, str] = self.page.evaluate(_PANEL_JS, section)
+        return rows
 
     # subgraphs
 

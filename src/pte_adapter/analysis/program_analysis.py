@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
 from pte_adapter.analysis.bundle_size import file_size_report
+from pte_adapter.analysis.constants import ConstantValue, MethodConstants, method_constants
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
@@ -49,6 +50,9 @@ class MethodAnalysis:
     blocks: list[Block]  # consecutive partitions folded together; [] for a small method
     estimate: MethodEstimate | None  # the NPU estimate and the cost of the split
     summary: MethodSummary  # the numbers
+    # The constant values on its inputs and outputs; for a method without instructions, what it
+    # returns (analysis/constants.py).
+    constants: MethodConstants = field(default_factory=MethodConstants)
     profile: MethodProfile | None = None  # measured runs, when an ETDump was given
     measured: MethodMeasurement | None = None  # their times, when the method ran
     tests: MethodTests | None = None  # its bundled test cases, when read from a bundle
@@ -57,6 +61,12 @@ class MethodAnalysis:
     def name(self) -> str:
         return self.method.name
 
+    @property
+    def is_constant(self) -> bool:
+        """A method without instructions: it only returns values stored in the file (an LLM
+        export's `get_max_seq_len`, `use_kv_cache`, ...)."""
+        return not self.method.instructions
+
 
 @dataclass
 class ProgramAnalysis:
@@ -64,6 +74,9 @@ class ProgramAnalysis:
     methods: list[MethodAnalysis]
     source: ProgramSource | None  # the ETRecord used (None: none, or it did not belong)
     problems: list[str]  # the program's, then the side files'
+    # What each method without instructions returns, in the program's order (the LLM export's
+    # configuration: `get_max_seq_len` -> 128).
+    constant_methods: dict[str, ConstantValue] = field(default_factory=dict)
     profile: ProgramProfile | None = None
     # `pte-adapter profile`'s numbers (analysis/profile/summary.py), with the profile.
     profile_summary: ProfileSummary | None = None
@@ -83,11 +96,17 @@ class ProgramAnalysis:
         return self._size
 
 
-def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysis:
+def analyse_method(
+    method: Method, source: MethodSource | None, program: Program | None = None
+) -> MethodAnalysis:
+    """One method's analysis; with its program, constant tensors' values are read too."""
     parts = partition_method(method)
     reasons = why_not_delegated(method, parts, source)
     psources = partition_sources(method, source, parts)
     estimate = method_estimate(method, parts)
+    constants = method_constants(program, method)
+    summary = method_summary(method, parts, source, psources, reasons, estimate)
+    summary.problems.extend(constants.problems)
     return MethodAnalysis(
         method=method,
         partitions=parts,
@@ -98,7 +117,8 @@ def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysi
         reasons=reasons,
         blocks=fold_partitions(method, parts, source) or [],
         estimate=estimate,
-        summary=method_summary(method, parts, source, psources, reasons, estimate),
+        summary=summary,
+        constants=constants,
     )
 
 
@@ -122,9 +142,11 @@ def analyse(
         source, mismatch = match_source(program, program.etrecord)
         problems.extend(mismatch)
     methods = [
-        analyse_method(m, source.methods.get(m.name) if source else None) for m in program.methods
+        analyse_method(m, source.methods.get(m.name) if source else None, program)
+        for m in program.methods
     ]
-    result = ProgramAnalysis(program, methods, source, problems)
+    constants = {m.name: m.constants.returns for m in methods if m.is_constant}
+    result = ProgramAnalysis(program, methods, source, problems, constants)
     if program.bundle is not None:
         result.bundle = analyse_bundle(program.bundle, program.methods)
         problems.extend(f"bundle: {p}" for p in result.bundle.problems)

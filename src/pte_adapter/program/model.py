@@ -288,6 +288,10 @@ class Method:
     delegates: list[Delegate]
     non_const_buffer_sizes: list[int]  # arena sizes; index 0 is unused by convention
     problems: list[str] = field(default_factory=list)
+    # container_meta_type: the pytree specs (torch's `treespec_dumps` JSON) of what the method
+    # takes and returns; `program.pytree` reads them. "" when the file has none.
+    input_structure: str = ""
+    output_structure: str = ""
 
     def tensor(self, index: int) -> Tensor | None:
         if 0 <= index < len(self.values):
@@ -333,6 +337,22 @@ class Program:
             Span(delegate.payload_offset, delegate.payload_size),
             f"delegate {delegate.index} payload",
         )
+
+    def tensor_bytes(self, tensor: Tensor, limit: int) -> memoryview | None:
+        """The first `limit` bytes of a constant tensor's data (a zero-copy view, never more); None
+        when the file is not at hand or the data's place is unknown.
+
+        Raises PteFormatError when the recorded place lies outside its file."""
+        c = tensor.constant
+        if self.sources is None or c is None:
+            return None
+        if c.kind == "external":
+            found = self.sources.find(c.key) if c.key else None
+            return None if found is None else found.data[:limit]
+        if c.offset is None:
+            return None
+        size = limit if c.size is None else min(limit, c.size)
+        return self.sources.pte.view(Span(c.offset, size), "constant tensor data")
 
     def method(self, name: str) -> Method:
         for m in self.methods:

@@ -302,6 +302,11 @@ def _read_method(
             S.ExecutionPlan.non_const_buffer_sizes, "q", "non_const_buffer_sizes"
         ),
     )
+    meta = plan.table(S.ExecutionPlan.container_meta_type, "container_meta_type")
+    if meta is not None:
+        cm = S.ContainerMetadata
+        method.input_structure = meta.string(cm.encoded_inp_str, "encoded_inp_str") or ""
+        method.output_structure = meta.string(cm.encoded_out_str, "encoded_out_str") or ""
     method.problems.extend(_check_indices(method))
     return method
 

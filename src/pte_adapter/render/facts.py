@@ -12,6 +12,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysi
 from pte_adapter.backends import legend
 from pte_adapter.program.delegate_graph import EstimateTarget
 from pte_adapter.program.model import Delegate, Method, Tensor
+from pte_adapter.render.constant_text import constant_text
 
 
 def human_bytes(n: int | None) -> str:
@@ -119,7 +120,40 @@ def counts_text(c: dict[str, int]) -> str:
     return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def constant_methods_facts(result: ProgramAnalysis) -> dict[str, str]:
+    """The program's constant methods, a line each (`get_max_seq_len = 128`), on every method
+    graph: an LLM export's configuration, one click from the first screen."""
+    if not result.constant_methods:
+        return {}
+    lines = [f"{name} = {constant_text(v)}" for name, v in result.constant_methods.items()]
+    return {"constant_methods": "\n".join(lines)}
+
+
+def _problem_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
+    out = {}
+    if ma.summary.problems:
+        out["problems"] = "\n".join(ma.summary.problems)
+    if result.problems:
+        out["file_problems"] = "\n".join(result.problems)
+    return out
+
+
+def constant_method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
+    """A method without instructions is what it returns: that is its description."""
+    program = result.program
+    return {
+        "file": program.path.name if program.path else "",
+        "method": ma.method.name,
+        "returns": constant_text(ma.constants.returns),
+        "instructions": "none: a constant method (it returns values stored in the file)",
+        **constant_methods_facts(result),
+        **_problem_facts(result, ma),
+    }
+
+
 def method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
+    if ma.is_constant:
+        return constant_method_facts(result, ma)
     program, method, s = result.program, ma.method, ma.summary
     out = {
         "file": program.path.name if program.path else "",
@@ -153,10 +187,8 @@ def method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
     }
     if s.npu_estimate:
         out.update(npu_estimate_facts(s.npu_estimate))
-    if s.problems:
-        out["problems"] = "\n".join(s.problems)
-    if result.problems:
-        out["file_problems"] = "\n".join(result.problems)
+    out.update(constant_methods_facts(result))
+    out.update(_problem_facts(result, ma))
     return out
 
 

@@ -11,6 +11,7 @@ from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.backends import CPU
 from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
+from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 
 
@@ -128,6 +129,22 @@ def _method_lines(m: MethodSummary) -> list[str]:
     return lines
 
 
+def _constant_method_lines(result: ProgramAnalysis) -> list[str]:
+    """Methods without instructions, a line each in the program's order: `get_max_seq_len = 128`."""
+    constant = [m for m in result.methods if m.is_constant]
+    if not constant:
+        return []
+    width = min(max(len(m.name) for m in constant), 32)
+    lines = [
+        "",
+        f"constant methods ({len(constant)}; no instructions, each returns what the file stores):",
+    ]
+    for m in constant:
+        lines.append(f"  {m.name:<{width}} = {constant_text(m.constants.returns)}")
+        lines += [f"    problem: {problem}" for problem in m.summary.problems]
+    return lines
+
+
 def text_report(result: ProgramAnalysis) -> str:
     program = result.program
     lines = [
@@ -139,9 +156,11 @@ def text_report(result: ProgramAnalysis) -> str:
     if result.source:
         lines.append(f"source layers from {result.source.etrecord}")
     for m in result.methods:
-        lines.append("")
-        lines += _method_lines(m.summary)
-        lines += bundle_method_lines(m)
+        if not m.is_constant:
+            lines.append("")
+            lines += _method_lines(m.summary)
+            lines += bundle_method_lines(m)
+    lines += _constant_method_lines(result)
     lines += [f"problem: {problem}" for problem in result.problems]
     return "\n".join(lines)
 

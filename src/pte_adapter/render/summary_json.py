@@ -12,6 +12,7 @@ from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.render.bundle_facts import bundle_json
+from pte_adapter.render.constant_text import constant_json
 
 
 def estimate_json(est: MethodEstimate) -> dict[str, Any]:
@@ -91,5 +92,6 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         "etrecord": result.source.etrecord if result.source else None,
         "bundle": bundle_json(result.bundle),
         "methods": [method_json(m.summary) for m in result.methods],
+        "constant_methods": {k: constant_json(v) for k, v in result.constant_methods.items()},
         "problems": list(result.problems),
     }

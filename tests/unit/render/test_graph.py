@@ -93,6 +93,9 @@ def test_a_method_graph_opens_first(example_pte: Path) -> None:
     assert first["id"] in {m.name for m in program.methods}, [
         (g["id"], len(g["nodes"])) for g in graphs
     ]
+    # ... and the method with the most work: not one of an LLM export's constant methods.
+    busiest = max(program.methods, key=lambda m: len(m.instructions))
+    assert first["id"] == busiest.name
 
 
 def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.blocks import FOLD_ABOVE
+from pte_adapter.analysis.constants import ConstantValue
 from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, TensorEdge
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import backend_colour
@@ -29,14 +30,17 @@ from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
+from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
 from pte_adapter.render.plan.graph import (
+    AttrValue,
     Edge,
     Graph,
     GroupStyle,
     MethodPlacement,
     Node,
+    Port,
     ViewPlacement,
     regex_escape,
     slug,
@@ -182,11 +186,36 @@ def _instructions(b: _Builder) -> None:
             b.connect(node, flow.edges[ins.index])
 
 
+def _constant_port(port: Port, constants: dict[int, ConstantValue], path: str = "") -> Port:
+    """The port, with the constant value on it first (`value`, and where a constant method's
+    structured result puts it: `returned_as` "get_eos_ids()[1]")."""
+    pos = int(port.id)
+    if pos not in constants:
+        return port
+    shown = {"value": constant_text(constants[pos])}
+    if path:
+        shown["returned_as"] = path
+    return Port(port.id, shown | port.attrs)
+
+
+def _constant_attrs(name: str, constants: dict[int, ConstantValue]) -> dict[str, AttrValue]:
+    """Constant values as node attributes, `output1: 3`: Model Explorer shows a node's input
+    metadata only for inputs with an edge, and a constant has no producer to draw one from."""
+    return {f"{name}{pos}": constant_text(v) for pos, v in sorted(constants.items())}
+
+
 def _outputs_and_jumps(b: _Builder) -> None:
     method, flow, ids = b.ma.method, b.ma.partitions.dataflow, b.placement.instructions
     outputs = Node(id=OUTPUTS_ID, label="Graph Outputs")
+    constants = b.ma.constants
+    if b.ma.is_constant and len(method.outputs) != 1:  # a list, a dict: the whole, then items
+        outputs.attrs["returns"] = constant_text(constants.returns)
+    outputs.attrs.update(_constant_attrs("output", constants.outputs))
     for edge in flow.output_edges:
-        outputs.inputs.append(tensor_port(method, edge.consumer_input, edge.value))
+        port = tensor_port(method, edge.consumer_input, edge.value)
+        path = constants.output_paths.get(edge.consumer_input)
+        returned = f"{method.name}(){path}" if path else ""
+        outputs.inputs.append(_constant_port(port, constants.outputs, returned))
     b.connect(outputs, flow.output_edges)
     # Control flow: a visible edge from each JumpFalseCall to where it may jump.
     by_id = {n.id: n for n in b.graph.nodes}
@@ -227,8 +256,9 @@ def method_plan(
     graph = Graph(id=graph_id)
     b = _Builder(ma, graph, MethodPlacement(graph_id, list(ma.instruction_ids)))
     inputs = Node(id=INPUTS_ID, label="Graph Inputs")
+    inputs.attrs.update(_constant_attrs("input", ma.constants.inputs))
     for pos, v in enumerate(ma.method.inputs):
-        inputs.outputs.append(tensor_port(ma.method, pos, v))
+        inputs.outputs.append(_constant_port(tensor_port(ma.method, pos, v), ma.constants.inputs))
         b.source_value[(INPUTS_ID, str(pos))] = v
     graph.nodes.append(inputs)
     _instructions(b)
