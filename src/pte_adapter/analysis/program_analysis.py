@@ -1,8 +1,8 @@
 """Everything the adapter works out about a program, computed once, in one typed result.
 
 `analyse(program)` runs each analysis once per method — dataflow and partitions, role ids, the
-ETRecord's layers, the partitioners' reasons, blocks, the NPU estimate, the numbers — and, with an
-ETDump, places its events on the same partitions. Every view (the Model Explorer graphs, `summary`
+ETRecord's layers, the partitioners' reasons, blocks, the NPU estimate, the memory picture, the
+numbers — and, with an ETDump, places its events on the same partitions. Every view (the Model Explorer graphs, `summary`
 text and JSON, `check`, `diff`, `size`, `profile`, the node data providers) reads this result and
 never calls an analysis itself. The byte breakdown (`size`) walks the whole file, so it is made on
 first use and kept.
@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
+from pte_adapter.analysis.memory import MethodMemory, method_memory
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
@@ -45,6 +46,7 @@ class MethodAnalysis:
     reasons: list[Reason]  # why each CPU compute kernel was not delegated
     blocks: list[Block]  # consecutive partitions folded together; [] for a small method
     estimate: MethodEstimate | None  # the NPU estimate and the cost of the split
+    memory: MethodMemory  # lifetimes of planned tensors, live bytes, the peak, NPU scratch
     summary: MethodSummary  # the numbers
     profile: MethodProfile | None = None  # measured runs, when an ETDump was given
     measured: MethodMeasurement | None = None  # their times, when the method ran
@@ -82,6 +84,7 @@ def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysi
     reasons = why_not_delegated(method, parts)
     psources = partition_sources(method, source, parts)
     estimate = method_estimate(method, parts)
+    memory = method_memory(method, parts)
     return MethodAnalysis(
         method=method,
         partitions=parts,
@@ -92,7 +95,8 @@ def analyse_method(method: Method, source: MethodSource | None) -> MethodAnalysi
         reasons=reasons,
         blocks=fold_partitions(method, parts, source) or [],
         estimate=estimate,
-        summary=method_summary(method, parts, source, psources, reasons, estimate),
+        memory=memory,
+        summary=method_summary(method, parts, source, psources, reasons, estimate, memory),
     )
 
 
