@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from pte_adapter.cli.report import ReportUsageError
 from pte_adapter.errors import PteFormatError
 
 EXIT_OK = 0
@@ -211,8 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_vela)
 
     from pte_adapter.cli.profile import add_parser as add_profile_parser
+    from pte_adapter.cli.report import add_parser as add_report_parser
 
     add_profile_parser(sub)
+    add_report_parser(sub, ETRECORD_HELP)
 
     p = sub.add_parser("size", help="where the bytes of the file go (adds up to the file size)")
     p.add_argument("model")
@@ -237,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except UsageError as e:
+    except (UsageError, ReportUsageError) as e:
         print(f"pte-adapter {args.command}: {e}", file=sys.stderr)
         return EXIT_USAGE
     except PteFormatError as e:
