@@ -64,14 +64,27 @@ def build(out: Path, fp: bool) -> Path:
         for _ in range(4):
             graph(torch.randn(1, 3, 16, 16))
         ep = torch.export.export(convert_pt2e(graph), example)
-    prog = to_edge_transform_and_lower(
-        ep,
-        partitioner=[VgfPartitioner(spec)],
-        compile_config=EdgeCompileConfig(_check_ir_validity=False),
-    ).to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True))
-    path = out / ("vgf_small_fp.pte" if fp else "vgf_small.pte")
-    path.write_bytes(prog.buffer)
+    memory_plan = _memory_plan()
+    with memory_plan.recording():
+        prog = to_edge_transform_and_lower(
+            ep,
+            partitioner=[VgfPartitioner(spec)],
+            compile_config=EdgeCompileConfig(_check_ir_validity=False),
+        ).to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True))
+        path = out / ("vgf_small_fp.pte" if fp else "vgf_small.pte")
+        path.write_bytes(prog.buffer)
+        # ExecuTorch's own memory plan beside it (the oracle of the memory picture).
+        memory_plan.write(prog, str(path.with_suffix("")))
     return path
+
+
+def _memory_plan():  # type: ignore[no-untyped-def]
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import memory_plan  # beside this script
+
+    return memory_plan
 
 
 def main() -> None:
