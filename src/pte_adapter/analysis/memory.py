@@ -170,11 +170,17 @@ def _spans(method: Method, parts: MethodPartitions) -> dict[int, list[int | None
         for i, io in enumerate(flow.io):
             for v in tensor_values(method, io.inputs) + io.output_tensors:
                 mentions.setdefault(v, set()).add(i)
+        # The caller writes the inputs before the first instruction and reads the outputs after
+        # the last: outside every construct.
+        for v in tensor_values(method, method.inputs):
+            mentions.setdefault(v, set()).add(-1)
+        for v in tensor_values(method, method.outputs):
+            mentions.setdefault(v, set()).add(len(flow.io))
     for start, end in regions:
         for v, at in mentions.items():
             inside = any(start <= i <= end for i in at)
             if inside and (any(i < start or i > end for i in at) or _carried(flow, v, start, end)):
-                s = spans[v]
+                s = spans.setdefault(v, [start, end, None, start])
                 s[0], s[1] = min(int(s[0] or 0), start), max(int(s[1] or 0), end)
     return spans
 
