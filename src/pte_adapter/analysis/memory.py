@@ -97,13 +97,8 @@ class MethodMemory:
     live_at_peak: list[TensorLife]  # the tensors live there, largest first
     scratch: list[Scratch]  # per delegate partition with a known scratch size, in order
     peak_scratch_bytes: int  # the largest scratch: what the temp allocator must hold at least
+    partition_peaks: list[int]  # per partition: the most planned bytes live at its instructions
     problems: list[str] = field(default_factory=list)
-
-    def partition_peak(self, instructions: list[int]) -> int:
-        """The most planned bytes live at any of these instructions."""
-        return max(
-            (self.live_bytes[i] for i in instructions if i < len(self.live_bytes)), default=0
-        )
 
 
 @dataclass
@@ -370,5 +365,9 @@ def method_memory(method: Method, parts: MethodPartitions) -> MethodMemory:
         live_at_peak=at_peak,
         scratch=scratch,
         peak_scratch_bytes=max((s.scratch_bytes for s in scratch), default=0),
+        partition_peaks=[
+            max((total[i] for i in p.instructions if i < steps), default=0)
+            for p in parts.partitions
+        ],
         problems=problems,
     )

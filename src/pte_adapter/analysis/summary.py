@@ -98,7 +98,7 @@ def partition_summary(
         modules=source.modules,
         causes=source.causes,
         why=why,
-        peak_live_bytes=memory.partition_peak(part.instructions),
+        peak_live_bytes=memory.partition_peaks[part.index],
     )
 
 

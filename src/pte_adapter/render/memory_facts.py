@@ -93,7 +93,7 @@ def partition_memory_facts(ma: MethodAnalysis, part: Partition) -> dict[str, str
     m = ma.memory
     if not m.tensors:
         return {}
-    out = {"planned_live_peak": human_bytes(m.partition_peak(part.instructions))}
+    out = {"planned_live_peak": human_bytes(m.partition_peaks[part.index])}
     for s in m.scratch:
         if s.partition == part.index:
             out["scratch"] = (
