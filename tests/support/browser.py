@@ -508,13 +508,16 @@ class MEPage:
 
     # search
 
-    def search(self, regex: str) -> list[SearchHit]:
+    def search(self, regex: str, timeout: float = 30) -> list[SearchHit]:
+        """The rows Model Explorer lists for `regex`. Every caller expects a match, so the list is
+        waited for generously (on a loaded machine it takes seconds to appear); no list by then
+        means nothing matched."""
         box = self.page.locator("search-bar input").first
         box.fill("")
         box.fill(regex)
         title = self.page.locator("search-bar .search-results-container .title-label").first
         try:
-            title.wait_for(timeout=5000)
+            title.wait_for(timeout=timeout * 1000)
         except PlaywrightTimeoutError:
             return []  # Model Explorer shows no result list when nothing matches
         # The title is drawn before the rows: wait until as many rows as it announces are there.

@@ -189,66 +189,84 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
     return MethodPartitions(method.name, partitions, partition_of, crossings, flow)
 
 
+class _Origins:
+    """The writers behind a value: a MoveCall is looked through to what it moved."""
+
+    def __init__(self, method: Method, reads: list[TensorEdge]) -> None:
+        self.method = method
+        self.into: dict[int, list[TensorEdge]] = {}  # instruction -> every edge into it
+        for e in reads:
+            self.into.setdefault(e.consumer, []).append(e)
+        self.memo: dict[int, list[int]] = {}
+
+    def __call__(self, producer: int) -> list[int]:
+        n = len(self.method.instructions)
+        if producer < 0 or producer >= n:
+            return [producer]
+        if self.method.instructions[producer].kind is not InstructionKind.MOVE:
+            return [producer]
+        if producer in self.memo:
+            return self.memo[producer]
+        self.memo[producer] = []  # a cycle of moves resolves to nothing
+        found: list[int] = []
+        for e in self.into.get(producer, []):
+            found.extend(o for o in self(e.producer) if o not in found)
+        self.memo[producer] = found
+        return found
+
+
+def _sides(
+    origin: int, e: TensorEdge, n: int, partitions: list[Partition], partition_of: list[int]
+) -> tuple[Partition | None, str, str, Partition | None, str, str] | None:
+    """(source partition, backend, name, target partition, backend, name) of one read from one
+    writer; None for constants and never-written buffers, which do not cross."""
+    if e.consumer >= n:
+        dst: Partition | None = None
+        dst_backend, dst_name = CPU, METHOD_OUTPUT
+    else:
+        dst = partitions[partition_of[e.consumer]]
+        dst_backend, dst_name = dst.backend, dst.name
+    src: Partition | None = None
+    if origin == FROM_METHOD_INPUT:
+        src_backend, src_name = CPU, METHOD_INPUT
+    elif origin < 0:
+        return None
+    else:
+        src = partitions[partition_of[origin]]
+        src_backend, src_name = src.backend, src.name
+    return src, src_backend, src_name, dst, dst_backend, dst_name
+
+
 def _crossings(
     method: Method, flow: Dataflow, partitions: list[Partition], partition_of: list[int]
 ) -> list[Crossing]:
     """Crossings and handoffs by the definition in this module's docstring."""
     n = len(method.instructions)
-    into: dict[int, list[TensorEdge]] = {}  # instruction -> every edge into it, loops included
-    for e in [e for edges in flow.edges for e in edges] + flow.loop_edges:
-        into.setdefault(e.consumer, []).append(e)
-    origins_memo: dict[int, list[int]] = {}
-
-    def origins(producer: int) -> list[int]:
-        """The writers behind a value: a MoveCall is looked through to what it moved."""
-        if producer < 0 or producer >= n:
-            return [producer]
-        if method.instructions[producer].kind is not InstructionKind.MOVE:
-            return [producer]
-        if producer in origins_memo:
-            return origins_memo[producer]
-        origins_memo[producer] = []  # a cycle of moves resolves to nothing
-        found: list[int] = []
-        for e in into.get(producer, []):
-            found.extend(o for o in origins(e.producer) if o not in found)
-        origins_memo[producer] = found
-        return found
-
+    reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
+    origins = _Origins(method, reads)
     data_reads = [
         e
-        for e in [e for edges in flow.edges for e in edges] + flow.loop_edges
+        for e in reads
         if method.instructions[e.consumer].kind
         in (InstructionKind.KERNEL, InstructionKind.DELEGATE)
     ] + flow.output_edges
-
     seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)
     out: list[Crossing] = []
     for e in data_reads:
-        if e.consumer >= n:
-            dst: Partition | None = None
-            dst_backend, dst_name = CPU, METHOD_OUTPUT
-        else:
-            dst = partitions[partition_of[e.consumer]]
-            dst_backend, dst_name = dst.backend, dst.name
         for origin in origins(e.producer):
-            src: Partition | None = None
-            if origin == FROM_METHOD_INPUT:
-                src_backend, src_name = CPU, METHOD_INPUT
-            elif origin < 0:
-                continue  # constants and never-written buffers do not cross
-            else:
-                src = partitions[partition_of[origin]]
-                src_backend, src_name = src.backend, src.name
+            sides = _sides(origin, e, n, partitions, partition_of)
+            if sides is None:
+                continue
+            src, src_backend, src_name, dst, dst_backend, dst_name = sides
             if src_name == dst_name or (src_backend == CPU and dst_backend == CPU):
                 continue
-            handoff = src_backend != CPU and dst_backend != CPU
             direction = f"{src_backend}→{dst_backend}"
-            key = (e.value, direction, dst_name)
-            if key in seen:
+            if (e.value, direction, dst_name) in seen:
                 continue
-            seen.add(key)
+            seen.add((e.value, direction, dst_name))
             tensor = method.tensor(e.value)
             nbytes = tensor.nbytes if tensor else 0
+            handoff = src_backend != CPU and dst_backend != CPU
             out.append(Crossing(e.value, src_name, dst_name, direction, nbytes, handoff))
             if src is not None:
                 src.bytes_out += nbytes

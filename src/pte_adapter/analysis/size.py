@@ -17,11 +17,11 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pte_adapter.analysis.size_constants import ConstantEntry, delegate_constants
 from pte_adapter.container._generated import program_schema as S
 from pte_adapter.container.pte import PteFile
 from pte_adapter.delegates.payload_layout import PayloadSpan, payload_layout
 from pte_adapter.errors import PteFormatError
-from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Program, Tensor
 
 FILE_HEADER_BYTES = 8  # u32 root offset + identifier "ET12"
@@ -44,19 +44,6 @@ class SizePart:
         if not self.children:
             return [self]
         return [leaf for c in self.children for leaf in c.leaves()]
-
-
-@dataclass
-class ConstantEntry:
-    """One constant buffer of the program and the tensors/instructions that use it."""
-
-    name: str
-    nbytes: int  # bytes of tensor data (the buffer's alignment padding is not counted)
-    where: str  # "constant_segment[3]", "inline constant_buffer[2]", "mutable_segment 0[1]"
-    offset: int | None
-    tensors: list[str]  # "forward value 12: [32, 3, 3, 3] int8"
-    readers: list[str]  # "forward #3 aten::convolution.out"
-    owner: str = "program"  # or the delegate that holds it: "forward delegate 1 (EthosUBackend)"
 
 
 @dataclass
@@ -317,7 +304,6 @@ class _Builder:
         return parts
 
     def _segment_parts(self) -> list[SizePart]:
-        root = self.pte.root
         segs = self.pte.segments
         roles: dict[int, SizePart] = {}
         delegate_users = self._delegate_users()
@@ -325,32 +311,7 @@ class _Builder:
             users = delegate_users.get(("segment", i))
             if users:
                 roles[i] = self._payload_part(span.offset, span.size, f"segment {i}", users)
-        cs = root.table(S.Program.constant_segment, "constant_segment")
-        if cs is not None:
-            idx = cs.int(S.SubsegmentOffsets.segment_index, "I")
-            if 0 <= idx < len(segs) and idx not in roles:
-                roles[idx] = self._buffers_part(
-                    "constant_segment",
-                    f"segment {idx}: constant segment",
-                    segs[idx].offset,
-                    segs[idx].size,
-                    cs.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
-                    "constant",
-                    "constant_segment[{}]",
-                )
-        mutable = root.iter_tables(S.Program.mutable_data_segments, "mutable_data_segments")
-        for k, t in enumerate(mutable):
-            idx = t.int(S.SubsegmentOffsets.segment_index, "I")
-            if 0 <= idx < len(segs) and idx not in roles:
-                roles[idx] = self._buffers_part(
-                    "mutable_segment",
-                    f"segment {idx}: mutable data {k}",
-                    segs[idx].offset,
-                    segs[idx].size,
-                    t.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
-                    "mutable",
-                    f"mutable_segment {k}" + "[{}]",
-                )
+        self._buffer_segments(roles)
         for nd in self.program.named_data:
             idx = nd.segment_index
             if 0 <= idx < len(segs) and idx not in roles:
@@ -377,6 +338,36 @@ class _Builder:
             part.detail["segment"] = i
             parts.append(part)
         return parts
+
+    def _buffer_segments(self, roles: dict[int, SizePart]) -> None:
+        """The constant segment and the mutable data segments, buffer by buffer."""
+        root, segs = self.pte.root, self.pte.segments
+        cs = root.table(S.Program.constant_segment, "constant_segment")
+        if cs is not None:
+            idx = cs.int(S.SubsegmentOffsets.segment_index, "I")
+            if 0 <= idx < len(segs) and idx not in roles:
+                roles[idx] = self._buffers_part(
+                    "constant_segment",
+                    f"segment {idx}: constant segment",
+                    segs[idx].offset,
+                    segs[idx].size,
+                    cs.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
+                    "constant",
+                    "constant_segment[{}]",
+                )
+        mutable = root.iter_tables(S.Program.mutable_data_segments, "mutable_data_segments")
+        for k, t in enumerate(mutable):
+            idx = t.int(S.SubsegmentOffsets.segment_index, "I")
+            if 0 <= idx < len(segs) and idx not in roles:
+                roles[idx] = self._buffers_part(
+                    "mutable_segment",
+                    f"segment {idx}: mutable data {k}",
+                    segs[idx].offset,
+                    segs[idx].size,
+                    t.ints(S.SubsegmentOffsets.offsets, "Q", "offsets"),
+                    "mutable",
+                    f"mutable_segment {k}" + "[{}]",
+                )
 
     def _buffers_part(
         self,
@@ -449,56 +440,6 @@ def _external(program: Program, b: _Builder) -> list[ExternalFile]:
         entries.sort(key=lambda e: (-e.nbytes, e.key))
         out.append(ExternalFile(ptd.name, ptd.size, sum(e.nbytes for e in entries), entries))
     b.problems += program.sources.ptd_problems
-    return out
-
-
-def delegate_constants(program: Program) -> list[ConstantEntry]:
-    """Constants inside delegate payloads, from the decoded delegate graphs: each operation's own
-    constant streams (an Ethos-U operation's weights and scales) and each constant tensor (XNNPACK,
-    TOSA, VGF) with the operations that read it. Views from side files are not the payload's."""
-    out: list[ConstantEntry] = []
-    for m in program.methods:
-        for d in m.delegates:
-            owner = f"{m.name} delegate {d.index} ({d.id})"
-            for g in d.decoded.graphs:
-                if g.from_payload:
-                    out.extend(_graph_constants(g, owner))
-    return out
-
-
-def _graph_constants(g: DelegateGraph, owner: str) -> list[ConstantEntry]:
-    out: list[ConstantEntry] = []
-    readers: dict[str, list[str]] = defaultdict(list)
-    for node in g.nodes:
-        if node.constant_bytes:
-            out.append(
-                ConstantEntry(
-                    f"{node.label} weights and scales",
-                    node.constant_bytes,
-                    "weight_data",
-                    None,
-                    [],
-                    [node.id],
-                    owner,
-                )
-            )
-        for tid in dict.fromkeys(node.inputs):
-            readers[tid].append(f"{node.label} {node.id}")
-    for t in g.tensors.values():
-        if not t.constant_bytes:
-            continue
-        shape = "[" + ", ".join(str(x) for x in t.shape or []) + "]"
-        out.append(
-            ConstantEntry(
-                f"{t.name or t.id}: {shape} {t.dtype}",
-                t.constant_bytes,
-                t.attrs.get("data", g.name),  # where it is stored, as the decoder words it
-                None,
-                [],
-                readers.get(t.id, []),
-                owner,
-            )
-        )
     return out
 
 

@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from pte_adapter.cli.report import ReportUsageError
 from pte_adapter.errors import PteFormatError
@@ -159,14 +160,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pte-adapter",
-        description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
-    )
-    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _export_parser(sub: Any) -> None:
     p = sub.add_parser("export", help="write the Model Explorer graph JSON")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="output .json path")
@@ -184,12 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_export)
 
-    p = sub.add_parser("summary", help="per-method partition table")
-    p.add_argument("model")
-    p.add_argument("--json", action="store_true", help="stable JSON instead of text")
-    p.add_argument("--etrecord", help=ETRECORD_HELP)
-    p.set_defaults(func=_cmd_summary)
 
+def _check_parser(sub: Any) -> None:
     p = sub.add_parser("check", help="exit 1 when the partitioning exceeds limits (a CI gate)")
     p.add_argument("model")
     p.add_argument("--max-partitions", type=int, help="most delegate partitions allowed")
@@ -201,6 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_check)
 
+
+def _summary_parser(sub: Any) -> None:
+    p = sub.add_parser("summary", help="per-method partition table")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true", help="stable JSON instead of text")
+    p.add_argument("--etrecord", help=ETRECORD_HELP)
+    p.set_defaults(func=_cmd_summary)
+
+
+def _vela_parser(sub: Any) -> None:
     p = sub.add_parser(
         "vela",
         help="Vela's own estimate per Ethos-U partition next to ours "
@@ -211,17 +211,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON instead of text")
     p.set_defaults(func=_cmd_vela)
 
-    from pte_adapter.cli.profile import add_parser as add_profile_parser
-    from pte_adapter.cli.report import add_parser as add_report_parser
 
-    add_profile_parser(sub)
-    add_report_parser(sub, ETRECORD_HELP)
+def _report_parser(sub: Any) -> None:
+    from pte_adapter.cli.report import add_parser
 
+    add_parser(sub, ETRECORD_HELP)
+
+
+def _size_parser(sub: Any) -> None:
     p = sub.add_parser("size", help="where the bytes of the file go (adds up to the file size)")
     p.add_argument("model")
     p.add_argument("--json", action="store_true", help="every part as JSON")
     p.set_defaults(func=_cmd_size)
 
+
+def _diff_parser(sub: Any) -> None:
     p = sub.add_parser("diff", help="what changed between two exports, per method")
     p.add_argument("before")
     p.add_argument("after")
@@ -232,6 +236,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when partitions, CPU islands, CPU compute calls or crossing bytes grew",
     )
     p.set_defaults(func=_cmd_diff)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pte_adapter.cli.profile import add_parser as add_profile_parser
+
+    parser = argparse.ArgumentParser(
+        prog="pte-adapter",
+        description="Inspect ExecuTorch .pte programs: partitions, delegates, Model Explorer graphs.",
+    )
+    parser.add_argument("--version", action="version", version=f"pte-adapter {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (  # the order of the commands in --help
+        _export_parser,
+        _summary_parser,
+        _check_parser,
+        _vela_parser,
+        add_profile_parser,
+        _size_parser,
+        _diff_parser,
+        _report_parser,
+    ):
+        add(sub)
     return parser
 
 

@@ -83,6 +83,14 @@ def text_size_report(report: SizeReport) -> str:
                 f"  {c.nbytes:>10} B  {c.name}  [{where}]"
                 + (f"  <- {readers}" if readers else "  (nothing reads it)")
             )
+    lines += _named_and_external(report)
+    for p in report.problems:
+        lines.append(f"problem: {p}")
+    return "\n".join(lines)
+
+
+def _named_and_external(report: SizeReport) -> list[str]:
+    lines: list[str] = []
     if report.named_data:
         lines.append("")
         lines.append(
@@ -105,9 +113,7 @@ def text_size_report(report: SizeReport) -> str:
             for n in e.entries[:TOP_CONSTANTS]:
                 users = ", ".join(n.used_by[:MAX_READERS])
                 lines.append(f"    {n.nbytes:>10} B  {n.key[:40]:<40}  <- {users}")
-    for p in report.problems:
-        lines.append(f"problem: {p}")
-    return "\n".join(lines)
+    return lines
 
 
 def json_size_report(report: SizeReport) -> str:

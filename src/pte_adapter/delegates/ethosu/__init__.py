@@ -75,25 +75,22 @@ def decode_stream(
     return stream, config, commands, problems
 
 
-def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
-    stream, config, commands, problems = decode_stream(payload, ctx)
-    result = DecodedDelegate(problems=problems)
-    result.num_inputs = len(stream.inputs) if stream.block("inputs") is not None else None
-    result.num_outputs = len(stream.outputs) if stream.block("outputs") is not None else None
-    ops = commands.operations if commands is not None else []
-    graph = _graph(ops, stream, result.problems)
-    result.graphs = [graph]
-    compute = [op for op in ops if op.is_compute]
-    result.inner_op_count = len(compute) if commands is not None else None
+def _block_bytes(stream: VelaBinStream, name: str) -> int | None:
+    block = stream.block(name)
+    return block.data.nbytes if block and block.data else None
 
+
+def _summary(
+    stream: VelaBinStream,
+    config: NpuConfig | None,
+    ops: list[NpuOperation],
+    summary: dict[str, str],
+) -> None:
+    """What the payload holds, for people (the DelegateCall's attributes)."""
+    compute = [op for op in ops if op.is_compute]
     by_kind = Counter(op.label.split(" ")[0] if op.is_compute else op.kind for op in ops)
     compute_kinds = Counter(_kind_with_mode(op) for op in compute)
-    weight_block = stream.block("weight_data")
-    weight_bytes = weight_block.data.nbytes if weight_block and weight_block.data else None
-    cmd_block = stream.block("cmd_data")
-    cmd_bytes = cmd_block.data.nbytes if cmd_block and cmd_block.data else None
-
-    summary = result.summary
+    cmd_bytes, weight_bytes = _block_bytes(stream, "cmd_data"), _block_bytes(stream, "weight_data")
     if config is not None:
         summary["npu"] = config.describe()
         summary["npu_accelerator_config"] = config.accelerator_config
@@ -114,13 +111,22 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     for role, ios in (("input", stream.inputs), ("output", stream.outputs)):
         for io in ios:
             summary[f"{role}_{io.index}"] = _describe_io(io)
-    _cross_check(ctx, config, summary, result.problems)
 
-    stats = result.stats
+
+def _stats(
+    stream: VelaBinStream,
+    config: NpuConfig | None,
+    ops: list[NpuOperation],
+    stats: dict[str, int | float | str],
+) -> None:
+    """The payload's numbers for reports (`delegate_stats` in `summary --json`)."""
+    compute = [op for op in ops if op.is_compute]
+    compute_kinds = Counter(_kind_with_mode(op) for op in compute)
     stats["npu_ops"] = len(compute)
     stats["npu_ops_by_kind"] = ", ".join(f"{k}:{v}" for k, v in sorted(compute_kinds.items()))
     for kind, n in sorted(Counter(op.kind for op in ops).items()):
         stats[f"npu_{kind.lower()}"] = n
+    cmd_bytes, weight_bytes = _block_bytes(stream, "cmd_data"), _block_bytes(stream, "weight_data")
     if cmd_bytes is not None:
         stats["cmd_bytes"] = cmd_bytes
     if weight_bytes is not None:
@@ -132,9 +138,23 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
         stats["cmd_words"] = config.stream_words
     stats["npu_weight_stream_bytes"] = sum(op.weight_bytes for op in compute)
     stats["npu_scale_stream_bytes"] = sum(op.scale_bytes for op in compute)
+
+
+def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
+    stream, config, commands, problems = decode_stream(payload, ctx)
+    result = DecodedDelegate(problems=problems)
+    result.num_inputs = len(stream.inputs) if stream.block("inputs") is not None else None
+    result.num_outputs = len(stream.outputs) if stream.block("outputs") is not None else None
+    ops = commands.operations if commands is not None else []
+    graph = _graph(ops, stream, result.problems)
+    result.graphs = [graph]
+    result.inner_op_count = sum(op.is_compute for op in ops) if commands is not None else None
+    _summary(stream, config, ops, result.summary)
+    _cross_check(ctx, config, result.summary, result.problems)
+    _stats(stream, config, ops, result.stats)
     if config is not None and commands is not None:
         _estimate(ctx, config, ops, graph, result)
-    graph.attrs.update(summary)
+    graph.attrs.update(result.summary)
     return result
 
 
@@ -326,8 +346,7 @@ def _cross_check(
             problems.append(msg)
 
 
-def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) -> DelegateGraph:
-    graph = DelegateGraph(name=GRAPH_NAME)
+def _io_tensors(graph: DelegateGraph, stream: VelaBinStream) -> None:
     for io_list, role in ((stream.inputs, "input"), (stream.outputs, "output")):
         for io in io_list:
             tid = f"{role}{io.index}"
@@ -344,6 +363,62 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) 
                 },
             )
             (graph.inputs if role == "input" else graph.outputs).append(tid)
+
+
+def _output_tensor(op: NpuOperation) -> TensorInfo:
+    """What an operation writes: its OFM (or a DMA's destination)."""
+    fm = op.ofm
+    attrs: dict[str, str] = {}
+    if fm is not None:
+        lo, hi = fm.address_range
+        attrs = {"region": region_name(fm.region), "address": f"0x{lo:x}-0x{hi:x}"}
+    elif op.dma is not None:
+        attrs = {"region": region_name(op.dma.dst_region), "address": f"0x{op.dma.dst:x}"}
+    return TensorInfo(
+        id=f"op{op.index}",
+        name=f"{op.kind.lower()}_{op.index}",
+        shape=fm.shape if fm is not None else None,
+        dtype=fm.dtype if fm is not None else "",
+        attrs=attrs,
+    )
+
+
+def _tensor_of(p: Producer) -> str:
+    return f"input{p[1]}" if isinstance(p, tuple) else f"op{p}"
+
+
+def _inputs(graph: DelegateGraph, op: NpuOperation, reads: dict[str, list[Producer]]) -> list[str]:
+    """The tensors an operation reads, by their producers; a feature map read from the weights
+    region with no producer is a constant Vela placed there."""
+    inputs: list[str] = []
+    for role, producers in reads.items():
+        for p in producers:
+            tid = _tensor_of(p)
+            if tid not in inputs:
+                inputs.append(tid)
+        operand = op.ifm if role == "ifm" else op.ifm2 if role == "ifm2" else None
+        if not producers and operand is not None and region_name(operand.region) == "weights":
+            # e.g. the zero channels of an LRN's padding: shown as a constant input.
+            lo, hi = operand.address_range
+            const_id = f"const{op.index}_{role}"
+            graph.tensors[const_id] = TensorInfo(
+                id=const_id,
+                name=f"constant_{op.index}_{role}",
+                shape=operand.shape,
+                dtype=operand.dtype,
+                attrs={
+                    "region": "weights",
+                    "address": f"0x{lo:x}-0x{hi:x}",
+                    "constant": "read from the weight_data block",
+                },
+            )
+            inputs.append(const_id)
+    return inputs
+
+
+def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) -> DelegateGraph:
+    graph = DelegateGraph(name=GRAPH_NAME)
+    _io_tensors(graph, stream)
     flow = trace(ops, stream.inputs, stream.outputs)
     if flow.forgotten_writes:
         problems.append(
@@ -351,59 +426,16 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) 
             f"at once, so the oldest {flow.forgotten_writes} were forgotten and some operations "
             "show no producer"
         )
-
-    def tensor_of(p: Producer) -> str:
-        return f"input{p[1]}" if isinstance(p, tuple) else f"op{p}"
-
-    shown = [op for op in ops if op.is_compute or op.index in flow.reads]
-    for op in shown:
-        out_id = f"op{op.index}"
-        fm = op.ofm
-        attrs: dict[str, str] = {}
-        if fm is not None:
-            lo, hi = fm.address_range
-            attrs = {"region": region_name(fm.region), "address": f"0x{lo:x}-0x{hi:x}"}
-        elif op.dma is not None:
-            attrs = {"region": region_name(op.dma.dst_region), "address": f"0x{op.dma.dst:x}"}
-        graph.tensors[out_id] = TensorInfo(
-            id=out_id,
-            name=f"{op.kind.lower()}_{op.index}",
-            shape=fm.shape if fm is not None else None,
-            dtype=fm.dtype if fm is not None else "",
-            attrs=attrs,
-        )
-        inputs: list[str] = []
-        reads = flow.reads.get(op.index, {})
-        for role, producers in reads.items():
-            for p in producers:
-                tid = tensor_of(p)
-                if tid not in inputs:
-                    inputs.append(tid)
-            operand = op.ifm if role == "ifm" else op.ifm2 if role == "ifm2" else None
-            if not producers and operand is not None and region_name(operand.region) == "weights":
-                # A feature map read from the weights region is a constant Vela placed there
-                # (e.g. the zero channels of an LRN's padding): show it as a constant input.
-                lo, hi = operand.address_range
-                const_id = f"const{op.index}_{role}"
-                graph.tensors[const_id] = TensorInfo(
-                    id=const_id,
-                    name=f"constant_{op.index}_{role}",
-                    shape=operand.shape,
-                    dtype=operand.dtype,
-                    attrs={
-                        "region": "weights",
-                        "address": f"0x{lo:x}-0x{hi:x}",
-                        "constant": "read from the weight_data block",
-                    },
-                )
-                inputs.append(const_id)
+    for op in (op for op in ops if op.is_compute or op.index in flow.reads):
+        out = _output_tensor(op)
+        graph.tensors[out.id] = out
         graph.nodes.append(
             OpNode(
                 id=f"npu_op_{op.index}",
                 kind=op.name,
                 label=op.label,
-                inputs=inputs,
-                outputs=[out_id],
+                inputs=_inputs(graph, op, flow.reads.get(op.index, {})),
+                outputs=[out.id],
                 attrs=op.attrs(),
                 constant_bytes=op.weight_bytes + op.scale_bytes,
             )
@@ -411,7 +443,7 @@ def _graph(ops: list[NpuOperation], stream: VelaBinStream, problems: list[str]) 
     by_id = {n.outputs[0]: n for n in graph.nodes}
     for index, producers in flow.outputs.items():
         for p in producers:
-            node = by_id.get(tensor_of(p))
+            node = by_id.get(_tensor_of(p))
             if node is not None:
                 node.outputs.append(f"output{index}")
     return graph

@@ -12,25 +12,33 @@ from __future__ import annotations
 
 import sys
 from array import array
-from dataclasses import dataclass, field
 from types import ModuleType
 
 from pte_adapter.delegates.ethosu._generated import registers_u55, registers_u85
-from pte_adapter.delegates.ethosu.binstream import region_name
-
-# Operations that compute a feature map (the rest move data, wait or stop).
-COMPUTE_OPS = frozenset(
-    {"NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"}
+from pte_adapter.delegates.ethosu.operations import (
+    COMPUTE_OPS,
+    MAX_OPERATIONS,
+    Command,
+    CommandStream,
+    DmaTransfer,
+    FeatureMap,
+    NpuOperation,
+    WeightStream,
 )
-_PRECISION_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
-_FORMATS = {0: "NHWC", 1: "NHCWB16"}
-# Bytes per element of the dtypes `ShadowRegisters.dtype` names (the estimate asks often).
-_ELEM_SIZES = {f"{s}int{b}": b // 8 for s in ("", "u") for b in (8, 16, 32, 64)}
-_STORAGE_CHAINED = 2  # U85 activation_storage.CHAINED
-# Operations decoded from one stream at most. Vela emits a few hundred for MobileNet-sized
-# networks; a garbage stream of bare NPU_OP words could otherwise yield one per 4 bytes, each
-# becoming a snapshot, a graph node and a dataflow step.
-MAX_OPERATIONS = 20_000
+from pte_adapter.delegates.ethosu.registers import ShadowRegisters, snapshot
+
+__all__ = [
+    "COMPUTE_OPS",
+    "MAX_OPERATIONS",
+    "Command",
+    "CommandStream",
+    "DmaTransfer",
+    "FeatureMap",
+    "NpuOperation",
+    "WeightStream",
+    "decode_commands",
+    "table_for",
+]
 
 
 def table_for(product_code: int) -> ModuleType:
@@ -38,220 +46,52 @@ def table_for(product_code: int) -> ModuleType:
     return registers_u85 if product_code == 2 else registers_u55
 
 
-@dataclass(frozen=True)
-class Command:
-    offset: int  # byte offset from the first command word
-    opcode: int
-    two_words: bool
-    name: str
-    param: int  # bits 16-31 of the first word
-    payload: int | None  # the second word of a cmd1 command
+def _words(stream: memoryview, out: CommandStream) -> array[int]:
+    """The stream as little-endian 32-bit words (a trailing partial word is a problem)."""
+    n_words = len(stream) // 4
+    if len(stream) % 4:
+        out.problems.append(f"the command stream length {len(stream)} is not a multiple of 4")
+    words = array("I")
+    if words.itemsize != 4:  # pragma: no cover - every supported platform has 4-byte "I"
+        words = array("L")
+    words.frombytes(bytes(stream[: n_words * 4]))
+    if sys.byteorder == "big":  # pragma: no cover
+        words.byteswap()
+    return words
 
 
-@dataclass
-class FeatureMap:
-    """A feature-map operand as the registers describe it (tile 0 of up to four tiles)."""
-
-    height: int
-    width: int
-    depth: int
-    dtype: str
-    format: str
-    region: int
-    base: int
-    stride_x: int
-    stride_y: int
-    stride_c: int
-    zero_point: int | None = None
-    # U85 chaining: the operand passes through an internal buffer to/from the neighbouring
-    # operation instead of memory, so its region and address mean nothing.
-    chained: bool = False
-
-    @property
-    def shape(self) -> list[int]:
-        return [self.height, self.width, self.depth]
-
-    @property
-    def elem_size(self) -> int:
-        size = _ELEM_SIZES.get(self.dtype)
-        if size is None:
-            bits = int("".join(c for c in self.dtype if c.isdigit()) or "8")
-            size = max(bits // 8, 1)
-        return size
-
-    @property
-    def address_range(self) -> tuple[int, int]:
-        """[start, end) of the bytes the operand touches, from its strides."""
-        h, w, d = max(self.height, 1), max(self.width, 1), max(self.depth, 1)
-        if self.format == "NHCWB16":
-            channels = ((d + 15) // 16 - 1) * self.stride_c + 16 * self.elem_size
-        else:
-            channels = (d - 1) * self.stride_c + self.elem_size
-        extent = (h - 1) * self.stride_y + (w - 1) * self.stride_x + channels
-        return self.base, self.base + max(extent, 1)
-
-    def describe(self) -> str:
-        if self.chained:
-            return f"{self.height}x{self.width}x{self.depth} {self.dtype} chained (no memory)"
-        lo, hi = self.address_range
-        return (
-            f"{self.height}x{self.width}x{self.depth} {self.dtype} {self.format} "
-            f"@ {region_name(self.region)}[0x{lo:x}, 0x{hi:x})"
-        )
-
-
-@dataclass(frozen=True)
-class DmaTransfer:
-    src_region: int
-    src: int
-    dst_region: int
-    dst: int
-    length: int
-
-
-@dataclass(frozen=True)
-class WeightStream:
-    kind: str  # "weights" or "scales"
-    region: int
-    base: int
-    length: int
-
-
-@dataclass
-class NpuOperation:
-    index: int
-    offset: int  # byte offset of the NPU_OP_* command in the command stream
-    name: str  # NPU_OP_CONV, NPU_OP_DMA_START, ...
-    param: int
-    mode: str = ""  # pooling / elementwise / resize mode, or the wait count
-    ifm: FeatureMap | None = None
-    ifm2: FeatureMap | None = None
-    ofm: FeatureMap | None = None
-    kernel: tuple[int, int] | None = None  # (width, height)
-    stride: tuple[int, int] | None = None  # (x, y)
-    dilation: tuple[int, int] | None = None  # (x, y)
-    padding: tuple[int, int, int, int] | None = None  # (top, left, bottom, right)
-    activation: str = ""
-    activation_range: tuple[int, int] | None = None
-    block: tuple[int, int, int] | None = None  # OFM block (height, width, depth)
-    weights: list[WeightStream] = field(default_factory=list)
-    dma: DmaTransfer | None = None
-    # How the hardware walks the work, for the performance estimate (perf.py).
-    traversal: str = ""  # weight_order: DEPTH_FIRST / PART_KERNEL_FIRST (convolutions)
-    microblock: str = ""  # U85 ACC_FORMAT microblock (U2X2 ...); U55/U65 have a fixed one
-    acc_format: str = ""  # accumulator: I32 / I40 (U55) / I48 (U85)
-    ifm2_scalar: bool = False  # elementwise second operand is a register constant
-    ofm_transpose: str = ""  # U85 OFM activation_transpose (HWC = none)
-
-    @property
-    def kind(self) -> str:
-        return self.name.removeprefix("NPU_OP_")
-
-    @property
-    def is_compute(self) -> bool:
-        return self.name in COMPUTE_OPS
-
-    @property
-    def weight_bytes(self) -> int:
-        return sum(w.length for w in self.weights if w.kind == "weights")
-
-    @property
-    def scale_bytes(self) -> int:
-        return sum(w.length for w in self.weights if w.kind == "scales")
-
-    @property
-    def label(self) -> str:
-        text = self.kind
-        if self.mode and self.name in ("NPU_OP_POOL", "NPU_OP_ELEMENTWISE", "NPU_OP_RESIZE"):
-            text += f" {self.mode}"
-        if self.kernel is not None and self.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
-            text += f" {self.kernel[0]}x{self.kernel[1]}"
-        if self.stride is not None and self.stride != (1, 1) and self.is_compute:
-            text += f"/{self.stride[0]}x{self.stride[1]}"
-        return text
-
-    def attrs(self) -> dict[str, str]:
-        out: dict[str, str] = {"stream_offset": f"0x{self.offset:06x}", "command": self.name}
-        if self.mode:
-            out["mode"] = self.mode
-        for role, fm in (("ifm", self.ifm), ("ifm2", self.ifm2), ("ofm", self.ofm)):
-            if fm is not None:
-                out[role] = fm.describe()
-                if fm.zero_point is not None:
-                    out[f"{role}_zero_point"] = str(fm.zero_point)
-        if self.kernel is not None:
-            out["kernel"] = f"{self.kernel[0]}x{self.kernel[1]}"
-        if self.stride is not None:
-            out["stride"] = f"{self.stride[0]}x{self.stride[1]}"
-        if self.dilation is not None:
-            out["dilation"] = f"{self.dilation[0]}x{self.dilation[1]}"
-        if self.padding is not None:
-            out["padding"] = "top {} left {} bottom {} right {}".format(*self.padding)
-        if self.activation:
-            out["activation"] = self.activation
-        if self.activation_range is not None:
-            out["activation_range"] = f"[{self.activation_range[0]}, {self.activation_range[1]}]"
-        if self.block is not None:
-            out["ofm_block"] = "{}x{}x{}".format(*self.block)
-        for i, w in enumerate(self.weights):
-            out[f"{w.kind}{i}"] = f"{w.length} bytes @ {region_name(w.region)}[0x{w.base:x}]"
-        if self.weights:
-            out["weight_bytes"] = str(self.weight_bytes)
-            out["scale_bytes"] = str(self.scale_bytes)
-        if self.dma is not None:
-            d = self.dma
-            out["dma"] = (
-                f"{d.length} bytes {region_name(d.src_region)}[0x{d.src:x}] -> "
-                f"{region_name(d.dst_region)}[0x{d.dst:x}]"
+def _command_at(
+    words: array[int], i: int, table: ModuleType, out: CommandStream
+) -> tuple[str, int, int | None, int] | None:
+    """(name, value, second word, size in words) of the command at word `i`; None (with the
+    problem recorded) when it cannot be read."""
+    word = words[i]
+    opcode = word & 0x3FF
+    control = (word >> 14) & 0x3
+    offset = i * 4
+    name: str | None = None
+    payload: int | None = None
+    value, size = word, 1
+    if control == 0:
+        name = table.CMD0_OPCODES.get(opcode)
+    elif control == 1:
+        name = table.CMD1_OPCODES.get(opcode)
+        if i + 1 >= len(words):
+            out.problems.append(
+                f"command stream byte {offset}: two-word command 0x{word:08x} is cut off "
+                "by the end of the stream"
             )
-        return out
-
-
-@dataclass
-class CommandStream:
-    operations: list[NpuOperation] = field(default_factory=list)
-    commands: list[Command] = field(default_factory=list)  # only when asked for
-    command_count: int = 0
-    words_decoded: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def compute_ops(self) -> list[NpuOperation]:
-        return [op for op in self.operations if op.is_compute]
-
-
-class ShadowRegisters:
-    """The last value written to every register, as the 64-bit command (payload in 32-63)."""
-
-    def __init__(self, table: ModuleType) -> None:
-        self.fields: dict[str, tuple[tuple[str, int, int], ...]] = table.FIELDS
-        self.enums: dict[str, dict[int, str]] = table.ENUMS
-        self.values: dict[str, int] = {}
-
-    def get(self, register: str, name: str, default: int = 0) -> int:
-        value = self.values.get(register)
-        if value is None:
-            return default
-        for fname, lsb, width in self.fields.get(register, ()):
-            if fname == name:
-                return (value >> lsb) & ((1 << width) - 1)
-        return default
-
-    def address(self, register: str) -> int:
-        """Addresses are 32 bits in the payload plus (U65/U85) high bits in the parameter."""
-        return self.get(register, "addr_lo") | self.get(register, "addr_hi") << 32
-
-    def signed16(self, register: str, name: str) -> int:
-        v = self.get(register, name)
-        return v - 0x10000 if v & 0x8000 else v
-
-    def enum(self, enum_name: str, value: int) -> str:
-        return self.enums.get(enum_name, {}).get(value, str(value))
-
-    def dtype(self, register: str) -> str:
-        bits = _PRECISION_BITS.get(self.get(register, "activation_precision"), 8)
-        signed = self.get(register, "activation_type") == 1
-        return f"{'' if signed else 'u'}int{bits}"
+            return None
+        payload = words[i + 1]
+        value, size = word | payload << 32, 2
+    if name is None:
+        out.problems.append(
+            f"command stream byte {offset}: unknown opcode 0x{opcode:03x} "
+            f"(word 0x{word:08x}, control {control}); decoding stopped, "
+            f"{len(out.operations)} operations kept"
+        )
+        return None
+    return name, value, payload, size
 
 
 def decode_commands(
@@ -267,70 +107,33 @@ def decode_commands(
     U85, cores on a dual-core U65); registers past that count may hold stale values.
     """
     table = table_for(product_code)
-    cmd0: dict[int, str] = table.CMD0_OPCODES
-    cmd1: dict[int, str] = table.CMD1_OPCODES
     regs = ShadowRegisters(table)
     out = CommandStream()
-    n_words = len(stream) // 4
-    if len(stream) % 4:
-        out.problems.append(f"the command stream length {len(stream)} is not a multiple of 4")
-    words = array("I")
-    if words.itemsize != 4:  # pragma: no cover - every supported platform has 4-byte "I"
-        words = array("L")
-    words.frombytes(bytes(stream[: n_words * 4]))
-    if sys.byteorder == "big":  # pragma: no cover
-        words.byteswap()
-    values = regs.values
+    words = _words(stream, out)
+    n_words = len(words)
     i = 0
     while i < n_words:
-        word = words[i]
-        opcode = word & 0x3FF
-        control = (word >> 14) & 0x3
-        offset = i * 4
-        if control == 0:
-            name = cmd0.get(opcode)
-            payload = None
-            value = word
-            size = 1
-        elif control == 1:
-            name = cmd1.get(opcode)
-            if i + 1 >= n_words:
-                out.problems.append(
-                    f"command stream byte {offset}: two-word command 0x{word:08x} is cut off "
-                    "by the end of the stream"
-                )
-                break
-            payload = words[i + 1]
-            value = word | payload << 32
-            size = 2
-        else:
-            name = None
-            payload = None
-            value = word
-            size = 1
-        if name is None:
-            out.problems.append(
-                f"command stream byte {offset}: unknown opcode 0x{opcode:03x} "
-                f"(word 0x{word:08x}, control {control}); decoding stopped, "
-                f"{len(out.operations)} operations kept"
-            )
+        command = _command_at(words, i, table, out)
+        if command is None:
             break
+        name, value, payload, size = command
+        offset, param = i * 4, words[i] >> 16
         if keep_commands:
-            out.commands.append(Command(offset, opcode, size == 2, name, word >> 16, payload))
+            out.commands.append(Command(offset, words[i] & 0x3FF, size == 2, name, param, payload))
         out.command_count += 1
         i += size
+        regs.values[name] = value
         if name.startswith("NPU_SET_"):
-            values[name] = value
             continue
-        values[name] = value
         if len(out.operations) >= MAX_OPERATIONS:
             out.problems.append(
                 f"command stream byte {offset}: more than {MAX_OPERATIONS} operations; "
                 f"decoding stopped, {len(out.operations)} operations kept"
             )
             break
-        op = _snapshot(regs, len(out.operations), offset, name, word >> 16, weight_streams)
-        out.operations.append(op)
+        out.operations.append(
+            snapshot(regs, len(out.operations), offset, name, param, weight_streams)
+        )
         if name == "NPU_OP_STOP":
             if i < n_words:
                 out.problems.append(f"{n_words - i} command words follow NPU_OP_STOP; not decoded")
@@ -340,131 +143,3 @@ def decode_commands(
             out.problems.append("the command stream ends without NPU_OP_STOP")
     out.words_decoded = i
     return out
-
-
-def _feature_map(regs: ShadowRegisters, role: str, depth: int) -> FeatureMap:
-    prefix = f"NPU_SET_{role}_"
-    dtype = regs.dtype(prefix + "PRECISION")
-    zero_point = regs.get(prefix + "ZERO_POINT", "zero_point")
-    # The register holds 16 bits; for signed data it is two's complement (Vela writes -128 as
-    # 0xff80), so show the value the hardware applies.
-    if zero_point is not None and not dtype.startswith("u") and zero_point >= 0x8000:
-        zero_point -= 0x10000
-    return FeatureMap(
-        height=regs.get(prefix + "HEIGHT0_M1", "height_m1") + 1,
-        width=regs.get(prefix + "WIDTH0_M1", "width_m1") + 1,
-        depth=depth,
-        dtype=dtype,
-        format=_FORMATS.get(regs.get(prefix + "PRECISION", "activation_format"), "?"),
-        region=regs.get(prefix + "REGION", "region"),
-        base=regs.address(prefix + "BASE0"),
-        stride_x=regs.address(prefix + "STRIDE_X"),
-        stride_y=regs.address(prefix + "STRIDE_Y"),
-        stride_c=regs.address(prefix + "STRIDE_C"),
-        zero_point=zero_point,
-        chained=regs.get(prefix + "PRECISION", "activation_storage") == _STORAGE_CHAINED,
-    )
-
-
-def _snapshot(
-    regs: ShadowRegisters, index: int, offset: int, name: str, param: int, weight_streams: int
-) -> NpuOperation:
-    op = NpuOperation(index=index, offset=offset, name=name, param=param)
-    if name == "NPU_OP_POOL":
-        op.mode = regs.enum("pooling_mode", regs.get(name, "pooling_mode"))
-    elif name == "NPU_OP_ELEMENTWISE":
-        op.mode = regs.enum("elementwise_mode", regs.get(name, "elementwise_mode"))
-    elif name == "NPU_OP_RESIZE":
-        op.mode = regs.enum("resize_mode", regs.get(name, "resize_mode"))
-    elif name == "NPU_OP_CONV" and regs.get(name, "weights_ifm2"):
-        op.mode = "WEIGHTS_FROM_IFM2"
-    elif name == "NPU_OP_KERNEL_WAIT":
-        op.mode = f"n={regs.get(name, 'n')}"
-    elif name == "NPU_OP_DMA_WAIT":
-        op.mode = f"k={regs.get(name, 'k')}"
-    if name == "NPU_OP_DMA_START":
-        op.dma = DmaTransfer(
-            src_region=regs.get("NPU_SET_DMA0_SRC_REGION", "region"),
-            src=regs.address("NPU_SET_DMA0_SRC"),
-            dst_region=regs.get("NPU_SET_DMA0_DST_REGION", "region"),
-            dst=regs.address("NPU_SET_DMA0_DST"),
-            length=regs.address("NPU_SET_DMA0_LEN"),
-        )
-        return op
-    if name not in COMPUTE_OPS:
-        return op
-    ofm_depth = regs.get("NPU_SET_OFM_DEPTH_M1", "depth_m1") + 1
-    ifm_depth = regs.get("NPU_SET_IFM_DEPTH_M1", "depth_m1") + 1
-    if name == "NPU_OP_ELEMENTWISE":
-        # Elementwise operands have the OFM's depth; Vela leaves IFM_DEPTH_M1 stale for them.
-        ifm_depth = ofm_depth
-    op.ifm = _feature_map(regs, "IFM", ifm_depth)
-    if name == "NPU_OP_ELEMENTWISE":
-        op.ifm2 = _feature_map(regs, "IFM2", ifm_depth)
-    ofm = _feature_map(regs, "OFM", ofm_depth)
-    # The OFM registers hold the whole output size; HEIGHT0/WIDTH0 are its first tile.
-    ofm.height = regs.get("NPU_SET_OFM_HEIGHT_M1", "height_m1") + 1
-    ofm.width = regs.get("NPU_SET_OFM_WIDTH_M1", "width_m1") + 1
-    op.ofm = ofm
-    op.block = (
-        regs.get("NPU_SET_OFM_BLK_HEIGHT_M1", "height_m1") + 1,
-        regs.get("NPU_SET_OFM_BLK_WIDTH_M1", "width_m1") + 1,
-        regs.get("NPU_SET_OFM_BLK_DEPTH_M1", "depth_m1") + 1,
-    )
-    function = regs.get("NPU_SET_ACTIVATION", "activation_function")
-    op.activation = regs.enum("activation_function", function)
-    op.activation_range = (
-        regs.signed16("NPU_SET_ACTIVATION_MIN", "clip_boundary"),
-        regs.signed16("NPU_SET_ACTIVATION_MAX", "clip_boundary"),
-    )
-    op.acc_format = regs.enum("acc_format", regs.get("NPU_SET_ACC_FORMAT", "acc_format"))
-    if "microblock" in {f[0] for f in regs.fields.get("NPU_SET_ACC_FORMAT", ())}:
-        op.microblock = regs.enum("microblock", regs.get("NPU_SET_ACC_FORMAT", "microblock"))
-    if "activation_transpose" in {f[0] for f in regs.fields.get("NPU_SET_OFM_PRECISION", ())}:
-        op.ofm_transpose = regs.enum(
-            "activation_transpose", regs.get("NPU_SET_OFM_PRECISION", "activation_transpose")
-        )
-    if name == "NPU_OP_ELEMENTWISE":
-        fields = {f[0] for f in regs.fields.get("NPU_SET_IFM2_BROADCAST", ())}
-        if "broadcast_constant" in fields:  # U55/U65
-            op.ifm2_scalar = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_constant") == 1
-        elif "broadcast_mode" in fields:  # U85
-            mode = regs.get("NPU_SET_IFM2_BROADCAST", "broadcast_mode")
-            op.ifm2_scalar = regs.enum("broadcast_mode", mode) == "SCALAR"
-        return op
-    stride_reg = "NPU_SET_KERNEL_STRIDE"
-    dil_x = regs.get(stride_reg, "dilation_x") + 1
-    dil_y = regs.get(stride_reg, "dilation_y") + 1
-    op.dilation = (dil_x, dil_y)
-    op.traversal = regs.enum("weight_order", regs.get(stride_reg, "weight_order"))
-    # KERNEL_*_M1 holds the dilated extent minus one: dilation * (k - 1).
-    op.kernel = (
-        regs.get("NPU_SET_KERNEL_WIDTH_M1", "width_m1") // dil_x + 1,
-        regs.get("NPU_SET_KERNEL_HEIGHT_M1", "height_m1") // dil_y + 1,
-    )
-    op.stride = (
-        (regs.get(stride_reg, "stride_x_msb") << 1 | regs.get(stride_reg, "stride_x_lsb")) + 1,
-        (regs.get(stride_reg, "stride_y_msb") << 1 | regs.get(stride_reg, "stride_y_lsb")) + 1,
-    )
-    op.padding = (
-        regs.get("NPU_SET_IFM_PAD_TOP", "pad"),
-        regs.get("NPU_SET_IFM_PAD_LEFT", "pad"),
-        regs.get("NPU_SET_IFM_PAD_BOTTOM", "pad"),
-        regs.get("NPU_SET_IFM_PAD_RIGHT", "pad"),
-    )
-    if name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE") and not op.mode:
-        weight_region = regs.get("NPU_SET_WEIGHT_REGION", "region")
-        scale_region = regs.get("NPU_SET_SCALE_REGION", "region")
-        for k in range(max(1, min(weight_streams, 4))):
-            suffix = "" if k == 0 else str(k)
-            length = regs.get(f"NPU_SET_WEIGHT{suffix}_LENGTH", "length")
-            if length:
-                base = regs.address(f"NPU_SET_WEIGHT{suffix}_BASE")
-                op.weights.append(WeightStream("weights", weight_region, base, length))
-            scale_len_reg = f"NPU_SET_SCALE{suffix}_LENGTH"
-            if scale_len_reg in regs.fields:
-                length = regs.get(scale_len_reg, "length")
-                if length:
-                    base = regs.address(f"NPU_SET_SCALE{suffix}_BASE")
-                    op.weights.append(WeightStream("scales", scale_region, base, length))
-    return op

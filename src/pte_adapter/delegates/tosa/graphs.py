@@ -11,7 +11,7 @@ from pte_adapter.delegates.tosa.debuginfo import (
     info_from_event,
     parse_location,
 )
-from pte_adapter.delegates.tosa.reader import TosaBlock, TosaModel, TosaTensor
+from pte_adapter.delegates.tosa.reader import TosaBlock, TosaModel, TosaOperator, TosaTensor
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
 
 # Operators that only materialise data; they are not work the delegate does.
@@ -64,6 +64,63 @@ def to_delegate_graphs(
     return result
 
 
+def _op_debug(
+    op: TosaOperator, debug_json: DebugJson | None, result: TosaGraphs
+) -> OpDebugInfo | None:
+    """Where an operator came from: its own location, else the debug.json beside the file."""
+    info: OpDebugInfo | None = None
+    if op.location:
+        info = parse_location(op.location)
+        if result.debug_source == "" and "aten_node" in info.attrs:
+            result.debug_source = "location"
+    elif debug_json is not None and op.outputs:
+        hit = debug_json.by_output.get(op.outputs[0])
+        if hit is not None and hit[0] in (None, op.code):
+            info = info_from_event(hit[1])
+    if info is not None and "aten_node" in info.attrs:
+        result.debug_ops += 1
+    return info
+
+
+def _op_node(
+    op: TosaOperator,
+    graph: DelegateGraph,
+    block: TosaBlock,
+    by_ref: dict[str, str],
+    info: OpDebugInfo | None,
+    result: TosaGraphs,
+) -> OpNode:
+    attrs = dict(op.attrs)
+    if info is not None:
+        attrs.update(info.attrs)
+    subgraphs = []
+    for key, ref in op.block_refs:
+        target = by_ref.get(ref)
+        if target is None:
+            result.problems.append(
+                f"{graph.name}: {op.kind} operator {op.index} names {key} {ref!r}, which is not a block of this graph"
+            )
+        else:
+            subgraphs.append(target)
+    for tname in (*op.inputs, *op.outputs):
+        if tname and tname not in graph.tensors:
+            # Every tensor should be declared; keep the edge and say it was not.
+            graph.tensors[tname] = TensorInfo(id=tname, name=tname, attrs={"declared": "false"})
+            result.problems.append(
+                f"{graph.name}: tensor {tname!r} is used but not declared in block {block.name!r}"
+            )
+    return OpNode(
+        id=f"op{op.index}",
+        kind=op.kind,
+        label=op.kind,
+        inputs=[t for t in op.inputs if t],
+        outputs=[t for t in op.outputs if t],
+        attrs=attrs,
+        namespace=info.namespace if info is not None else "",
+        subgraphs=subgraphs,
+    )
+
+
 def _block_graph(
     block: TosaBlock,
     name: str,
@@ -76,48 +133,8 @@ def _block_graph(
     for tensor in block.tensors.values():
         graph.tensors[tensor.name] = _tensor_info(tensor)
     for op in block.operators:
-        attrs = dict(op.attrs)
-        info: OpDebugInfo | None = None
-        if op.location:
-            info = parse_location(op.location)
-            if result.debug_source == "" and "aten_node" in info.attrs:
-                result.debug_source = "location"
-        elif debug_json is not None and op.outputs:
-            hit = debug_json.by_output.get(op.outputs[0])
-            if hit is not None and hit[0] in (None, op.code):
-                info = info_from_event(hit[1])
-        if info is not None:
-            attrs.update(info.attrs)
-            if "aten_node" in info.attrs:
-                result.debug_ops += 1
-        subgraphs = []
-        for key, ref in op.block_refs:
-            target = by_ref.get(ref)
-            if target is None:
-                result.problems.append(
-                    f"{name}: {op.kind} operator {op.index} names {key} {ref!r}, which is not a block of this graph"
-                )
-            else:
-                subgraphs.append(target)
-        for tname in (*op.inputs, *op.outputs):
-            if tname and tname not in graph.tensors:
-                # Every tensor should be declared; keep the edge and say it was not.
-                graph.tensors[tname] = TensorInfo(id=tname, name=tname, attrs={"declared": "false"})
-                result.problems.append(
-                    f"{name}: tensor {tname!r} is used but not declared in block {block.name!r}"
-                )
-        graph.nodes.append(
-            OpNode(
-                id=f"op{op.index}",
-                kind=op.kind,
-                label=op.kind,
-                inputs=[t for t in op.inputs if t],
-                outputs=[t for t in op.outputs if t],
-                attrs=attrs,
-                namespace=info.namespace if info is not None else "",
-                subgraphs=subgraphs,
-            )
-        )
+        info = _op_debug(op, debug_json, result)
+        graph.nodes.append(_op_node(op, graph, block, by_ref, info, result))
     _inherit_namespaces(graph, {n.id for n in graph.nodes if n.attrs.get("aten_node")})
     graph.inputs = [t for t in block.inputs if t in graph.tensors]
     graph.outputs = [t for t in block.outputs if t in graph.tensors]

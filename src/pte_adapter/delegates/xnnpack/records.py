@@ -1,0 +1,205 @@
+"""Reading XNNPACK's FlatBuffer generically: any table as a `Record` of its fields (from the tables
+generated out of the pinned schema), values formatted for people, and the `XH00` payload header."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias
+
+from pte_adapter.container.flatbuf import Table
+from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
+    ENUMS,
+    FILE_IDENTIFIER,
+    RUNTIME_FILE_IDENTIFIER,
+    TABLES,
+    UNIONS,
+    Field,
+)
+from pte_adapter.errors import PteFormatError
+
+HEADER_MAGIC: Final = b"XH00"
+MIN_HEADER_LENGTH: Final = 30
+XNN_INVALID_VALUE_ID: Final = 0xFFFFFFFF  # "no operand" (e.g. a convolution without bias)
+UINT64_MAX: Final = 0xFFFFFFFFFFFFFFFF  # ConstantDataOffset.offset when the data is named
+
+# XNN_VALUE_FLAG_* bits of XNNTensorValue.flags (xnnpack.h; mirrored in xnnpack_constants.py).
+VALUE_FLAGS: Final = {1: "external_input", 2: "external_output", 4: "persistent"}
+
+# How many elements of a long vector (scales, permutations ...) an attribute shows.
+PREVIEW: Final = 8
+
+# XNNGraph slots, looked up by name so a schema change breaks loudly in one place.
+_GRAPH = {f.name: f for f in TABLES["XNNGraph"]}
+_XVALUE = {f.name: f for f in TABLES["XValue"]}
+_TENSOR = {f.name: f for f in TABLES["XNNTensorValue"]}
+_QTENSOR = {f.name: f for f in TABLES["XNNQuantizedTensorValue"]}
+
+Scalar: TypeAlias = int | float | str
+
+
+@dataclass
+class Record:
+    """A table read generically: its type name and its fields (schema order)."""
+
+    type: str
+    fields: dict[str, AttrValue] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # full length of truncated vectors
+
+
+AttrValue: TypeAlias = Scalar | list[Scalar] | Record | tuple[str, Record] | None
+
+
+def _int(v: AttrValue) -> int:
+    """An integer field of a generically read record (absent or non-integer = 0)."""
+    return int(v) if isinstance(v, (int, float)) else 0
+
+
+@dataclass(frozen=True)
+class Header:
+    flatbuffer_offset: int
+    flatbuffer_size: int
+    constant_offset: int
+    constant_size: int
+
+
+# -- generic table reading ---------------------------------------------------------------------
+
+
+def _enum_name(enum: str, value: int) -> str:
+    name = ENUMS.get(enum, {}).get(value)
+    return name if name is not None else f"{enum}_{value}"
+
+
+def _vector_preview(t: Table, f: Field, limit: int) -> tuple[list[Scalar], int]:
+    """The first `limit` elements of a scalar vector and its full length (nothing else is read)."""
+    n = t.vector_len(f.slot, struct.calcsize("<" + f.fmt), f.name)
+    if n == 0:
+        return [], 0
+    if n <= limit:
+        vals = t.scalars(f.slot, f.fmt, f.name)
+        return [_enum_name(f.ref, int(v)) if f.ref else v for v in vals], n
+    # Read only the head: a per-channel scale vector can hold thousands of entries.
+    start = _vector_start(t, f)
+    size = struct.calcsize("<" + f.fmt)
+    head = [t.fb.scalar(f.fmt, start + i * size) for i in range(limit)]
+    return [_enum_name(f.ref, int(v)) if f.ref else v for v in head], n
+
+
+def _vector_start(t: Table, f: Field) -> int:
+    """Position of the first element of the (already length-checked) vector in slot `f.slot`."""
+    entry = 4 + 2 * f.slot
+    off = t.fb.u16(t.vt + entry)
+    ref = t.fb.follow(t.pos + off, f"{t.what}.{f.name}")
+    return ref + 4
+
+
+def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
+    rec = Record(type_name)
+    for f in TABLES.get(type_name, ()):
+        if f.kind == "union":
+            tag, sub = t.union(f.slot, f.name)
+            if tag == 0:
+                rec.fields[f.name] = None
+                continue
+            member = UNIONS[f.ref].get(tag)
+            if member is None:
+                rec.fields[f.name] = (f"{f.ref}_{tag}", Record(f"unknown_{tag}"))
+            elif sub is None:
+                rec.fields[f.name] = (member[0], Record(member[1]))
+            else:
+                rec.fields[f.name] = (member[0], read_record(sub, member[1], limit))
+        elif f.kind == "scalar":
+            value = t.scalar(f.slot, f.fmt)
+            rec.fields[f.name] = int(value) if isinstance(value, bool) else value
+        elif f.kind == "enum":
+            rec.fields[f.name] = _enum_name(f.ref, t.int(f.slot, f.fmt))
+        elif f.kind == "string":
+            rec.fields[f.name] = t.string(f.slot, f.name)
+        elif f.kind == "vector":
+            vals, n = _vector_preview(t, f, limit)
+            rec.fields[f.name] = vals
+            if n > len(vals):
+                rec.counts[f.name] = n
+        elif f.kind == "table":
+            sub = t.table(f.slot, f.name)
+            rec.fields[f.name] = None if sub is None else read_record(sub, f.ref, limit)
+        else:  # vectors of tables/strings are only used by XNNGraph, read by `decode`
+            continue
+    return rec
+
+
+def _fmt_scalar(v: Scalar) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def format_value(v: AttrValue, count: int | None = None) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, list):
+        body = ", ".join(_fmt_scalar(x) for x in v)
+        if count is not None and count > len(v):
+            return f"[{body}, ...] ({count} values)"
+        return f"[{body}]"
+    if isinstance(v, tuple):
+        return f"{v[0]}({format_record(v[1])})"
+    if isinstance(v, Record):
+        return format_record(v)
+    return _fmt_scalar(v)
+
+
+def format_record(r: Record) -> str:
+    return ", ".join(f"{k}={format_value(v, r.counts.get(k))}" for k, v in r.fields.items())
+
+
+# -- header -----------------------------------------------------------------------------------
+
+
+def read_header(payload: memoryview, part: str, base: int) -> Header:
+    size = len(payload)
+    if size < 8:
+        raise PteFormatError(
+            f"payload is {size} bytes; too small for XNNPACK", part=part, offset=base
+        )
+    magic = bytes(payload[4:8])
+    if magic in (FILE_IDENTIFIER, RUNTIME_FILE_IDENTIFIER):
+        # Header-less payload (written before XH00 existed): the FlatBuffer is all of it.
+        return Header(0, size, size, 0)
+    if magic != HEADER_MAGIC:
+        raise PteFormatError(
+            f"expected {HEADER_MAGIC!r} or an XNNPACK FlatBuffer identifier at bytes 4-7, "
+            f"found {magic!r}",
+            part=part,
+            offset=base + 4,
+        )
+    if size < MIN_HEADER_LENGTH:
+        raise PteFormatError(
+            f"XH00 header needs {MIN_HEADER_LENGTH} bytes; the payload has {size}",
+            part=part,
+            offset=base,
+        )
+    (length,) = struct.unpack_from("<H", payload, 8)
+    fb_off, fb_size, c_off, c_size = struct.unpack_from("<IIIQ", payload, 10)
+    if length < MIN_HEADER_LENGTH:
+        raise PteFormatError(
+            f"XH00 header length {length} is less than {MIN_HEADER_LENGTH}",
+            part=part,
+            offset=base + 8,
+        )
+    if fb_size < 8 or fb_off < length or fb_off + fb_size > size:
+        raise PteFormatError(
+            f"XH00 header puts the FlatBuffer at [{fb_off}, {fb_off + fb_size}), outside the "
+            f"{size}-byte payload (or overlapping the header)",
+            part=part,
+            offset=base + 10,
+        )
+    if c_off + c_size > size or (c_size and c_off < fb_off + fb_size):
+        raise PteFormatError(
+            f"XH00 header puts constant data at [{c_off}, {c_off + c_size}), outside the "
+            f"{size}-byte payload (or overlapping the FlatBuffer)",
+            part=part,
+            offset=base + 18,
+        )
+    return Header(fb_off, fb_size, c_off, c_size)

@@ -1,0 +1,297 @@
+"""XNNPACK values and nodes: tensors with their quantization and constants (sizes and where the
+bytes live, never the bytes), and each XNode as a neutral operation."""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pte_adapter.container.flatbuf import Table
+from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import UNIONS
+from pte_adapter.delegates.xnnpack.records import (
+    _QTENSOR,
+    _TENSOR,
+    _XVALUE,
+    PREVIEW,
+    UINT64_MAX,
+    VALUE_FLAGS,
+    XNN_INVALID_VALUE_ID,
+    Header,
+    Record,
+    Scalar,
+    _int,
+    format_value,
+)
+from pte_adapter.errors import PteFormatError
+from pte_adapter.program.delegate_graph import OpNode, TensorInfo
+
+
+def _dtype(name: str) -> str:
+    return name.removeprefix("xnn_datatype_")
+
+
+def _tensor_id(value_id: int) -> str:
+    return f"v{value_id}"
+
+
+@dataclass(frozen=True)
+class ConstantRef:
+    """One constant a value refers to: its size in bytes (wherever it is stored) and its
+    attributes for people."""
+
+    nbytes: int | None  # None: not a constant
+    attrs: dict[str, str]
+
+
+@dataclass
+class _Constants:
+    """Resolves ConstantDataOffset entries; counts what it found for the summary."""
+
+    entries: list[Record]
+    legacy_buffers: list[tuple[int, int]]  # deprecated XNNGraph.constant_buffer: (offset, size)
+    header: Header
+    ctx: DecodeContext
+    payload_base: int | None
+    total_bytes: int = 0
+    named: int = 0
+    external_files: Counter[str] = field(default_factory=Counter)
+    missing: list[str] = field(default_factory=list)
+    in_payload: int = 0
+
+    def describe(self, idx: int) -> ConstantRef:
+        """Constant `idx` (0 = not a constant): its size and what to show of it."""
+        if idx == 0:
+            return ConstantRef(None, {})
+        if self.entries:
+            if idx >= len(self.entries):
+                raise PteFormatError(
+                    f"constant_buffer_idx {idx} is out of range ({len(self.entries)} constant "
+                    "data entries)",
+                    part="XNNPACK payload",
+                )
+            entry = self.entries[idx]
+            size = _int(entry.fields.get("size"))
+            key = str(entry.fields.get("named_key") or "")
+            offset = _int(entry.fields.get("offset"))
+            self.total_bytes += size
+            attrs = {"constant_bytes": str(size), "constant_index": str(idx)}
+            if key:
+                self.named += 1
+                attrs["named_key"] = key
+                where = self._locate(key)
+                if where is None:
+                    self.missing.append(key)
+                    attrs["data"] = "not found (named key missing from the .pte and any .ptd)"
+                else:
+                    source, at = where
+                    attrs["data"] = f"{source} @ {at}"
+                    if self.ctx.sources is None or source != self.ctx.sources.pte.name:
+                        self.external_files[source] += 1
+                return ConstantRef(size, attrs)
+            if offset == UINT64_MAX:
+                attrs["data"] = "none (no named key and no offset)"
+                return ConstantRef(size, attrs)
+            if offset + size > self.header.constant_size:
+                raise PteFormatError(
+                    f"constant {idx} spans [{offset}, {offset + size}) of a "
+                    f"{self.header.constant_size}-byte constant data block",
+                    part="XNNPACK payload",
+                )
+            self.in_payload += 1
+            attrs["data"] = self._payload_at(self.header.constant_offset + offset)
+            return ConstantRef(size, attrs)
+        if idx < len(self.legacy_buffers):
+            at, size = self.legacy_buffers[idx]
+            self.total_bytes += size
+            self.in_payload += 1
+            return ConstantRef(
+                size,
+                {
+                    "constant_bytes": str(size),
+                    "constant_index": str(idx),
+                    "data": self._payload_at(at) + " (inline constant_buffer)",
+                },
+            )
+        raise PteFormatError(
+            f"constant_buffer_idx {idx} refers to no constant data "
+            f"({len(self.legacy_buffers)} inline buffers)",
+            part="XNNPACK payload",
+        )
+
+    def _payload_at(self, payload_offset: int) -> str:
+        if self.payload_base is None:
+            return f"payload +{payload_offset}"
+        return f"payload +{payload_offset} (file offset {self.payload_base + payload_offset})"
+
+    def _locate(self, key: str) -> tuple[str, int] | None:
+        if self.ctx.sources is None:
+            return None
+        found = self.ctx.sources.locate(key)
+        return None if found is None else (found[0], found[1].offset)
+
+    def head_floats(self, idx: int, count: int, bf16: bool) -> list[Scalar]:
+        """The first few scales stored as constant `idx` (a named `scale_<sha256>` blob)."""
+        if not 0 < idx < len(self.entries) or self.ctx.sources is None:
+            return []
+        key = str(self.entries[idx].fields.get("named_key") or "")
+        found = self.ctx.sources.find(key) if key else None
+        if found is None:
+            return []
+        width = 2 if bf16 else 4
+        n = min(count, PREVIEW, len(found.data) // width)
+        raw = bytes(found.data[: n * width])
+        if bf16:  # bfloat16 = the upper half of a float32
+            return [struct.unpack("<f", b"\0\0" + raw[2 * i : 2 * i + 2])[0] for i in range(n)]
+        return list(struct.unpack(f"<{n}f", raw))
+
+
+def _quant_attrs(quant: tuple[str, Record] | None, consts: _Constants) -> dict[str, str]:
+    if quant is None:
+        return {}
+    kind, rec = quant
+    f = rec.fields
+    attrs = {"quantization": kind}
+    if kind == "PerTensorQuant":
+        attrs["scale"] = format_value(f.get("scale"))
+        attrs["zero_point"] = format_value(f.get("zero_point"))
+    elif kind in ("PerChannelQuant", "PerChannelGroupQuant"):
+        attrs["channel_dim"] = format_value(f.get("channel_dim"))
+        if kind == "PerChannelGroupQuant":
+            attrs["group_size"] = format_value(f.get("group_size"))
+        inline = f.get("scale")
+        count = rec.counts.get("scale", len(inline) if isinstance(inline, list) else 0)
+        head: list[Scalar] = inline if isinstance(inline, list) else []
+        if not head:
+            idx = _int(f.get("scale_buffer_idx"))
+            count = _int(f.get("num_scales"))
+            if idx:
+                attrs["scale_data"] = consts.describe(idx).attrs.get("data", "")
+                head = consts.head_floats(idx, count, kind == "PerChannelGroupQuant")
+        attrs["num_scales"] = str(count)
+        attrs["scales"] = format_value(head, count) if head else "(not read)"
+    else:
+        for k, v in f.items():
+            attrs[k] = format_value(v, rec.counts.get(k))
+    return attrs
+
+
+def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInfo | None:
+    union = value.fields.get("xvalue_union")
+    if not isinstance(union, tuple):
+        problems.append("an XValue has no value (empty union)")
+        return None
+    kind, rec = union
+    quant: tuple[str, Record] | None = None
+    if kind == "XNNQuantizedTensorValue":
+        base = rec.fields.get("tensor_value")
+        q = rec.fields.get("quant_params")
+        quant = q if isinstance(q, tuple) else None
+        if not isinstance(base, Record):
+            problems.append("a quantized XValue has no tensor_value")
+            return None
+        rec = base
+    elif kind != "XNNTensorValue":
+        problems.append(f"XValue of unknown kind {kind} (newer schema?)")
+        return None
+    f = rec.fields
+    vid = _int(f.get("id_out"))
+    dims = f.get("dims")
+    shape = [int(d) for d in dims] if isinstance(dims, list) else []
+    if "dims" in rec.counts:  # more dims than the preview: read them all, they are the shape
+        shape = []  # filled by the caller from the table when needed; shapes are short in practice
+    attrs: dict[str, str] = {}
+    flags = _int(f.get("flags"))
+    if flags:
+        names = [n for bit, n in VALUE_FLAGS.items() if flags & bit]
+        rest = flags & ~sum(VALUE_FLAGS)
+        attrs["flags"] = ", ".join(names + ([hex(rest)] if rest else []))
+    ext = _int(f.get("external_id"))
+    if ext != XNN_INVALID_VALUE_ID:
+        attrs["external_id"] = str(ext)
+    dq = f.get("dq_datatype")
+    if isinstance(dq, str) and dq != "xnn_datatype_invalid":
+        attrs["dq_datatype"] = _dtype(dq)
+    attrs.update(_quant_attrs(quant, consts))
+    constant = consts.describe(_int(f.get("constant_buffer_idx")))
+    attrs.update(constant.attrs)
+    role = "constant" if constant.nbytes is not None else ""
+    if flags & 1:
+        role = "input"
+    elif flags & 2:
+        role = "output"
+    return TensorInfo(
+        id=_tensor_id(vid),
+        name=f"{role} {_tensor_id(vid)}".strip(),
+        shape=shape,
+        dtype=_dtype(str(f.get("datatype"))),
+        attrs=attrs,
+        constant_bytes=constant.nbytes,
+    )
+
+
+# -- nodes ------------------------------------------------------------------------------------
+
+
+def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
+    union = xnode.fields.get("xnode_union")
+    attrs: dict[str, str] = {}
+    params: dict[str, int] = {}  # the integer fields as numbers (geometry, groups, flags)
+    inputs: list[str] = []
+    outputs: list[str] = []
+    if not isinstance(union, tuple):
+        kind = "empty_node"
+        problems.append(f"XNode {index} has no operation (empty union)")
+    else:
+        member, rec = union
+        kind = member.removeprefix("XNN")
+        if rec.type.startswith("unknown_"):
+            kind = f"unknown_node_{rec.type.removeprefix('unknown_')}"
+            problems.append(f"XNode {index}: node kind tag {kind} is newer than this reader")
+        for name, v in rec.fields.items():
+            # Operand ids are what links nodes; "output*" fields are results, the rest operands.
+            if name.endswith("_id") and isinstance(v, int):
+                if v == XNN_INVALID_VALUE_ID:
+                    attrs[name] = "none"
+                    continue
+                (outputs if name.startswith("output") else inputs).append(_tensor_id(v))
+                attrs[name] = str(v)
+            elif name == "flags":
+                attrs[name] = hex(int(v)) if isinstance(v, int) else format_value(v)
+            else:
+                attrs[name] = format_value(v, rec.counts.get(name))
+            if isinstance(v, int) and not isinstance(v, bool) and not name.endswith("_id"):
+                params[name] = v
+    handle = xnode.fields.get("debug_handle")
+    attrs["debug_handle"] = format_value(handle)
+    mm = xnode.fields.get("output_min_max")
+    if isinstance(mm, Record):
+        attrs["output_min"] = format_value(mm.fields.get("output_min"))
+        attrs["output_max"] = format_value(mm.fields.get("output_max"))
+    return OpNode(
+        id=f"xnode{index}",
+        kind=kind,
+        label=kind,
+        inputs=inputs,
+        outputs=outputs,
+        attrs=attrs,
+        params=params,
+    )
+
+
+def _inner(xvalue: Record) -> Record:
+    """The XNNTensorValue record inside an XValue (quantized or not)."""
+    union = xvalue.fields.get("xvalue_union")
+    if isinstance(union, tuple):
+        rec = union[1]
+        base = rec.fields.get("tensor_value")
+        return base if isinstance(base, Record) else rec
+    return Record("none")
+
+
+def _full_dims(xvalue: Table) -> list[int]:
+    tag, sub = xvalue.union(_XVALUE["xvalue_union"].slot, "xvalue_union")
+    if sub is not None and UNIONS["XValueUnion"].get(tag, ("", ""))[1] == "XNNQuantizedTensorValue":
+        sub = sub.table(_QTENSOR["tensor_value"].slot, "tensor_value")
+    return [] if sub is None else sub.ints(_TENSOR["dims"].slot, "I", "dims")
