@@ -1826,6 +1826,15 @@ README_NOTES = """\
   Activation scales after the LRN differ (calibration sees different activations), and the two
   store their payloads differently (`mv2_lrn_ethosu85` in segments, `mv2_ethosu85_full`
   inline), which shows in `pte-adapter size`, not in the partitioning.
+- **`<stem>.memory.json`** is ExecuTorch's own memory plan of the program, recorded while it is
+  built (`memory_plan.py`): each planned tensor spec's value, arena, offset, size and lifetime
+  (the planner's first and last graph node, mapped onto the instructions the emitter wrote for
+  them). The oracle of the adapter's memory picture (`tests/oracle/test_memory.py`); nothing in
+  the `.pte` holds lifetimes. New code in this script goes below the models, so the source lines
+  the ETRecords and `tosa_debug` record stay put.
+- **`mv2_residual_cpu_ethosu85`** keeps every `aten.add` off the NPU with a partitioner
+  `additional_checks` entry: MobileNetV2's ten residual adds then split it into 11 Ethos-U
+  partitions and 12 CPU islands, the case where folding into blocks would hide the split.
 """
 
 
