@@ -181,7 +181,23 @@ def report(pte: Path, repeat: int, base: dict[str, object]) -> dict[str, object]
         f"the same process before loading); ru_maxrss incl. imports {_mib(best['ru_maxrss_kb'])}"
     )
     print(f"  baseline `import model_explorer` alone: ru_maxrss {_mib(base['ru_maxrss_kb'])}")
+    html_s, html_bytes = html_report(pte)
+    print(f"  HTML report (`pte-adapter report`): {html_bytes / 1024:.0f} KiB in {html_s:.1f} s")
     return best
+
+
+def html_report(pte: Path) -> tuple[float, int]:
+    """Seconds and bytes of `pte-adapter report` on the program (it must stay a file one can
+    attach: well under 5 MB)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "report.html"
+        t = time.perf_counter()
+        code = "import sys; from pte_adapter.cli import main; sys.exit(main(sys.argv[1:]))"
+        cmd = [sys.executable, "-c", code, "report", str(pte), "-o", str(out)]
+        subprocess.run(cmd, capture_output=True, check=True, cwd=ROOT)
+        return time.perf_counter() - t, out.stat().st_size
 
 
 def main() -> None:

@@ -262,10 +262,10 @@ def quantize_pt2e(model, example_inputs, quantizer, calib):
 
 
 def _write_pte(prog, name: str) -> str:
-    path = f"{name}.pte"
-    with open(path, "wb") as f:
+    with open(f"{name}.pte", "wb") as f:  # and its memory plan, while `_build_recording` records
         prog.write_to_file(f)
-    return path
+    _record_memory_plan(prog, name)
+    return f"{name}.pte"
 
 
 def _reset_outputs(*paths: str):
@@ -2299,6 +2299,15 @@ README_NOTES = """\
   Activation scales after the LRN differ (calibration sees different activations), and the two
   store their payloads differently (`mv2_lrn_ethosu85` in segments, `mv2_ethosu85_full`
   inline), which shows in `pte-adapter size`, not in the partitioning.
+- **`<stem>.memory.json`** is ExecuTorch's own memory plan of the program, recorded while it is
+  built (`memory_plan.py`): each planned tensor spec's value, arena, offset, size and lifetime
+  (the planner's first and last graph node, mapped onto the instructions the emitter wrote for
+  them). The oracle of the adapter's memory picture (`tests/oracle/test_memory.py`); nothing in
+  the `.pte` holds lifetimes. New code in this script goes below the models, so the source lines
+  the ETRecords and `tosa_debug` record stay put.
+- **`mv2_residual_cpu_ethosu85`** keeps every `aten.add` off the NPU with a partitioner
+  `additional_checks` entry: MobileNetV2's ten residual adds then split it into 11 Ethos-U
+  partitions and 12 CPU islands, the case where folding into blocks would hide the split.
 """
 
 
@@ -2410,6 +2419,85 @@ def write_readme(out: str, doc: dict):
 # --------------------------------------------------------------------------------------
 
 
+# Everything below the models is added after them, so that the line numbers the committed
+# ETRecords record for the models' source lines stay those of this file.
+
+
+def _record_memory_plan(prog, name: str) -> None:
+    """`<name>.memory.json`: ExecuTorch's own memory plan of the program (every planned tensor's
+    lifetime, arena and offset, mapped onto instructions; `memory_plan.py`), written while
+    `_build_recording` records. The oracle of the adapter's memory picture."""
+    _memory_plan().write(prog, name)
+
+
+def _memory_plan():
+    sys.path.insert(0, HERE)
+    import memory_plan  # beside this script
+
+    return memory_plan
+
+
+def _build_recording(ex: Example) -> dict:
+    """Build one example, recording ExecuTorch's memory plan of each program it writes."""
+    with _memory_plan().recording() as written:
+        result = ex.fn()
+    result["files"] = result["files"] + [f for f in written if f not in result["files"]]
+    return result
+
+
+def _not_add_check():
+    """An `additional_checks` entry for the Arm partitioner that keeps every `aten.add` (the
+    residual connections of MobileNetV2's inverted residual blocks) off the NPU."""
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    class NotAdd(OperatorSupportBase):
+        def is_node_supported(self, submodules, node) -> bool:
+            # Edge ops are named "aten.add.Tensor", ATen ones "add.Tensor".
+            name = str(getattr(node.target, "__name__", node.target)).removeprefix("aten.")
+            return name.split(".")[0] not in ("add", "add_")
+
+    return NotAdd()
+
+
+@contextlib.contextmanager
+def _ethosu_partitioner_checks(*checks):
+    """Every EthosUPartitioner made inside also applies `checks` (`arm_lower` makes its own)."""
+    from executorch.backends.arm.ethosu import EthosUPartitioner
+
+    orig = EthosUPartitioner.__init__
+
+    def init(self, compile_spec, additional_checks=None, **kw):
+        orig(self, compile_spec, additional_checks=[*(additional_checks or []), *checks], **kw)
+
+    EthosUPartitioner.__init__ = init
+    try:
+        yield
+    finally:
+        EthosUPartitioner.__init__ = orig
+
+
+@example(
+    "mv2_residual_cpu_ethosu85",
+    "ethos-u",
+    "MobileNetV2 0.35/96 on Ethos-U85-256 with every residual aten::add kept on the CPU "
+    "(partitioner additional_checks): the ten adds split the network into 11 Ethos-U "
+    "partitions and 12 CPU islands (10 of them one aten::add between dequantize/quantize "
+    "glue); payloads inline; no TOSA kept.",
+)
+def build_mv2_residual_cpu_ethosu85():
+    with _ethosu_partitioner_checks(_not_add_check()):
+        out = _ethosu_example(
+            "mv2_residual_cpu_ethosu85",
+            width=0.35,
+            res=96,
+            target="ethos-u85-256",
+            keep_artifacts=False,
+            segments=False,
+        )
+    out["settings"]["kept_off_npu"] = "aten.add (partitioner additional_checks)"
+    return out
+
+
 def _build_in_subprocess(name: str, out: str) -> dict:
     """Build one example in a fresh interpreter with a fixed hash seed.
 
@@ -2472,7 +2560,7 @@ def main(argv=None) -> int:
         os.chdir(os.path.abspath(args.out))
         torch.manual_seed(SEED)
         t0 = time.time()
-        result = EXAMPLES[args._worker].fn()
+        result = _build_recording(EXAMPLES[args._worker])
         result["build_seconds"] = round(time.time() - t0, 1)
         with open(args._result, "w") as f:
             json.dump(result, f)
@@ -2525,7 +2613,7 @@ def main(argv=None) -> int:
                     build_s = None
             elif args.in_process:
                 torch.manual_seed(SEED)
-                result = ex.fn()
+                result = _build_recording(ex)
                 build_s = round(time.time() - t0, 1)
             else:
                 result = _build_in_subprocess(name, out)

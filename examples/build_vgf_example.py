@@ -168,14 +168,18 @@ def _lower_once(
         for _ in range(4):
             graph(*(torch.randn(t.shape, generator=gen) for t in example))
         ep = torch.export.export(convert_pt2e(graph), example)
-    prog = to_edge_transform_and_lower(
-        ep,
-        partitioner=[VgfPartitioner(spec)],
-        compile_config=EdgeCompileConfig(_check_ir_validity=False),
-    ).to_executorch(ExecutorchBackendConfig(extract_delegate_segments=segments))
-    path = f"{name}.pte"
-    with open(path, "wb") as f:
-        prog.write_to_file(f)
+    memory_plan = _memory_plan()
+    with memory_plan.recording():
+        prog = to_edge_transform_and_lower(
+            ep,
+            partitioner=[VgfPartitioner(spec)],
+            compile_config=EdgeCompileConfig(_check_ir_validity=False),
+        ).to_executorch(ExecutorchBackendConfig(extract_delegate_segments=segments))
+        path = f"{name}.pte"
+        with open(path, "wb") as f:
+            prog.write_to_file(f)
+        # ExecuTorch's own memory plan beside it (the oracle of the memory picture).
+        memory_plan.write(prog, name)
     if not artifacts:
         return [path]
     # Keep the converter's input (.tosa); its output (.tosa.vgf) is the payload itself.
@@ -225,6 +229,15 @@ EXAMPLES: dict[str, Callable[[], list[str]]] = {
         segments=True,
     ),
 }
+
+
+def _memory_plan():  # type: ignore[no-untyped-def]
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import memory_plan  # beside this script
+
+    return memory_plan
 
 
 def main() -> None:

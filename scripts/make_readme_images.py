@@ -8,7 +8,8 @@ Playwright; `model-explorer --extensions=pte_adapter` on a free port):
 - method_graph.png: the fragmented Ethos-U example as Model Explorer first shows it (default
   settings): its partitions and CPU islands with the tensors that cross between them;
 - npu_operations.png: the same with NPU partition 1 opened: its decoded NPU operations;
-- summary.png: `pte-adapter summary` on the same example.
+- summary.png: `pte-adapter summary` on the same example;
+- report.png: the top of `pte-adapter report` on the same example (docs/report.md).
 """
 
 from __future__ import annotations
@@ -47,6 +48,23 @@ def _summary_text(path: Path) -> str:
     return result.stdout
 
 
+def _report_png(browser: object, path: Path) -> None:
+    """The first screen of the HTML report, at 2x."""
+    import tempfile
+
+    import pte_adapter
+
+    with tempfile.TemporaryDirectory() as tmp:
+        html = pte_adapter.report(EXAMPLE).save(Path(tmp) / "report.html")
+        page = new_page(browser, scale=2, viewport={"width": 1100, "height": 760})  # type: ignore[arg-type]
+        try:
+            page.goto(html.resolve().as_uri())
+            page.wait_for_load_state("load")
+            page.screenshot(path=str(path))
+        finally:
+            page.context.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help="output folder (docs/images)")
@@ -54,12 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out
 
     import pte_adapter
-    from pte_adapter.analysis.partitions import CPU, partition_method
+    from pte_adapter.analysis.partitions import CPU
+    from pte_adapter.render.names import partition_group_names
 
-    program = pte_adapter.load(EXAMPLE)
-    method = program.methods[0]
-    parts = partition_method(method)
-    npu = next(p for p in parts.partitions if p.backend != CPU)
+    result = pte_adapter.open_analysis(EXAMPLE)
+    ma = result.methods[0]
+    npu = next(p for p in ma.partitions.partitions if p.backend != CPU)
+    npu_group = partition_group_names(ma)[npu.index]  # the layer's name as drawn
 
     start = time.monotonic()
     with model_explorer_server(EXAMPLE) as url, chromium() as browser:
@@ -70,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         me.zoom_out()  # clear of the search toolbar that floats over the top of the graph
         me.screenshot(out / "method_graph.png")
 
-        me.expand_layer(npu.name)
+        me.expand_layer(npu_group)
         # Opening a layer selects it (drawn blue); a click on empty canvas at the right deselects.
         box = me.renderer().bounding_box()
         assert box is not None
@@ -86,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             out / "summary.png",
             title=f"pte-adapter summary {EXAMPLE.relative_to(ROOT)}",
         )
-    for name in ("method_graph.png", "npu_operations.png", "summary.png"):
+        _report_png(browser, out / "report.png")
+    for name in ("method_graph.png", "npu_operations.png", "summary.png", "report.png"):
         print(out / name)
     print(f"done in {time.monotonic() - start:.0f} s")
     return 0

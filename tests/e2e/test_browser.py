@@ -39,6 +39,7 @@ from tests.support.browser import (
     require_chromium,
 )
 from tests.support.examples import EXAMPLE_PTES, example
+from tests.support.groups import group_names
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +61,10 @@ class Expected:
     method: Method
     parts: MethodPartitions
     ids: list[str]  # node id of each instruction
+    groups: list[str]  # group name of each partition (render/names.py)
+
+    def group(self, part: Partition) -> str:
+        return self.groups[part.index]
 
     @property
     def npu_partitions(self) -> list[Partition]:
@@ -78,7 +83,8 @@ def expected() -> Expected:
     program = pte_adapter.load(path)
     method = program.methods[0]
     parts = partition_method(method)
-    exp = Expected(path, method, parts, instruction_node_ids(method, parts))
+    groups = group_names(path)[method.name]
+    exp = Expected(path, method, parts, instruction_node_ids(method, parts), groups)
     # The example must still be what these tests are about.
     assert len(exp.npu_partitions) >= 2
     assert any(len(p.instructions) >= 2 and p.backend == CPU for p in parts.partitions)
@@ -154,13 +160,17 @@ def test_first_screen_is_the_partitions_and_what_crosses(
     me = default_ui
     assert me.graph_title() == expected.method.name
     drawn = me.visible_nodes()
-    # Every delegate partition and every CPU island of several instructions is a collapsed layer.
+    # Every delegate partition and every CPU island of several instructions is a collapsed layer,
+    # named for what it holds: the CPU island names the operator that fell off the NPU.
     for part in expected.parts.partitions:
+        group = expected.group(part)
         if part.backend != CPU or len(part.instructions) > 1:
-            assert _layer(part.name) in drawn, f"{part.name} is not drawn as a layer: {drawn}"
-            assert drawn[_layer(part.name)] == part.name
+            assert _layer(group) in drawn, f"{group} is not drawn as a layer: {drawn}"
+            assert drawn[_layer(group)] == group
         else:
             assert expected.ids[part.instructions[0]] in drawn  # dissolved by default
+    culprit = [label for label in drawn.values() if label.startswith("CPU island")]
+    assert any("aten::avg_pool3d" in label for label in culprit), culprit
     # Every tensor that crosses a boundary is readable on the first screen, on its edge.
     labels = set(drawn.values())
     for c in expected.parts.crossings:
@@ -177,10 +187,11 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
     app: tuple[str, object], expected: Expected
 ) -> None:
     for part in expected.npu_partitions:
-        group = _layer(part.name)
+        name = expected.group(part)
+        group = _layer(name)
         # Default settings: the open partition's edges meet its border, from boundary nodes.
         for me in _page(app, None):  # each partition opened from the first screen
-            me.expand_layer(part.name)
+            me.expand_layer(name)
             edges = me.visible_edges()
             assert {a for a, b in edges if b == group} and all(
                 a.startswith("b.") for a, b in edges if b == group
@@ -188,7 +199,7 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             assert {b for a, b in edges if a == group}, f"{part.name}: nothing leaves it"
         # With out-of-layer edges drawn, they reach the NPU operations themselves.
         for me in _page(app, {SHOW_OUT_OF_LAYER_EDGES: True}):
-            me.expand_layer(part.name)
+            me.expand_layer(name)
             drawn = me.visible_nodes()
             edges = me.visible_edges()
             view = expected.npu_view(part)
@@ -204,11 +215,11 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             sides = {x for e in incoming | outgoing for x in e if x not in ops}
             assert sides and all(s.startswith("b.") for s in sides), sides
             beyond = {b for a, b in edges if a in sides} | {a for a, b in edges if b in sides}
-            others = {p.name for p in expected.parts.partitions if p is not part}
+            others = {expected.group(p) for p in expected.parts.partitions if p is not part}
             assert beyond - set(ops), f"{part.name}: boundary nodes lead nowhere"
             index_of = {node: i for i, node in enumerate(expected.ids)}
             neighbours = {
-                expected.parts.partitions[expected.parts.partition_of[index_of[n]]].name
+                expected.group(expected.parts.partitions[expected.parts.partition_of[index_of[n]]])
                 for n in beyond
                 if n in index_of
             }
@@ -217,7 +228,7 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             }
             assert neighbours & others, f"{part.name}: no neighbouring partition reached"
             # The matched TOSA source is a collapsed sub-layer of the partition.
-            assert _layer(f"{part.name}/TOSA source") in drawn, f"{part.name}: no TOSA source layer"
+            assert _layer(f"{name}/TOSA source") in drawn, f"{part.name}: no TOSA source layer"
             ink = me.ink(colours=(NPU_NODE_BG,))
             assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"NPU ops not in NPU colour: {ink}"
 
@@ -227,14 +238,13 @@ def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
 ) -> None:
     me = layers_ui
     for part in expected.parts.partitions:
-        hits = me.search(_exact(part.name))
-        layer = [h for h in hits if h.node_id == _layer(part.name)]
-        assert layer, f"{part.name} is not a layer: {hits}"
-        assert layer[0].label == part.name and "label" in layer[0].match_types
+        group = expected.group(part)
+        hits = me.search(_exact(group))
+        layer = [h for h in hits if h.node_id == _layer(group)]
+        assert layer, f"{group} is not a layer: {hits}"
+        assert layer[0].label == group and "label" in layer[0].match_types
         hits = me.search(_attr("partition", part.name))
-        assert _ids(hits) - {_layer(part.name)} == {expected.ids[i] for i in part.instructions}, (
-            hits
-        )
+        assert _ids(hits) - {_layer(group)} == {expected.ids[i] for i in part.instructions}, hits
     me.clear_search()
     ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG))
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"
@@ -242,7 +252,7 @@ def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
         assert ink.colours[colour] > MIN_COLOUR_PIXELS, f"{colour} is not drawn: {ink}"
     # The CPU work that splits the NPU graph is drawn in the compute colour.
     island = next(p for p in expected.parts.partitions if p.compute_ops)
-    me.expand_layer(island.name)
+    me.expand_layer(expected.group(island))
     ink = me.ink(colours=(CPU_COMPUTE_BG,))
     assert ink.colours[CPU_COMPUTE_BG] > MIN_COLOUR_PIXELS, f"no CPU compute colour: {ink}"
 

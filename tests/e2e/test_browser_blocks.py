@@ -29,6 +29,7 @@ from tests.support.browser import (
     require_chromium,
 )
 from tests.support.examples import example
+from tests.support.groups import group_paths
 
 pytestmark = pytest.mark.slow
 
@@ -45,9 +46,11 @@ class Expected:
     blocks: list[Block]
     ids: list[str]
     graph: dict[str, Any]  # the method graph as the adapter sends it
+    paths: list[str]  # each partition's group path ("<block group>/<partition group>")
 
-    def block(self, name: str) -> Block:
-        return next(b for b in self.blocks if b.name == name)
+    def label(self, block: Block) -> str:
+        """The block's group name (`blocks.1 | XNNPACK 5 | CPU ...`)."""
+        return self.paths[block.partitions[0]].split("/")[0]
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +64,8 @@ def expected() -> Expected:
     blocks = fold_partitions(method, parts, source.methods[method.name])
     assert blocks and len(blocks) >= 3
     graph = json.loads(json.dumps(graphs_to_json(convert_path(path))))["graphs"][0]
-    return Expected(method, parts, blocks, instruction_node_ids(method, parts), graph)
+    paths = group_paths(path)[method.name]
+    return Expected(method, parts, blocks, instruction_node_ids(method, parts), graph, paths)
 
 
 @pytest.fixture(scope="module")
@@ -91,15 +95,17 @@ def test_a_method_of_many_partitions_opens_on_its_layers(me: MEPage, expected: E
     edges = me.visible_edges()
     in_blocks = {i for b in expected.blocks for i in b.partitions}
     for b in expected.blocks:
-        assert drawn.get(_layer(b.name)) == b.name, f"{b.name} is not a layer: {drawn}"
+        label = expected.label(b)
+        assert label.startswith(f"{b.name} | XNNPACK ")  # what it holds, in its name
+        assert drawn.get(_layer(label)) == label, f"{b.name} is not a layer: {drawn}"
         # Collapsed: nothing of its partitions is drawn yet.
         for i in b.partitions:
             part = expected.parts.partitions[i]
-            assert _layer(f"{b.name}/{part.name}") not in drawn
+            assert _layer(expected.paths[i]) not in drawn
             assert not {expected.ids[k] for k in part.instructions} & set(drawn)
         # What enters the block is readable on the edge into it.
         into = f"b.into.{b.name}"
-        assert (into, _layer(b.name)) in edges, f"no edge from {into}: {edges}"
+        assert (into, _layer(label)) in edges, f"no edge from {into}: {edges}"
         names = {expected.parts.partitions[i].name for i in b.partitions}
         texts = {
             tensor_label(expected.method, c.value).rsplit(",", 1)[0]
@@ -110,7 +116,8 @@ def test_a_method_of_many_partitions_opens_on_its_layers(me: MEPage, expected: E
     # Partitions outside every block are drawn on their own, as before.
     for part in expected.parts.partitions:
         if part.index not in in_blocks:
-            assert _layer(part.name) in drawn or expected.ids[part.instructions[0]] in drawn
+            group = expected.paths[part.index]
+            assert _layer(group) in drawn or expected.ids[part.instructions[0]] in drawn
     ink = me.ink()
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"
 
@@ -119,19 +126,19 @@ def test_opening_a_block_shows_its_partitions_and_their_boundaries(
     me: MEPage, expected: Expected
 ) -> None:
     block = expected.blocks[1]
-    me.expand_layer(block.name)
+    me.expand_layer(expected.label(block))
     drawn = me.visible_nodes()
     for i in block.partitions:
         part = expected.parts.partitions[i]
         # A layer, or (one-node partitions, dissolved by Model Explorer's default) the node.
-        shown = _layer(f"{block.name}/{part.name}") in drawn or (
+        shown = _layer(expected.paths[i]) in drawn or (
             len(part.instructions) == 1 and expected.ids[part.instructions[0]] in drawn
         )
         assert shown, f"{part.name} not drawn in {block.name}: {sorted(drawn)}"
     inside = [
         n
         for n in expected.graph["nodes"]
-        if n["id"].startswith("b.") and n["namespace"] == block.name
+        if n["id"].startswith("b.") and n["namespace"] == expected.label(block)
     ]
     assert inside, f"no boundary between the partitions of {block.name}"
     for n in inside:
@@ -139,7 +146,7 @@ def test_opening_a_block_shows_its_partitions_and_their_boundaries(
     # The other blocks stay closed.
     for other in expected.blocks:
         if other is not block:
-            assert drawn.get(_layer(other.name)) == other.name
+            assert drawn.get(_layer(expected.label(other))) == expected.label(other)
 
 
 def test_a_delegate_call_in_a_block_opens_its_xnnpack_graph(me: MEPage, expected: Expected) -> None:
@@ -153,9 +160,9 @@ def test_a_delegate_call_in_a_block_opens_its_xnnpack_graph(me: MEPage, expected
     assert part.delegate_index is not None
     view = expected.method.delegates[part.delegate_index].decoded.graphs[0]
     call = expected.ids[part.instructions[0]]
-    me.expand_layer(block.name)
+    me.expand_layer(expected.label(block))
     if call not in me.visible_nodes():
-        me.expand_layer(f"{block.name}/{part.name}")
+        me.expand_layer(expected.paths[part.index])
     sub = delegate_graph_id(expected.method.name, part.name, view.name)
     me.open_subgraph(call, sub)
     assert me.graph_title() == sub

@@ -265,6 +265,38 @@ _PANEL_JS = """(title) => {
   return out;
 }"""
 
+# Points inside each given layer's box (page coordinates), away from its label at the top: where
+# its fill colour shows. From the renderer's own layout, like the layer icon above.
+_LAYER_FILL_POINTS_JS = """(ids) => {
+  const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
+  const box = r.container.nativeElement.getBoundingClientRect();
+  const out = {};
+  for (const id of ids) {
+    const n = r.curModelGraph.nodesById[id];
+    if (!n || !r.nodesToRender.some(x => x.node.id === id)) { out[id] = null; continue; }
+    const x0 = (n.globalX || 0) + (n.x || 0), y0 = (n.globalY || 0) + (n.y || 0);
+    out[id] = [[0.12, 0.8], [0.5, 0.85], [0.88, 0.8]].map(([fx, fy]) => {
+      const p = r.webglRendererThreejsService.convertScenePosToScreen(
+          x0 + (n.width || 0) * fx, y0 + (n.height || 0) * fy);
+      return [box.left + p.x, box.top + p.y];
+    });
+  }
+  return out;
+}"""
+
+# The colour of a capture at the given points (capture pixel coordinates).
+_PIXELS_JS = """async ([b64, points]) => {
+  const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+  const bmp = await createImageBitmap(new Blob([bytes], {type: 'image/png'}));
+  const cv = new OffscreenCanvas(bmp.width, bmp.height);
+  const ctx = cv.getContext('2d');
+  ctx.drawImage(bmp, 0, 0);
+  return points.map(([x, y]) => {
+    const d = ctx.getImageData(Math.round(x), Math.round(y), 1, 1).data;
+    return '#' + [d[0], d[1], d[2]].map(v => v.toString(16).padStart(2, '0')).join('');
+  });
+}"""
+
 _HOVERED_INDICATOR_JS = """() => {
   const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
   return r ? r.hoveredSubgraphIndicatorId : null;
@@ -379,6 +411,23 @@ class MEPage:
             background=(int(r["background"][0]), int(r["background"][1]), int(r["background"][2])),
             colours={k: int(v) for k, v in r["colours"].items()},
         )
+
+    def layer_fills(self, group_ids: list[str]) -> dict[str, str | None]:
+        """The colour each drawn layer is filled with ("#rrggbb": the most common of three points
+        inside its box, below its label); None for a layer that is not drawn."""
+        points = self.page.evaluate(_LAYER_FILL_POINTS_JS, group_ids)
+        origin = self.renderer().bounding_box()
+        assert origin is not None
+        shot = self.capture()
+        out: dict[str, str | None] = {}
+        for gid, pts in points.items():
+            if pts is None:
+                out[gid] = None
+                continue
+            local = [[x - origin["x"], y - origin["y"]] for x, y in pts]
+            found = self.page.evaluate(_PIXELS_JS, [base64.b64encode(shot).decode(), local])
+            out[gid] = max(set(found), key=found.count)
+        return out
 
     # search
 

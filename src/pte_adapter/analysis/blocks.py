@@ -4,7 +4,15 @@ A transformer exported for XNNPACK or an NPU splits at every attention mask and 
 12-layer GPT of the benchmark has 124 partitions and CPU islands in one method. Drawn side by side
 that is a picture nobody reads (and one Model Explorer takes seconds to draw in software WebGL).
 An engineer thinks of it as its layers, so the method's first screen shows blocks, each a run of
-consecutive partitions, named by what it is:
+consecutive partitions.
+
+Folding hides the split, which is what the first screen is for, so it must pay: a method is folded
+only when its first screen, every partition a collapsed group, would cost more to draw than
+FIRST_SCREEN_BUDGET (nodes and edges Model Explorer lays out and draws; the figures in
+docs/benchmarks.md), and only into blocks that at least halve that cost; a block holds at least
+MIN_BLOCK partitions. A MobileNetV2 whose residual adds stayed on the CPU (23 partitions) opens
+with every partition in its backend's colour; the 124-partition GPT opens on its layers. Blocks,
+named by what they are:
 
 1. the model's own layers, from the ETRecord when there is one: the partitions whose instructions
    all come from `blocks.3` form the block `blocks.3` (ModuleList/Sequential containers opened);
@@ -21,14 +29,25 @@ partitions are grouped: the partitions, their names and every number stay the sa
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.partitions import (
+    METHOD_INPUT,
+    METHOD_OUTPUT,
+    MethodPartitions,
+    Partition,
+)
 from pte_adapter.analysis.source import CONTAINERS, MethodSource
 from pte_adapter.program.model import Method
 
-# A method with more partitions and islands than this is folded into blocks.
-FOLD_ABOVE = 16
+# Nodes + edges of a first screen Model Explorer draws in about as long as it takes to convert
+# and lay out the program (benchmarks/bench_browser.py; docs/benchmarks.md): above it, fold.
+FIRST_SCREEN_BUDGET = 200
+# Folding must at least halve the first screen's cost, or it only hides the split.
+FOLD_PAYS = 0.5
+# A block holds at least this many partitions (a block of two saves one box and hides two).
+MIN_BLOCK = 3
 # Folding aims at no more than this many top-level items (blocks and partitions left on their own).
 MAX_TOP_LEVEL = 16
 # A repeating structure must repeat at least this often to be taken for the model's layers.
@@ -42,19 +61,57 @@ class Block:
     basis: str  # how it was found: "ETRecord module blocks.3 (Block)", "repeating structure", ...
 
 
+def first_screen_cost(parts: MethodPartitions, blocks: list[Block]) -> int:
+    """Nodes and edges of the method's first screen, every group collapsed: one item per block or
+    partition left on its own, the graph's inputs and outputs, and one boundary node per pair of
+    items that tensors cross between (everything entering a block shares one) with an edge in from
+    each item it gathers and out to each it feeds (`render/plan/boundaries.py`)."""
+    top = {p.name: p.name for p in parts.partitions}
+    in_block = set()
+    for b in blocks:
+        for i in b.partitions:
+            top[parts.partitions[i].name] = b.name
+        in_block.add(b.name)
+    cpu = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
+    bounds: set[tuple[str, str]] = set()
+    edges: set[tuple[str, str]] = set()
+    for c in parts.crossings:
+        if c.source in cpu and c.target in cpu:
+            continue
+        a, z = top.get(c.source, c.source), top.get(c.target, c.target)
+        if a == z:
+            continue
+        key = ("", z) if z in in_block else (a, z)
+        bounds.add(key)
+        edges.add((a, f"{key}"))
+        edges.add((f"{key}", z))
+    items = len(set(top.values())) + 2
+    return items + len(bounds) + len(edges)
+
+
 def fold_partitions(
     method: Method, parts: MethodPartitions, source: MethodSource | None
 ) -> list[Block] | None:
-    """The blocks of a method with more than FOLD_ABOVE partitions and islands; None for a smaller
-    one. Partitions left on their own are not in any block."""
-    n = len(parts.partitions)
-    if n <= FOLD_ABOVE:
+    """The blocks of a method whose first screen would cost more than FIRST_SCREEN_BUDGET, when
+    folding pays; None otherwise. Partitions left on their own are not in any block."""
+    unfolded = first_screen_cost(parts, [])
+    if unfolded <= FIRST_SCREEN_BUDGET:
         return None
-    if source is not None:
-        blocks = _by_module(parts.partitions, source)
-        if blocks:
+    for blocks in _candidates(method, parts, source):
+        blocks = [b for b in blocks if len(b.partitions) >= MIN_BLOCK]
+        if blocks and first_screen_cost(parts, blocks) <= unfolded * FOLD_PAYS:
             return blocks
-    return _by_repetition(method, parts.partitions) or _by_count(parts.partitions)
+    return None
+
+
+def _candidates(
+    method: Method, parts: MethodPartitions, source: MethodSource | None
+) -> Iterator[list[Block]]:
+    """The ways to fold, best first (made lazily: each is tried only if the one before fails)."""
+    if source is not None:
+        yield _by_module(parts.partitions, source)
+    yield _by_repetition(method, parts.partitions)
+    yield _by_count(parts.partitions)
 
 
 def _module_at(source: MethodSource, part: Partition, depth: int) -> str | None:
@@ -174,8 +231,8 @@ def _by_repetition(method: Method, partitions: list[Partition]) -> list[Block]:
 
 
 def _by_count(partitions: list[Partition]) -> list[Block]:
-    """Runs of a fixed size when nothing better is known."""
-    size = math.ceil(len(partitions) / MAX_TOP_LEVEL)
+    """Runs of a fixed size (at least MIN_BLOCK) when nothing better is known."""
+    size = max(MIN_BLOCK, math.ceil(len(partitions) / MAX_TOP_LEVEL))
     blocks = []
     for first in range(0, len(partitions), size):
         chunk = partitions[first : first + size]

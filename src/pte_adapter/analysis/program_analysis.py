@@ -1,8 +1,8 @@
 """Everything the adapter works out about a program, computed once, in one typed result.
 
 `analyse(program)` runs each analysis once per method — dataflow and partitions, role ids, the
-ETRecord's layers, the partitioners' reasons, blocks, the NPU estimate, the numbers — and, with an
-ETDump, places its events on the same partitions. Every view (the Model Explorer graphs, `summary`
+ETRecord's layers, the partitioners' reasons, blocks, the NPU estimate, the memory picture, the
+numbers — and, with an ETDump, places its events on the same partitions. Every view (the Model Explorer graphs, `summary`
 text and JSON, `check`, `diff`, `size`, `profile`, the node data providers) reads this result and
 never calls an analysis itself. The byte breakdown (`size`) walks the whole file, so it is made on
 first use and kept.
@@ -16,6 +16,7 @@ from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
 from pte_adapter.analysis.bundle_size import file_size_report
 from pte_adapter.analysis.constants import ConstantValue, MethodConstants, method_constants
+from pte_adapter.analysis.memory import MethodMemory, method_memory
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
@@ -49,6 +50,7 @@ class MethodAnalysis:
     reasons: list[Reason]  # why each CPU compute kernel was not delegated
     blocks: list[Block]  # consecutive partitions folded together; [] for a small method
     estimate: MethodEstimate | None  # the NPU estimate and the cost of the split
+    memory: MethodMemory  # lifetimes of planned tensors, live bytes, the peak, NPU scratch
     summary: MethodSummary  # the numbers
     # The constant values on its inputs and outputs; for a method without instructions, what it
     # returns (analysis/constants.py).
@@ -105,7 +107,8 @@ def analyse_method(
     psources = partition_sources(method, source, parts)
     estimate = method_estimate(method, parts)
     constants = method_constants(program, method)
-    summary = method_summary(method, parts, source, psources, reasons, estimate)
+    memory = method_memory(method, parts)
+    summary = method_summary(method, parts, source, psources, reasons, estimate, memory)
     summary.problems.extend(constants.problems)
     return MethodAnalysis(
         method=method,
@@ -117,6 +120,7 @@ def analyse_method(
         reasons=reasons,
         blocks=fold_partitions(method, parts, source) or [],
         estimate=estimate,
+        memory=memory,
         summary=summary,
         constants=constants,
     )

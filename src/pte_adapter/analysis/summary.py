@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pte_adapter.analysis.memory import MethodMemory, TensorLife
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
 from pte_adapter.analysis.source import InstructionSource, MethodSource, PartitionSource
@@ -33,6 +34,8 @@ class PartitionSummary:
     modules: list[str] = field(default_factory=list)  # layers covered (from the ETRecord)
     causes: list[str] = field(default_factory=list)  # CPU islands: "features.4 LRN → op"
     why: list[str] = field(default_factory=list)  # CPU islands: why each compute op stayed on CPU
+    # The most planned arena bytes live at any of its instructions (analysis/memory.py).
+    peak_live_bytes: int = 0
 
 
 @dataclass
@@ -62,10 +65,15 @@ class MethodSummary:
     why: list[Reason] = field(default_factory=list)
     # Per instruction with a recorded source (ETRecord), in instruction order.
     sources: list[InstructionSource] = field(default_factory=list)
+    # The memory picture (analysis/memory.py): the most planned arena bytes live at once, the
+    # tensors live then, and the largest NPU scratch of one partition (temp allocator).
+    peak_live_bytes: int = 0
+    live_at_peak: list[TensorLife] = field(default_factory=list)
+    peak_scratch_bytes: int = 0
 
 
 def partition_summary(
-    method: Method, part: Partition, source: PartitionSource, why: list[str]
+    method: Method, part: Partition, source: PartitionSource, why: list[str], memory: MethodMemory
 ) -> PartitionSummary:
     stats: dict[str, Any] = {}
     problems: list[str] = []
@@ -90,6 +98,7 @@ def partition_summary(
         modules=source.modules,
         causes=source.causes,
         why=why,
+        peak_live_bytes=memory.partition_peaks[part.index],
     )
 
 
@@ -100,6 +109,7 @@ def method_summary(
     partition_sources: list[PartitionSource],
     reasons: list[Reason],
     estimate: MethodEstimate | None,
+    memory: MethodMemory,
 ) -> MethodSummary:
     """The numbers, from what the analysis found (`analysis.program_analysis`)."""
     why_by_part: list[list[str]] = [[] for _ in parts.partitions]
@@ -129,11 +139,14 @@ def method_summary(
         delegated_share_by_instructions=round(float(share["by_instructions"] or 0.0), 4),
         delegated_share_by_inner_ops=None if by_ops is None else round(float(by_ops), 4),
         partitions=[
-            partition_summary(method, p, partition_sources[p.index], why_by_part[p.index])
+            partition_summary(method, p, partition_sources[p.index], why_by_part[p.index], memory)
             for p in parts.partitions
         ],
         problems=list(method.problems) + list(parts.dataflow.problems),
         npu_estimate=estimate,
         why=reasons,
         sources=[s for _, s in sorted(source.instructions.items())] if source else [],
+        peak_live_bytes=memory.peak_live_bytes,
+        live_at_peak=list(memory.live_at_peak),
+        peak_scratch_bytes=memory.peak_scratch_bytes,
     )

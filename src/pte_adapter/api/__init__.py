@@ -3,6 +3,7 @@
     program = load("model.pte")          # the typed model, every delegate payload decoded
     result = analyse(program)            # partitions, layers, reasons, estimates ... once
     numbers = summarize(program)         # what `pte-adapter summary --json` prints
+    report("model.pte").save("r.html")   # what `pte-adapter report` writes (inline in Jupyter)
 
 Side files are found beside the program: `.ptd` external data, the Arm backend's intermediate
 `.tosa` files, the ETRecord and the ETDump by the names people and tools give them
@@ -13,10 +14,10 @@ Side files are found beside the program: `.ptd` external data, the Arm backend's
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
+from pte_adapter.api.report import Report, Summary
 from pte_adapter.api.sidefiles import EtDumpChoice, choose_etdump, choose_etrecord
 from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
 from pte_adapter.container.etdump import ETDump, load_etdump
@@ -35,11 +36,14 @@ from pte_adapter.render.summary_json import summary_json
 
 __all__ = [
     "ProgramAnalysis",
+    "Report",
+    "Summary",
     "analyse",
     "etdump_beside",
     "load",
     "load_bytes",
     "open_analysis",
+    "report",
     "summarize",
 ]
 
@@ -192,7 +196,33 @@ def open_analysis(
     return result
 
 
-def summarize(program: Program | ProgramAnalysis) -> dict[str, Any]:
-    """The numbers of `pte-adapter summary --json`, as plain data (docs/json.md)."""
+def summarize(program: Program | ProgramAnalysis) -> Summary:
+    """The numbers of `pte-adapter summary --json`, as plain data (docs/json.md): a dict, which
+    a notebook shows as the partition strip and the numbers."""
     result = program if isinstance(program, ProgramAnalysis) else analyse(program)
-    return summary_json(result)
+    return Summary(summary_json(result), result)
+
+
+def _analysis(
+    program: str | Path | Program | ProgramAnalysis,
+    etrecord: str | Path | None = None,
+    etdump: str | Path | None = None,
+) -> ProgramAnalysis:
+    if isinstance(program, ProgramAnalysis):
+        return program
+    if isinstance(program, Program):
+        return analyse(program)
+    return open_analysis(program, etrecord=etrecord, etdump=etdump)
+
+
+def report(
+    program: str | Path | Program | ProgramAnalysis,
+    after: str | Path | Program | ProgramAnalysis | None = None,
+    *,
+    etrecord: str | Path | None = None,
+    etdump: str | Path | None = None,
+) -> Report:
+    """The report of a program (its ETRecord and ETDump found beside it, or named), or, with
+    `after`, the comparison of two: `.html`, `.save(path)`, and inline in a notebook."""
+    before = _analysis(program, etrecord, etdump)
+    return Report(before, _analysis(after) if after is not None else None)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pte_adapter.cli.report import ReportUsageError
 from pte_adapter.errors import PteFormatError
 
 EXIT_OK = 0
@@ -219,6 +220,12 @@ def _vela_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_vela)
 
 
+def _report_parser(sub: Any) -> None:
+    from pte_adapter.cli.report import add_parser
+
+    add_parser(sub, ETRECORD_HELP)
+
+
 def _size_parser(sub: Any) -> None:
     p = sub.add_parser("size", help="where the bytes of the file go (adds up to the file size)")
     p.add_argument("model")
@@ -256,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_profile_parser,
         _size_parser,
         _diff_parser,
+        _report_parser,
     ):
         add(sub)
     return parser
@@ -266,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except UsageError as e:
+    except (UsageError, ReportUsageError) as e:
         print(f"pte-adapter {args.command}: {e}", file=sys.stderr)
         return EXIT_USAGE
     except PteFormatError as e:

@@ -7,12 +7,13 @@ import json
 from typing import Any
 
 from pte_adapter.analysis.npu_estimate import MethodEstimate
-from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.backends import CPU
 from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
+from pte_adapter.render.memory_facts import peak_text
 
 
 def _tensors(n: int) -> str:
@@ -91,7 +92,22 @@ def _partition_line(p: PartitionSummary) -> str:
     )
 
 
-def _method_lines(m: MethodSummary) -> list[str]:
+def _memory_lines(ma: MethodAnalysis) -> list[str]:
+    """The memory picture: the peak of planned arena bytes and the largest NPU scratch."""
+    m = ma.memory
+    if not m.tensors:
+        return []
+    lines = [f"  memory peak          {peak_text(ma)}"]
+    if m.scratch:
+        lines.append(
+            f"  NPU scratch          {human_bytes(m.peak_scratch_bytes)} at most "
+            f"(largest of {len(m.scratch)} partition(s)), in the {m.scratch[0].home}, beside "
+            "the arenas"
+        )
+    return lines
+
+
+def _method_lines(m: MethodSummary, memory: list[str] | None = None) -> list[str]:
     calls = counts_text(m.delegate_calls) or "none"
     lines = [
         f"method {m.name}: {m.instructions} instructions",
@@ -120,6 +136,7 @@ def _method_lines(m: MethodSummary) -> list[str]:
     )
     if m.npu_estimate:
         lines += _npu_estimate_lines(m.npu_estimate)
+    lines += memory or []
     lines.append("  partitions:")
     for p in m.partitions:
         lines.append(_partition_line(p))
@@ -158,7 +175,7 @@ def text_report(result: ProgramAnalysis) -> str:
     for m in result.methods:
         if not m.is_constant:
             lines.append("")
-            lines += _method_lines(m.summary)
+            lines += _method_lines(m.summary, _memory_lines(m))
             lines += bundle_method_lines(m)
     lines += _constant_method_lines(result)
     lines += [f"problem: {problem}" for problem in result.problems]

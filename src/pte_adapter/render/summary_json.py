@@ -79,6 +79,21 @@ def method_json(s: MethodSummary) -> dict[str, Any]:
             }
             for src in s.sources
         ],
+        "peak_live_bytes": s.peak_live_bytes,
+        "live_at_peak": [
+            {
+                "value": t.value,
+                "bytes": t.nbytes,
+                "arena": t.arena,
+                "offset": t.offset,
+                "first": t.first,
+                "last": t.last,
+                "producer": t.producer,
+                "kind": t.kind,
+            }
+            for t in s.live_at_peak
+        ],
+        "peak_scratch_bytes": s.peak_scratch_bytes,
     }
     return out
 

@@ -11,12 +11,20 @@ from typing import Any
 import pytest
 
 import pte_adapter
-from pte_adapter.analysis.blocks import FOLD_ABOVE, _by_count, fold_partitions
+from pte_adapter.analysis.blocks import (
+    FIRST_SCREEN_BUDGET,
+    FOLD_PAYS,
+    MIN_BLOCK,
+    _by_count,
+    first_screen_cost,
+    fold_partitions,
+)
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.model_explorer import graphs_to_json
 from tests.support.examples import EXAMPLE_PTES, EXAMPLES
+from tests.support.groups import group_paths
 
 GPT = EXAMPLES / "tiny_gpt_xnnpack.pte"
 
@@ -51,7 +59,7 @@ def _consecutive_and_disjoint(blocks: list[Any], n: int) -> None:
 
 def test_the_etrecord_names_one_block_per_layer() -> None:
     method, parts, blocks = _blocks(etrecord=True)
-    assert len(parts.partitions) > FOLD_ABOVE
+    assert first_screen_cost(parts, []) > FIRST_SCREEN_BUDGET
     _consecutive_and_disjoint(blocks, len(parts.partitions))
     assert [b.name for b in blocks] == [f"blocks.{k}" for k in range(_layers())]
     source = pte_adapter.analyse(pte_adapter.load(GPT)).source
@@ -103,15 +111,47 @@ def test_runs_of_a_fixed_size_when_nothing_else_is_known() -> None:
     assert len(blocks) <= 16
     _consecutive_and_disjoint(blocks, len(parts.partitions))
     assert sum(len(b.partitions) for b in blocks) == len(parts.partitions)
+    assert all(len(b.partitions) >= MIN_BLOCK for b in blocks[:-1])
 
 
 @pytest.mark.parametrize("pte", EXAMPLE_PTES, ids=lambda p: p.stem)
-def test_methods_of_few_partitions_are_not_folded(pte: Path) -> None:
+def test_a_method_is_folded_only_when_it_pays(pte: Path) -> None:
+    """Folded exactly when the first screen of collapsed partitions would cost more than the
+    budget, into blocks of at least three that at least halve it; never into blocks of two."""
     program = pte_adapter.load(pte)
     for method in program.methods:
         parts = partition_method(method)
         folded = fold_partitions(method, parts, None)
-        assert (folded is None) == (len(parts.partitions) <= FOLD_ABOVE)
+        unfolded = first_screen_cost(parts, [])
+        if unfolded <= FIRST_SCREEN_BUDGET:
+            assert folded is None
+        if folded is not None:
+            assert all(len(b.partitions) >= MIN_BLOCK for b in folded)
+            assert first_screen_cost(parts, folded) <= unfolded * FOLD_PAYS
+
+
+def test_the_first_screen_cost_counts_what_is_drawn() -> None:
+    """On the LRN example every group is one item: 5 partitions, Graph Inputs and Outputs, and
+    a boundary node with an edge in and out between each pair that tensors cross between."""
+    method = pte_adapter.load(EXAMPLES / "mv2_lrn_ethosu85.pte").methods[0]
+    parts = partition_method(method)
+    pairs = {
+        (c.source, c.target)
+        for c in parts.crossings
+        if not (c.source.startswith(("CPU", "method")) and c.target.startswith(("CPU", "method")))
+    }
+    assert first_screen_cost(parts, []) == len(parts.partitions) + 2 + 3 * len(pairs)
+
+
+def test_a_mobilenet_split_by_its_residual_adds_opens_unfolded() -> None:
+    """Eleven NPU partitions and twelve CPU islands: a few dozen groups, cheap to draw, and the
+    split is what the screen is for."""
+    program = pte_adapter.load(EXAMPLES / "mv2_residual_cpu_ethosu85.pte")
+    method = program.methods[0]
+    parts = partition_method(method)
+    assert len(parts.delegate_partitions) == 11 and len(parts.cpu_islands) == 12
+    assert fold_partitions(method, parts, None) is None
+    assert pte_adapter.analyse(program).methods[0].blocks == []
 
 
 def _method_graph() -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -122,41 +162,52 @@ def _method_graph() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def test_the_first_screen_is_blocks_and_what_crosses_between_them() -> None:
     g, _ = _method_graph()
     _, parts, blocks = _blocks(etrecord=True)
-    block_of = {parts.partitions[i].name: b.name for b in blocks for i in b.partitions}
+    paths = group_paths(GPT)["forward"]  # each partition's group path
+    label = {b.name: paths[b.partitions[0]].split("/")[0] for b in blocks}
+    for b in blocks:
+        assert label[b.name].startswith(f"{b.name} | XNNPACK ")
+        assert all(paths[i].split("/")[0] == label[b.name] for i in b.partitions)
+    group = {p.name: paths[p.index].split("/")[-1] for p in parts.partitions}
+    block_of = {
+        group[parts.partitions[i].name]: label[b.name] for b in blocks for i in b.partitions
+    }
     tops = {n["namespace"].split("/")[0] for n in g["nodes"]} - {""}
-    lone = {p.name for p in parts.partitions} - set(block_of)
-    assert tops == {b.name for b in blocks} | lone
+    lone = set(group.values()) - set(block_of)
+    assert tops == set(label.values()) | lone
     for n in g["nodes"]:
         part = n["namespace"].split("/")[0]
         if n["id"].startswith("b.") or n["id"] in ("inputs", "outputs"):
             continue
         # Every instruction node sits in "<block>/<partition>" or "<partition>".
         first, _, rest = n["namespace"].partition("/")
-        if first in {b.name for b in blocks}:
+        if first in set(label.values()):
             assert rest.split("/")[0] in block_of and block_of[rest.split("/")[0]] == first
         else:
             assert part in lone
-    # Top-level boundary nodes: one into each block, plus one per pair of lone partitions.
+    # Top-level boundary nodes: one into each block (its id names the block), plus one per pair
+    # of lone partitions.
     top_boundaries = [n for n in g["nodes"] if n["id"].startswith("b.") and not n["namespace"]]
     into = [n for n in top_boundaries if n["id"].startswith("b.into.")]
     assert sorted(n["id"] for n in into) == sorted(f"b.into.{b.name}" for b in blocks)
     for n in into:
         assert n["label"].endswith("KiB"), n["label"]
-    # A boundary between two partitions of one block is drawn inside that block.
+    # A boundary between two partitions of one block is drawn inside that block; its attributes
+    # name the partitions by their own names.
+    block_by_name = {
+        p.name: label[b.name] for b in blocks for p in (parts.partitions[i] for i in b.partitions)
+    }
     for n in g["nodes"]:
         if n["id"].startswith("b.") and n["namespace"]:
             attrs = {a["key"]: a["value"] for a in n["attrs"]}
             source, target = attrs["boundary"].split(" to ")
-            assert block_of[source] == block_of[target] == n["namespace"]
+            assert block_by_name[source] == block_by_name[target] == n["namespace"]
     # Group attributes and colours follow the partitions into their blocks.
     keys = set(g["groupNodeAttributes"])
-    for p in parts.partitions:
-        assert (f"{block_of[p.name]}/{p.name}" if p.name in block_of else p.name) in keys
+    assert set(paths) <= keys
     for b in blocks:
-        assert g["groupNodeAttributes"][b.name]["block"] == b.basis
+        assert g["groupNodeAttributes"][label[b.name]]["block"] == b.basis
     regexes = {c["namespaceRegex"] for c in g["groupNodeConfigs"]}
-    for p in parts.partitions:
-        name = f"{block_of[p.name]}/{p.name}" if p.name in block_of else p.name
+    for name in paths:
         escaped = "".join("\\" + c if c in r"\.^$*+?{}[]|()" else c for c in name)
         assert f"^{escaped}$" in regexes
 

@@ -17,6 +17,7 @@ from pte_adapter.program.model import InstructionKind, ValueKind
 from pte_adapter.render.model_explorer import graphs_to_json
 from pte_adapter.render.plan.boundaries import NEAR_PARTITIONS, SMALL_METHOD
 from tests.support.examples import oracle
+from tests.support.groups import group_names
 from tests.support.oracles import instruction_runs
 
 
@@ -71,15 +72,16 @@ def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -
                 assert labels[ids[i]] == plan.delegates[ins.delegate_index].id
         # Partition groups: one per run of the oracle's instruction stream (inside its block in a
         # method folded into blocks).
-        namespaces = {_partition_of(n["namespace"]) for n in g["nodes"]} - {None}
+        groups = set(group_names(example_pte)[plan.name])
+        namespaces = {_partition_of(n["namespace"], groups) for n in g["nodes"]} - {None}
         assert len(namespaces) == len(instruction_runs(plan))
-        assert {_partition_of(k) for k in g["groupNodeAttributes"]} >= namespaces
+        assert {_partition_of(k, groups) for k in g["groupNodeAttributes"]} >= namespaces
 
 
-def _partition_of(namespace: str) -> str | None:
+def _partition_of(namespace: str, groups: set[str]) -> str | None:
     """The partition a namespace lies in: its first component, or its second below a block."""
     for part in namespace.split("/")[:2]:
-        if part.startswith("CPU island ") or part.endswith(")"):
+        if part in groups:
             return part
     return None
 
@@ -105,9 +107,12 @@ def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -
 
     program = pte_adapter.load(example_pte)
     graphs = {g["id"]: g for g in _graphs(example_pte)}
+    analysis = pte_adapter.analyse(program)
+    groups = group_names(example_pte)
     for method in program.methods:
         nodes = {n["id"]: n for n in graphs[method.name]["nodes"]}
         ids = instruction_node_ids(method, partition_method(method))
+        folded = bool(analysis.methods[program.methods.index(method)].blocks)
         for part in partition_method(method).delegate_partitions:
             assert part.delegate_index is not None
             ins = ids[part.instructions[0]]
@@ -115,14 +120,14 @@ def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -
             referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
             drawn = [v for v in views if v.name not in referenced]
             inner = {k: n for k, n in nodes.items() if k.startswith(f"{ins}.")}
-            if len(partition_method(method).partitions) > SMALL_METHOD:
+            if folded:
                 # Folded into blocks: each view is a graph of its own
                 # (tests/unit/analysis/test_blocks.py).
                 assert not inner, part.name
                 continue
             assert len(inner) == sum(len(v.nodes) for v in drawn), part.name
             for n in inner.values():
-                assert n["namespace"].split("/")[0] == part.name
+                assert n["namespace"].split("/")[0] == groups[method.name][part.index]
             if not drawn or not drawn[0].nodes:
                 continue
             call = nodes[ins]

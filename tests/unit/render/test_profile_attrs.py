@@ -15,6 +15,7 @@ import numpy as np
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.plan.measured import PROBLEM_KEY
 from tests.support.examples import EXAMPLES
+from tests.support.groups import group_names
 from tests.support.profiles import inspector, node_ids
 
 
@@ -46,7 +47,7 @@ def test_xnnpack_partition_and_method_attributes() -> None:
     assert attrs["measured median"] == f"{np.median(call):.3f} ms"
     assert attrs["measured min / max"] == f"{min(call):.3f} / {max(call):.3f} ms"
     assert attrs["measured runs"] == f"{len(call)} runs, {len(call)} calls"
-    group = g.groupNodeAttributes["XNNPACK partition 1 (XnnpackBackend)"]
+    group = g.groupNodeAttributes[group_names(EXAMPLES / "mv2_xnnpack_int8.pte")["forward"][0]]
     assert group["measured time"].startswith(f"median {np.median(call):.3f} ms")
     assert "operators logged" in group["measured inside the delegate"]
     execute = perf[("Method::execute", 0)]
@@ -65,7 +66,10 @@ def test_every_profiled_instruction_has_attributes() -> None:
     assert len(ops) == 25
     for iid, values in ops.items():
         assert _attrs(nodes[ids[iid]])["measured median"] == f"{np.median(values):.3f} ms"
-    assert "measured time" in g.groupNodeAttributes["CPU island 1"]
+    assert (
+        "measured time"
+        in g.groupNodeAttributes[group_names(EXAMPLES / "undelegated.pte")["forward"][0]]
+    )
 
 
 def test_no_etdump_adds_nothing() -> None:

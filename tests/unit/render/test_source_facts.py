@@ -23,6 +23,7 @@ from pte_adapter.render.source_facts import (
     partition_source_facts,
 )
 from tests.support.examples import EXAMPLES, example
+from tests.support.groups import group_names
 
 
 def test_lrn_node_and_island_attributes() -> None:
@@ -91,11 +92,15 @@ def test_model_explorer_nodes_and_groups_carry_source_and_why() -> None:
     attrs = {a["key"]: a["value"] for a in pool["attrs"]}
     assert attrs["module"] == "features.4 (LocalResponseNorm)"
     assert "not supported by the Arm backend" in attrs["why_not_delegated"]
-    # A three-kernel island is not split into layers: opening it shows the kernels.
-    assert pool["namespace"] == "CPU island 2"
-    island = g["groupNodeAttributes"]["CPU island 2"]
+    # A three-kernel island is not split into layers: opening it shows the kernels. Its name says
+    # what fell off the NPU, and from which layer.
+    island_name = "CPU island 2 - aten::avg_pool3d (features.4 LocalResponseNorm)"
+    assert pool["namespace"] == island_name
+    island = g["groupNodeAttributes"][island_name]
     assert island["cause"] == "features.4 LocalResponseNorm → aten::avg_pool3d.out"
-    assert g["groupNodeAttributes"]["NPU partition 1 (EthosUBackend)"]["modules_covered"]
+    npu = group_names(example("mv2_lrn_ethosu85"))["forward"][1]
+    assert npu.startswith("NPU partition 1 (EthosUBackend) - 16 ops, ")
+    assert g["groupNodeAttributes"][npu]["modules_covered"]
 
 
 def test_undelegated_island_opens_layer_by_layer() -> None:
@@ -105,11 +110,13 @@ def test_undelegated_island_opens_layer_by_layer() -> None:
 
     assert len(pte_adapter.load(example("undelegated")).methods[0].instructions) > NEST_LAYERS_ABOVE
     g = _method_graph("undelegated")
+    island = group_names(example("undelegated"))["forward"][0]
+    assert island.startswith("CPU island 1 - aten::")
     by_label: dict[str, list[str]] = {}
     for n in g["nodes"]:
         by_label.setdefault(n["label"], []).append(n["namespace"])
-    assert by_label["aten::convolution.out"][0] == "CPU island 1/features/features.0/features.0.0"
-    assert by_label["aten::hardtanh.out"][0] == "CPU island 1/features/features.0/features.0.2"
-    assert "CPU island 1/out" in by_label["aten::addmm.out"]
+    assert by_label["aten::convolution.out"][0] == f"{island}/features/features.0/features.0.0"
+    assert by_label["aten::hardtanh.out"][0] == f"{island}/features/features.0/features.0.2"
+    assert f"{island}/out" in by_label["aten::addmm.out"]
     # Root-level functional calls (the final softmax) stay directly in the island.
-    assert by_label["aten::_softmax.out"] == ["CPU island 1"]
+    assert by_label["aten::_softmax.out"] == [island]

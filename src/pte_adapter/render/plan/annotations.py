@@ -9,7 +9,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
 from pte_adapter.program.model import InstructionKind
 from pte_adapter.render import facts
-from pte_adapter.render.plan.graph import Graph, regex_escape
+from pte_adapter.render.plan.graph import Graph, MethodPlacement, regex_escape
 from pte_adapter.render.source_facts import (
     instruction_source_facts,
     layer_namespace,
@@ -21,12 +21,12 @@ from pte_adapter.render.source_facts import (
 NEST_LAYERS_ABOVE = 16
 
 
-def source_annotations(ma: MethodAnalysis, graph: Graph) -> None:
+def source_annotations(ma: MethodAnalysis, graph: Graph, names: list[str]) -> None:
     """The ETRecord's layers and the partitioner rules' reasons on the method graph.
 
     Node attributes: module, class, source line, why not delegated. Group attributes: modules
     covered, the cause of each CPU island, why. Kernel calls in a CPU island of more than
-    NEST_LAYERS_ABOVE instructions are nested in their layers ("CPU island 1/features/features.0"),
+    NEST_LAYERS_ABOVE instructions are nested in their layers ("CPU island 1 - .../features/..."),
     so a large island opens one layer at a time, while a small one (the few kernels between two
     NPU partitions) shows its kernels as soon as it is opened. The first namespace component stays
     the partition, which everything else keys on.
@@ -52,22 +52,28 @@ def source_annotations(ma: MethodAnalysis, graph: Graph) -> None:
             and layers
             and ins.kind is InstructionKind.KERNEL
         ):
-            node.namespace = "/".join([part.name, *layers])
+            node.namespace = "/".join([names[part.index], *layers])
     groups = graph.group_attrs if graph.group_attrs is not None else {}
     for part in parts.partitions:
         mine = [r for r in reasons if parts.partition_of[r.instruction] == part.index]
-        groups.setdefault(part.name, {}).update(
+        groups.setdefault(names[part.index], {}).update(
             partition_source_facts(ma.partition_sources[part.index], mine)
         )
     graph.group_attrs = groups
 
 
-def fold_into_blocks(ma: MethodAnalysis, graph: Graph) -> None:
-    """Put each folded partition's group inside its block's group (`analysis/blocks.py`): the
-    method's first screen is then its blocks, each opening onto its partitions and CPU islands.
-    Boundary nodes between two partitions of one block were placed inside it already."""
-    parts = ma.partitions
-    block_of = {parts.partitions[i].name: b.name for b in ma.blocks for i in b.partitions}
+def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> None:
+    """Put each folded partition's group inside its block's group (`analysis/blocks.py`, named by
+    `render/names.py`): the method's first screen is then its blocks, each opening onto its
+    partitions and CPU islands. Boundary nodes between two partitions of one block were placed
+    inside it already (`placement.blocks` names every block's group). The placement learns each
+    partition's new group path."""
+    labels = placement.blocks
+    names = list(placement.groups)
+    block_of = {names[i]: labels[b.name] for b in ma.blocks for i in b.partitions}
+    for b in ma.blocks:
+        for i in b.partitions:
+            placement.groups[i] = f"{labels[b.name]}/{names[i]}"
     for node in graph.nodes:
         top = node.namespace.split("/")[0]
         if top in block_of:
@@ -84,7 +90,7 @@ def fold_into_blocks(ma: MethodAnalysis, graph: Graph) -> None:
     for style in graph.group_styles or []:
         style.namespace_regex = moved.get(style.namespace_regex, style.namespace_regex)
     for b in ma.blocks:
-        graph.group_attrs[b.name] = _block_facts(ma, b)
+        graph.group_attrs[labels[b.name]] = _block_facts(ma, b)
 
 
 def _block_facts(ma: MethodAnalysis, block: Block) -> dict[str, str]:

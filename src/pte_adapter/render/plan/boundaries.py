@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pte_adapter.analysis.blocks import FOLD_ABOVE
 from pte_adapter.analysis.partitions import Crossing, MethodPartitions, Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.program.model import Method
 from pte_adapter.render import facts
-from pte_adapter.render.plan.graph import Edge, Graph, Node, Port
+from pte_adapter.render.plan.graph import Edge, Graph, MethodPlacement, Node, Port
 from pte_adapter.render.plan.instructions import INPUTS_ID, OUTPUTS_ID, tensor_port
 from pte_adapter.render.plan.views import Source
 
@@ -29,7 +28,7 @@ BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition
 # program (benchmarks/bench_browser.py), while in a small method they cost nothing and show skips
 # such as an NPU-to-NPU handoff around a CPU island.
 NEAR_PARTITIONS = 1
-SMALL_METHOD = FOLD_ABOVE  # methods this small are neither folded nor stripped of far edges
+SMALL_METHOD = 16  # methods of at most this many partitions keep every boundary edge
 METHOD_INPUT, METHOD_OUTPUT = "method input", "method output"  # sides of a boundary
 
 
@@ -77,30 +76,40 @@ class _Boundary:
 
 @dataclass
 class _Layout:
-    """Where each partition sits: for the boundary rules."""
+    """Where each partition sits: for the boundary rules. Sides are group names (a partition's
+    group, "method input", "method output"); `text` names each side as the other views do."""
 
     node_partition: dict[str, str]
     part_order: dict[str, int]
     top_order: dict[str, int]  # position of each top-level item (a block, or a lone partition)
     cpu_sides: set[str]
     roles: dict[str, str]
-    block_of: dict[str, str]
+    block_of: dict[str, str]  # partition group -> its block's group
+    text: dict[str, str]  # group -> the partition's (or block's) own name
 
     @classmethod
-    def of(cls, ma: MethodAnalysis, graph: Graph) -> _Layout:
-        parts = ma.partitions
+    def of(cls, ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> _Layout:
+        parts, names = ma.partitions, placement.groups
         node_partition = {n.id: n.namespace.split("/")[0] for n in graph.nodes}
         node_partition[INPUTS_ID], node_partition[OUTPUTS_ID] = METHOD_INPUT, METHOD_OUTPUT
-        part_order = {p.name: p.index for p in parts.partitions}
+        part_order = {names[p.index]: p.index for p in parts.partitions}
         part_order[METHOD_INPUT], part_order[METHOD_OUTPUT] = -1, len(parts.partitions)
-        cpu_sides = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
-        roles = dict(zip((p.name for p in parts.partitions), ma.roles, strict=True))
+        cpu_sides = {names[p.index] for p in parts.partitions if p.is_cpu}
+        cpu_sides |= {METHOD_INPUT, METHOD_OUTPUT}
+        roles = dict(zip(names, ma.roles, strict=True))
         roles[METHOD_INPUT], roles[METHOD_OUTPUT] = INPUTS_ID, OUTPUTS_ID
-        block_of = {parts.partitions[i].name: b.name for b in ma.blocks for i in b.partitions}
+        block_of = {names[i]: placement.blocks[b.name] for b in ma.blocks for i in b.partitions}
+        text = {names[p.index]: p.name for p in parts.partitions}
+        text.update({label: name for name, label in placement.blocks.items()})
+        # Boundary node ids name a block by its own name, which stays when its contents change.
+        roles.update({label: name for name, label in placement.blocks.items()})
         top_order: dict[str, int] = {}
         for name in sorted(part_order, key=part_order.__getitem__):
             top_order.setdefault(block_of.get(name, name), len(top_order))
-        return cls(node_partition, part_order, top_order, cpu_sides, roles, block_of)
+        return cls(node_partition, part_order, top_order, cpu_sides, roles, block_of, text)
+
+    def say(self, side: str) -> str:
+        return self.text.get(side, side)
 
 
 def _route(
@@ -139,10 +148,11 @@ def _route(
                 colour=BOUNDARY_TENSOR_COLOUR,
             )
         )
-    if ends[0] not in b.froms:
-        b.froms.append(ends[0])
-    if v is not None and (v, source_part, target_part) not in b.crossings:
-        b.crossings.append((v, source_part, target_part))
+    if lay.say(ends[0]) not in b.froms:
+        b.froms.append(lay.say(ends[0]))
+    crossing = (v, lay.say(source_part), lay.say(target_part)) if v is not None else None
+    if crossing is not None and crossing not in b.crossings:
+        b.crossings.append(crossing)
     tensor: int | Source = v if v is not None else src
     if tensor not in b.values:
         b.values.append(tensor)
@@ -173,7 +183,7 @@ def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) ->
     more = f" +{len(b.values) - 1} more" if len(b.values) > 1 else ""
     b.node.label = f"{first}{more}, {facts.human_bytes(total).split(' (')[0]}"
     attrs = {
-        "boundary": f"{' and '.join(b.froms)} to {target_part}",
+        "boundary": f"{' and '.join(b.froms)} to {lay.say(target_part)}",
         "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),
         "bytes": str(total),
         # Each crossing it stands for, partition to partition (one line per receiver).
@@ -181,7 +191,7 @@ def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) ->
     }
     if not b.node.edges:
         gap = lay.part_order.get(target_part, 0) - lay.part_order.get(source_part, 0)
-        attrs["drawn_as"] = f"beside its reader, without the edge from {source_part}" + (
+        attrs["drawn_as"] = f"beside its reader, without the edge from {lay.say(source_part)}" + (
             f" ({gap} partitions earlier)" if gap > 0 else ""
         )
     elif len(b.node.edges) < len(b.froms):
@@ -189,10 +199,12 @@ def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) ->
     b.node.attrs.update(attrs)
 
 
-def boundary_nodes(ma: MethodAnalysis, graph: Graph, source_value: dict[Source, int]) -> list[Node]:
+def boundary_nodes(
+    ma: MethodAnalysis, graph: Graph, source_value: dict[Source, int], placement: MethodPlacement
+) -> list[Node]:
     """A node on each partition-to-partition edge saying which tensors cross there; the edges of
     `graph` are rerouted through them."""
-    method, lay = ma.method, _Layout.of(ma, graph)
+    method, lay = ma.method, _Layout.of(ma, graph, placement)
     bounds: dict[tuple[str, str], _Boundary] = {}
     for node in graph.nodes:
         target_part = lay.node_partition.get(node.id)

@@ -79,6 +79,9 @@ class MethodPlacement:
     graph_id: str
     instructions: list[str]  # node id of each instruction
     views: dict[tuple[int, str], ViewPlacement] = field(default_factory=dict)  # (ins, view name)
+    # Each partition's group path ("<block group>/<partition group>" when folded into a block).
+    groups: list[str] = field(default_factory=list)
+    blocks: dict[str, str] = field(default_factory=dict)  # block name -> its group name
 
 
 @dataclass

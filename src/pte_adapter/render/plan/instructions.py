@@ -126,12 +126,13 @@ def _call_attrs(method: Method, ins: Instruction, flow: Dataflow) -> dict[str, s
 
 
 def instruction_node(
-    method: Method, ins: Instruction, part: Partition, flow: Dataflow, ids: list[str]
+    method: Method, ins: Instruction, part: Partition, flow: Dataflow, ids: list[str], group: str
 ) -> Node:
+    """The instruction's node in `group`, its partition's group (`render/names.py`)."""
     node = Node(
         id=ids[ins.index],
         label=instruction_label(method, ins),
-        namespace=part.name,
+        namespace=group,
         colour=_instruction_colour(method, ins, part),
     )
     attrs: dict[str, str] = {

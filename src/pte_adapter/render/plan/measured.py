@@ -56,7 +56,12 @@ def inner_op_times(
 
 
 def _method_attrs(
-    graph: Graph, ma: MethodAnalysis, etdump_name: str, t: TimeFormat, scale: str
+    graph: Graph,
+    ma: MethodAnalysis,
+    etdump_name: str,
+    t: TimeFormat,
+    scale: str,
+    placement: MethodPlacement,
 ) -> None:
     assert ma.measured is not None
     summary = ma.measured.summary
@@ -74,8 +79,6 @@ def _method_attrs(
                 }
             )
     groups = graph.group_attrs if graph.group_attrs is not None else {}
-    # A partition's group: its own name, or "<block>/<name>" in a method folded into blocks.
-    in_block = {k.split("/")[1]: k for k in groups if k.count("/") == 1}
     for p in summary["partitions"]:
         attrs = {"measured time": _partition_text(p, t)}
         if p.get("delegate_operators"):
@@ -85,7 +88,9 @@ def _method_attrs(
                 f"{t.value(p['inside_glue']['median'])}, outside them "
                 f"{t.value(p['outside_logged_ops']['median'])} (medians)"
             )
-        groups.setdefault(in_block.get(p["name"], p["name"]), {}).update(attrs)
+        index = p["index"]
+        group = placement.groups[index] if 0 <= index < len(placement.groups) else p["name"]
+        groups.setdefault(group, {}).update(attrs)
     lat, split = summary["latency"], summary["split"]
     groups.setdefault("", {}).update(
         {
@@ -148,5 +153,7 @@ def add_measured(
     for ma in result.methods:
         if ma.measured is not None:
             placement = placements[ma.name]
-            _method_attrs(by_id[placement.graph_id], ma, result.profile.etdump.name, t, scale)
+            _method_attrs(
+                by_id[placement.graph_id], ma, result.profile.etdump.name, t, scale, placement
+            )
             _inner_attrs(by_id, ma, placement, t)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pte_adapter.analysis.blocks import FOLD_ABOVE
 from pte_adapter.analysis.constants import ConstantValue
 from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, TensorEdge
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
@@ -31,6 +30,8 @@ from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_text import constant_text
+from pte_adapter.render.memory_facts import memory_facts, partition_memory_facts
+from pte_adapter.render.names import block_group_name, partition_group_names
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
 from pte_adapter.render.plan.graph import (
@@ -81,9 +82,7 @@ def _contents(ma: MethodAnalysis, delegate: Delegate, n_inputs: int, n_outputs: 
     # stays a picture of partitions, and Model Explorer draws it in half the time. A view at least
     # as large as the method's instructions stays inside, so the method graph is still the one
     # with the most nodes (the one Model Explorer opens first).
-    if len(ma.partitions.partitions) > FOLD_ABOVE and all(
-        len(v.nodes) + 2 < len(ma.method.instructions) for v in views
-    ):
+    if ma.blocks and all(len(v.nodes) + 2 < len(ma.method.instructions) for v in views):
         return _Contents(separate=list(views), from_call=top)
     out = _Contents(separate=[v for v in views if v.name in referenced])
     if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(top[0].outputs) == n_outputs:
@@ -101,6 +100,7 @@ class _Builder:
     ma: MethodAnalysis
     graph: Graph
     placement: MethodPlacement
+    names: list[str]  # each partition's group name (`render/names.py`)
     separate: list[Graph] = field(default_factory=list)
     # Outputs of inlined DelegateCalls come from the operations inside: (ins, output) -> writers.
     redirect: dict[tuple[int, int], list[Source]] = field(default_factory=dict)
@@ -131,6 +131,7 @@ class _Builder:
         io = flow.io[ins.index]
         contents = _contents(ma, delegate, len(flow.edges[ins.index]), len(io.output_tensors))
         colours = backend_colour(part.backend)
+        group = self.names[part.index]
         gid = self.graph.id
         separate_ids = {
             v.name: delegate_graph_id(gid, part.name, v.name) for v in contents.separate
@@ -147,7 +148,7 @@ class _Builder:
             node.pinned = True
             outer = [self.sources(e) for e in flow.edges[ins.index]]
             inner, writers = view_nodes(
-                contents.inline, node.id, part.name, colours, outer, separate_ids
+                contents.inline, node.id, group, colours, outer, separate_ids
             )
             self._place(ins, contents.inline, inner)
             for j, tid in enumerate(contents.inline.outputs):
@@ -155,7 +156,7 @@ class _Builder:
                 for writer in self.redirect[(ins.index, j)]:
                     self.source_value[writer] = io.output_tensors[j]
         for view in contents.nested:
-            prefix, space = f"{node.id}.{slug(view.name)}", f"{part.name}/{view.name}"
+            prefix, space = f"{node.id}.{slug(view.name)}", f"{group}/{view.name}"
             inner, _ = view_nodes(view, prefix, space, colours, [], separate_ids)
             self._place(ins, view, inner)
 
@@ -171,7 +172,7 @@ def _instructions(b: _Builder) -> None:
     flow, ids = parts.dataflow, b.placement.instructions
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
-        node = instruction_node(method, ins, part, flow, ids)
+        node = instruction_node(method, ins, part, flow, ids, b.names[part.index])
         b.graph.nodes.append(node)
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             b.source_value[(node.id, str(j))] = v
@@ -228,10 +229,10 @@ def _outputs_and_jumps(b: _Builder) -> None:
     b.graph.nodes.append(outputs)
 
 
-def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph) -> None:
+def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: list[str]) -> None:
     """The method's numbers (graph attributes) and each partition's, with its colour."""
     method, parts = ma.method, ma.partitions
-    numbers = facts.method_facts(result, ma)
+    numbers = {**facts.method_facts(result, ma), **memory_facts(ma)}
     # A bundle's test cases right under the file and method names, where the panel opens.
     head: dict[str, str] = {k: numbers[k] for k in ("file", "method") if k in numbers}
     graph.group_attrs = {
@@ -243,9 +244,10 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph) -> None:
         if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
         attrs.update(boundary_facts(method, parts, part))
-        graph.group_attrs[part.name] = attrs
+        attrs.update(partition_memory_facts(ma, part))
+        graph.group_attrs[names[part.index]] = attrs
         graph.group_styles.append(
-            GroupStyle(f"^{regex_escape(part.name)}$", backend_colour(part.backend))
+            GroupStyle(f"^{regex_escape(names[part.index])}$", backend_colour(part.backend))
         )
 
 
@@ -254,7 +256,10 @@ def method_plan(
 ) -> tuple[Graph, list[Graph], MethodPlacement]:
     """The method graph, the separate graphs its nodes open, and where everything was drawn."""
     graph = Graph(id=graph_id)
-    b = _Builder(ma, graph, MethodPlacement(graph_id, list(ma.instruction_ids)))
+    names = partition_group_names(ma)
+    placement = MethodPlacement(graph_id, list(ma.instruction_ids), groups=list(names))
+    placement.blocks = {b.name: block_group_name(ma, b) for b in ma.blocks}
+    b = _Builder(ma, graph, placement, names)
     inputs = Node(id=INPUTS_ID, label="Graph Inputs")
     inputs.attrs.update(_constant_attrs("input", ma.constants.inputs))
     for pos, v in enumerate(ma.method.inputs):
@@ -263,11 +268,11 @@ def method_plan(
     graph.nodes.append(inputs)
     _instructions(b)
     _outputs_and_jumps(b)
-    _groups(result, ma, graph)
-    graph.nodes.extend(boundary_nodes(ma, graph, b.source_value))
+    _groups(result, ma, graph, names)
+    graph.nodes.extend(boundary_nodes(ma, graph, b.source_value, placement))
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.keep_single_child_layers = True
-    source_annotations(ma, graph)
+    source_annotations(ma, graph, names)
     if ma.blocks:
-        fold_into_blocks(ma, graph)
+        fold_into_blocks(ma, graph, placement)
     return graph, b.separate, b.placement

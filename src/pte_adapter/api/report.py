@@ -1,0 +1,62 @@
+"""The report and summary objects of the Python API, which show themselves in a notebook.
+
+    report = pte_adapter.report("model.pte")             # or report(before, after)
+    report.save("report.html")                           # what `pte-adapter report` writes
+    report                                               # in Jupyter: the report inline
+    pte_adapter.summarize(program)                       # in Jupyter: the strip and the numbers
+
+Model Explorer does not run inside Jupyter; these do (`_repr_html_`), from the same analysis and
+the same renderer as the HTML file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pte_adapter.analysis.diff import diff_programs
+from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.render.html import compare_fragment, compare_html, report_fragment, report_html
+
+
+class Report:
+    """One program's report (`before` only) or the comparison of two."""
+
+    def __init__(self, before: ProgramAnalysis, after: ProgramAnalysis | None = None) -> None:
+        self.analysis = before
+        self.after = after
+
+    @property
+    def html(self) -> str:
+        """The self-contained HTML file's text."""
+        if self.after is None:
+            return report_html(self.analysis)
+        return compare_html(self.analysis, self.after, diff_programs(self.analysis, self.after))
+
+    def save(self, path: str | Path) -> Path:
+        out = Path(path)
+        out.write_text(self.html, encoding="utf-8")
+        return out
+
+    def _repr_html_(self) -> str:
+        if self.after is None:
+            return report_fragment(self.analysis)
+        return compare_fragment(self.analysis, self.after, diff_programs(self.analysis, self.after))
+
+    def __repr__(self) -> str:
+        name = self.analysis.program.path.name if self.analysis.program.path else "program"
+        if self.after is not None and self.after.program.path is not None:
+            name += f" -> {self.after.program.path.name}"
+        return f"<pte_adapter.Report {name}>"
+
+
+class Summary(dict[str, Any]):
+    """`summarize()`'s numbers: a plain dict (the JSON of `summary --json`) that, in a notebook,
+    shows the partition strip and the numbers of each method."""
+
+    def __init__(self, data: dict[str, Any], analysis: ProgramAnalysis) -> None:
+        super().__init__(data)
+        self._analysis = analysis
+
+    def _repr_html_(self) -> str:
+        return report_fragment(self._analysis, full=False)

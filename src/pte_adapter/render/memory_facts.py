@@ -1,0 +1,103 @@
+"""The memory picture in words (`analysis/memory.py`): the peak of live arena bytes, the tensors live
+there with their producers and layers, and each NPU partition's scratch beside it. Shared by the
+Model Explorer attributes, `summary` text and the HTML report, so all say it the same way."""
+
+from __future__ import annotations
+
+from pte_adapter.analysis.memory import Scratch, TensorLife
+from pte_adapter.analysis.partitions import Partition
+from pte_adapter.analysis.program_analysis import MethodAnalysis
+from pte_adapter.render.facts import human_bytes
+from pte_adapter.render.plan.instructions import instruction_label
+
+MAX_LIVE_SHOWN = 12  # tensors listed at the peak; the rest are counted
+
+
+def short_bytes(n: int) -> str:
+    """`147.0 KiB` (without the exact count `human_bytes` adds)."""
+    return human_bytes(n).split(" (")[0]
+
+
+def producer_text(ma: MethodAnalysis, t: TensorLife) -> str:
+    """Who writes the tensor: `instruction 3 aten::avg_pool3d.out in CPU island 2
+    (features.4 LocalResponseNorm)`, or what it is when no instruction does."""
+    if t.producer is None:
+        return {"input": "method input", "input and output": "method input", "state": "state"}.get(
+            t.kind, "not written by any instruction (a view of another tensor)"
+        )
+    method, parts = ma.method, ma.partitions
+    part = parts.partitions[parts.partition_of[t.producer]]
+    text = f"instruction {t.producer} {instruction_label(method, method.instructions[t.producer])}"
+    text += f" in {part.name}"
+    src = ma.source.instructions.get(t.producer) if ma.source else None
+    if src is not None and src.modules:
+        m = src.modules[0]
+        text += f" ({m.path or '(root)'} {m.short_cls})"
+    return text
+
+
+def tensor_text(ma: MethodAnalysis, t: TensorLife) -> str:
+    """One planned tensor: `%12 [1, 24, 56, 56] int8, 73.5 KiB, arena 1 @ 0, live 3..5, from ...`."""
+    tensor = ma.method.tensor(t.value)
+    what = f"[{', '.join(str(s) for s in tensor.sizes)}] {tensor.dtype}" if tensor else "?"
+    return (
+        f"%{t.value} {what}, {short_bytes(t.nbytes)}, arena {t.arena} @ {t.offset}, "
+        f"live {t.first}..{t.last}, {t.kind}, from {producer_text(ma, t)}"
+    )
+
+
+def peak_text(ma: MethodAnalysis) -> str:
+    m = ma.memory
+    if m.peak_at < 0:
+        return "no instruction"
+    part = ma.partitions.partitions[ma.partitions.partition_of[m.peak_at]]
+    arenas = ", ".join(
+        f"arena {a.arena} {short_bytes(a.peak_bytes)} of {short_bytes(a.size)}" for a in m.arenas
+    )
+    return (
+        f"{human_bytes(m.peak_live_bytes)} live at instruction {m.peak_at} ({part.name}), "
+        f"{len(m.live_at_peak)} tensor(s); {arenas}"
+    )
+
+
+def scratch_text(ma: MethodAnalysis, s: Scratch) -> str:
+    part = ma.partitions.partitions[s.partition]
+    return (
+        f"{part.name}: {human_bytes(s.scratch_bytes)} scratch in the {s.home} during the call, "
+        f"beside {short_bytes(s.planned_live_bytes)} of planned arena live (its inputs and "
+        f"outputs {short_bytes(s.io_bytes)})"
+    )
+
+
+def memory_facts(ma: MethodAnalysis) -> dict[str, str]:
+    """The method's memory attributes: `memory_peak`, `memory_live_at_peak`, `npu_scratch`."""
+    m = ma.memory
+    if not m.tensors and not m.scratch:
+        return {}
+    out = {"memory_peak": peak_text(ma)}
+    shown = [tensor_text(ma, t) for t in m.live_at_peak[:MAX_LIVE_SHOWN]]
+    more = len(m.live_at_peak) - len(shown)
+    out["memory_live_at_peak"] = "\n".join(shown + ([f"... and {more} more"] if more > 0 else []))
+    if m.scratch:
+        out["npu_scratch"] = "\n".join(scratch_text(ma, s) for s in m.scratch) + (
+            f"\nthe {m.scratch[0].home} must hold at least {human_bytes(m.peak_scratch_bytes)} "
+            "(it is reset after every instruction)"
+        )
+    if m.problems:
+        out["memory_problems"] = "\n".join(m.problems)
+    return out
+
+
+def partition_memory_facts(ma: MethodAnalysis, part: Partition) -> dict[str, str]:
+    """`planned_live_peak` and, for a partition with a scratch, `scratch`."""
+    m = ma.memory
+    if not m.tensors:
+        return {}
+    out = {"planned_live_peak": human_bytes(m.partition_peaks[part.index])}
+    for s in m.scratch:
+        if s.partition == part.index:
+            out["scratch"] = (
+                f"{human_bytes(s.scratch_bytes)} in the {s.home} during the call, beside "
+                f"{short_bytes(s.planned_live_bytes)} of planned arena live"
+            )
+    return out

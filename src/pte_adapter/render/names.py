@@ -1,0 +1,124 @@
+"""Group names that answer without a click: what each partition and block holds, in its name.
+
+On a collapsed first screen a group shows only its name, so the name says what a user opens it
+for: a CPU island its compute operators (and, with an ETRecord, the layer they came from), a
+delegate partition its operation count and estimated time, a block its partitions by backend and
+the CPU operators between them:
+
+    CPU island 2 - aten::avg_pool3d (features.4 LocalResponseNorm)
+    NPU partition 1 (EthosUBackend) - 16 ops, 1.87 ms
+    blocks.3 | XNNPACK 3 | CPU aten::native_layer_norm x2
+
+Each name starts with the partition's own name (`Partition.name`, unique in its method), so names
+stay unique and every other view (summary, diff, attributes) still lines up; node ids are the
+role ids and do not change. Names are printable ASCII without "/" (Model Explorer splits group
+paths at "/" and draws labels with an ASCII-only font), and short: the operators that fit in MAX_DETAIL characters, the rest counted.
+"""
+
+from __future__ import annotations
+
+from pte_adapter.analysis.blocks import Block
+from pte_adapter.analysis.partitions import Partition
+from pte_adapter.analysis.program_analysis import MethodAnalysis
+from pte_adapter.analysis.source import common_prefix
+from pte_adapter.backends import group_prefix, operator_base
+
+SEPARATOR = " - "  # between a partition's name and what it holds
+BLOCK_SEPARATOR = " | "  # between a block's facets
+MAX_DETAIL = 40  # characters of operator names in a group name; the rest are counted
+
+
+def ascii_name(text: str) -> str:
+    """Printable ASCII without "/" (a namespace separator in Model Explorer)."""
+    out = "".join(c if " " <= c <= "~" and c != "/" else ("..." if c == "…" else "_") for c in text)
+    return out.strip()
+
+
+def time_text(us: float) -> str:
+    """812.3 -> "812 us", 1868.8 -> "1.87 ms"."""
+    return f"{us / 1000:.3g} ms" if us >= 1000 else f"{us:.3g} us"
+
+
+def _ops_text(counts: dict[str, int], short: bool = False) -> str:
+    """The most frequent operators (overloads dropped; `short`: namespaces too) while they fit in
+    MAX_DETAIL characters (at least one), the rest as "+k"."""
+    merged: dict[str, int] = {}
+    for name, n in counts.items():
+        base = operator_base(name)
+        base = base.rsplit("::", 1)[-1] if short else base
+        merged[base] = merged.get(base, 0) + n
+    ranked = sorted(merged, key=lambda k: (-merged[k], k))
+    shown: list[str] = []
+    for k in ranked:
+        text = f"{k} x{merged[k]}" if merged[k] > 1 else k
+        if shown and len(", ".join([*shown, text])) > MAX_DETAIL:
+            break
+        shown.append(text)
+    more = len(ranked) - len(shown)
+    return ", ".join(shown) + (f" +{more}" if more > 0 else "")
+
+
+def _island_module(ma: MethodAnalysis, part: Partition) -> str:
+    """The layer all the island's compute operators come from (`features.4 LocalResponseNorm`),
+    when an ETRecord records one below the root module."""
+    if ma.source is None:
+        return ""
+    method, stacks = ma.method, []
+    for i in part.instructions:
+        src = ma.source.instructions.get(i)
+        op = method.instructions[i].op_index
+        if src is None or op is None or not 0 <= op < len(method.operators):
+            continue
+        if method.operators[op].full_name in part.compute_ops:
+            stacks.extend(src.stacks)
+    layer = [m for m in common_prefix(stacks) if m.path]
+    return f"{layer[-1].path} {layer[-1].short_cls}" if layer else ""
+
+
+def partition_detail(ma: MethodAnalysis, part: Partition) -> str:
+    """What the partition holds, for its name ("" when there is nothing to say)."""
+    if part.is_cpu:
+        if part.compute_ops:
+            module = _island_module(ma, part)
+            ops = _ops_text(dict(part.compute_ops))
+            return f"{ops} ({module})" if module else ops
+        if part.glue_ops:
+            return f"glue ({_ops_text(dict(part.glue_ops), short=True)})"
+        return "control" if part.control else ""
+    facts = []
+    if part.inner_ops is not None:
+        facts.append(f"{part.inner_ops} op{'' if part.inner_ops == 1 else 's'}")
+    if ma.estimate is not None and part.index in ma.estimate.per_partition_us:
+        facts.append(time_text(ma.estimate.per_partition_us[part.index]))
+    return ", ".join(facts)
+
+
+def partition_group_names(ma: MethodAnalysis) -> list[str]:
+    """The Model Explorer group name of each partition, in partition order."""
+    names = []
+    for part in ma.partitions.partitions:
+        detail = partition_detail(ma, part)
+        names.append(ascii_name(part.name + (SEPARATOR + detail if detail else "")))
+    return names
+
+
+def block_group_name(ma: MethodAnalysis, block: Block) -> str:
+    """`blocks.3 | NPU 2 | CPU aten::add`: the block, its partitions by backend, its CPU work."""
+    mine = [ma.partitions.partitions[i] for i in block.partitions]
+    facets = [block.name]
+    by_backend: dict[str, int] = {}
+    for p in mine:
+        if not p.is_cpu:
+            by_backend[p.backend] = by_backend.get(p.backend, 0) + 1
+    for backend, n in by_backend.items():
+        facets.append(f"{group_prefix(backend).removesuffix(' partition')} {n}")
+    compute: dict[str, int] = {}
+    for p in mine:
+        for op, n in p.compute_ops.items():
+            compute[op] = compute.get(op, 0) + n
+    islands = sum(1 for p in mine if p.is_cpu)
+    if compute:
+        facets.append(f"CPU {_ops_text(compute)}")
+    elif islands:
+        facets.append(f"CPU glue x{islands}" if islands > 1 else "CPU glue")
+    return ascii_name(BLOCK_SEPARATOR.join(facets))

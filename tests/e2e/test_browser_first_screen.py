@@ -1,0 +1,92 @@
+"""The first screen shows the split: a MobileNetV2 whose residual adds stayed on the CPU (11 NPU
+partitions, 12 CPU islands) opens unfolded, with every partition drawn in its backend's colour,
+and every island that computes says `aten::add` in its name. Expected values come from the
+partition analysis and the backend palette, and each colour is read back from the drawn pixels."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+import pte_adapter
+from pte_adapter.analysis.partitions import CPU, Partition
+from pte_adapter.backends import CPU_GROUP_COLOUR, backend_colour
+from pte_adapter.render.names import partition_group_names
+from tests.support.browser import (
+    KEEP_SINGLE_CHILD_LAYERS,
+    MEPage,
+    chromium,
+    find_chromium,
+    model_explorer_server,
+    new_page,
+)
+from tests.support.examples import example
+
+pytestmark = pytest.mark.slow
+
+EXAMPLE = "mv2_residual_cpu_ethosu85"
+
+
+def _require_chromium() -> None:
+    try:
+        find_chromium()
+    except RuntimeError as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
+
+
+_require_chromium()
+
+
+@pytest.fixture(scope="module")
+def expected() -> tuple[list[Partition], list[str]]:
+    result = pte_adapter.open_analysis(example(EXAMPLE))
+    ma = result.methods[0]
+    parts = ma.partitions.partitions
+    assert sum(p.backend != CPU for p in parts) == 11 and sum(p.is_cpu for p in parts) == 12
+    assert ma.blocks == []
+    return parts, partition_group_names(ma)
+
+
+@pytest.fixture(scope="module")
+def me() -> Iterator[MEPage]:
+    # Every partition a layer, one-kernel islands too: each has a box whose colour can be read.
+    with model_explorer_server(example(EXAMPLE)) as url, chromium() as browser:
+        page = MEPage(new_page(browser))
+        try:
+            page.open(url, {KEEP_SINGLE_CHILD_LAYERS: True})
+            yield page
+        finally:
+            page.page.context.close()
+
+
+def _layer(name: str) -> str:
+    return f"{name}___group___"
+
+
+def test_every_partition_is_on_the_first_screen_in_its_colour(
+    me: MEPage, expected: tuple[list[Partition], list[str]]
+) -> None:
+    parts, names = expected
+    drawn = me.visible_nodes()
+    missing = [n for n in names if _layer(n) not in drawn]
+    assert not missing, f"not on the first screen: {missing}"
+    fills = me.layer_fills([_layer(n) for n in names])
+    for part, name in zip(parts, names, strict=True):
+        want = CPU_GROUP_COLOUR[0] if part.is_cpu else backend_colour(part.backend)[0]
+        assert fills[_layer(name)] == want, f"{name} drawn in {fills[_layer(name)]}, not {want}"
+    assert not me.console_errors, me.console_errors
+
+
+def test_every_add_island_names_its_add(
+    me: MEPage, expected: tuple[list[Partition], list[str]]
+) -> None:
+    parts, names = expected
+    drawn = set(me.visible_nodes().values())
+    adds = [n for p, n in zip(parts, names, strict=True) if "aten::add.out" in p.compute_ops]
+    assert len(adds) == 10
+    for name in adds:
+        assert name in drawn and " - aten::add" in name, name

@@ -1,0 +1,70 @@
+"""Group names (render/names.py) say what each partition holds, on every example: unique, printable
+ASCII without "/", starting with the partition's own name, and naming what the analysis found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pte_adapter
+from pte_adapter.render.names import (
+    MAX_DETAIL,
+    ascii_name,
+    block_group_name,
+    partition_group_names,
+    time_text,
+)
+from tests.support.examples import EXAMPLE_PTES, example
+
+
+@pytest.mark.parametrize("pte", EXAMPLE_PTES, ids=[p.stem for p in EXAMPLE_PTES])
+def test_names_are_unique_drawable_and_start_with_the_partition(pte: Path) -> None:
+    for ma in pte_adapter.open_analysis(pte, profile=False).methods:
+        names = partition_group_names(ma)
+        assert len(set(names)) == len(names)
+        for part, name in zip(ma.partitions.partitions, names, strict=True):
+            assert name.startswith(part.name)
+            assert all(" " <= c <= "~" for c in name) and "/" not in name, name
+            for op in part.compute_ops:
+                # The most frequent compute operator is always named.
+                top = max(part.compute_ops.values())
+                if part.compute_ops[op] == top and len(part.compute_ops) == 1:
+                    assert op.split(".")[0] in name, (op, name)
+            if not part.is_cpu and part.inner_ops is not None:
+                assert f" - {part.inner_ops} op" in name
+            if ma.estimate is not None and part.index in ma.estimate.per_partition_us:
+                assert name.endswith(time_text(ma.estimate.per_partition_us[part.index]))
+        for b in ma.blocks:
+            label = block_group_name(ma, b)
+            assert label.startswith(b.name + " | ") and "/" not in label
+
+
+def test_the_lrn_island_names_its_operator_and_layer() -> None:
+    ma = pte_adapter.open_analysis(example("mv2_lrn_ethosu85")).methods[0]
+    names = partition_group_names(ma)
+    assert names[2] == "CPU island 2 - aten::avg_pool3d (features.4 LocalResponseNorm)"
+    assert names[0] == "CPU island 1 - glue (quantize_per_tensor)"
+    assert names[1].startswith("NPU partition 1 (EthosUBackend) - 16 ops, ")
+
+
+def test_without_an_etrecord_an_island_names_its_operator_only() -> None:
+    program = pte_adapter.load(example("mv2_lrn_ethosu85"), sidecars=False)
+    names = partition_group_names(pte_adapter.analyse(program).methods[0])
+    assert names[2] == "CPU island 2 - aten::avg_pool3d"
+
+
+def test_long_operator_lists_are_counted_not_spelled() -> None:
+    ma = pte_adapter.open_analysis(example("undelegated")).methods[0]
+    (name,) = partition_group_names(ma)
+    detail = name.split(" - ", 1)[1]
+    shown, more = detail.rsplit(" +", 1)
+    # As many as fit (at least one), the rest counted.
+    assert len(shown) <= MAX_DETAIL or ", " not in shown
+    kinds = len({op.split(".")[0] for op in ma.partitions.partitions[0].compute_ops})
+    assert int(more) + len(shown.split(", ")) == kinds
+
+
+def test_ascii_and_times() -> None:
+    assert ascii_name("features.0 … features.4/x") == "features.0 ... features.4_x"
+    assert time_text(812.34) == "812 us" and time_text(1868.8) == "1.87 ms"
