@@ -23,7 +23,9 @@ decoder-only transformer with an untied LM head, 163M fp32 parameters, ~650 MB;
 XNNPACK delegated: LayerNorm, embedding and mask ops stay on the CPU, which gives
 62 XnnpackBackend partitions and ~316 KernelCalls) and ``gpt_portable_fp32.pte``
 (the same model undelegated, ~596 KernelCalls, ~650 MB in the constant segment).
-Add ``--only gpt_xnnpack_fp32`` to build one of them. ``--large`` refuses to write
+Add ``--only gpt_xnnpack_fp32`` to build one of them. ``--large`` also writes
+``gpt{48,192}_d64_{portable,xnnpack}.pte``: the same decoder shape with 48 or 192 blocks at
+hidden 64 (vocab 256, 32 tokens; a few MB each), whose cost is all instructions. ``--large`` refuses to write
 into this folder.
 
 Each example is one function decorated with ``@example``. The build runs with the
@@ -1735,6 +1737,43 @@ def build_gpt_portable_fp32():
         "sidecars": [],
         "settings": {"layers": 12, "hidden": 768, "vocab": 50257, "seq": 128},
     }
+
+
+def _layered_gpt(layers):
+    """The GPT's shape with L blocks at d = 64 (issue 25's per-node speed programs)."""
+    torch.manual_seed(SEED)
+    m = TinyGPT(vocab=256, d=64, layers=layers, heads=4, ctx=32).eval()
+    return m, (torch.randint(0, 256, (1, 32)),)
+
+
+def _layered_example(layers, backend):
+    name = f"gpt{layers}_d64_{backend}"
+
+    @example(
+        name,
+        backend,
+        f"LARGE benchmark: {layers}-layer, hidden-64 GPT-like decoder, fp32, {backend} "
+        "(per-node speed: cost follows instructions).",
+        large=True,
+    )
+    def build():
+        _reset_outputs(f"{name}.pte")
+        m, x = _layered_gpt(layers)
+        with torch.no_grad():
+            if backend == "xnnpack":
+                prog = xnnpack_lower(m, x, quantize=False, extract_delegate_segments=True)
+            else:
+                prog = portable_lower(torch.export.export(m, x))
+        return {
+            "files": [_write_pte(prog, name)],
+            "sidecars": [],
+            "settings": {"layers": layers, "hidden": 64, "heads": 4, "vocab": 256, "seq": 32},
+        }
+
+
+for _layers in (48, 192):
+    for _backend in ("portable", "xnnpack"):
+        _layered_example(_layers, _backend)
 
 
 # --------------------------------------------------------------------------------------
