@@ -235,6 +235,12 @@ def main() -> None:
                 cprofile(f, args.cprofile)
     if not args.no_peer:
         peer_python = ensure_peer_python(args.out)
+        # Our modules as pip would install them, compiled: the peer's are (site-packages).
+        subprocess.run(
+            [str(peer_python), "-m", "compileall", "-q", str(ROOT / "src")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         print(f"\nwhole process, ours / peer ({PEER}), median of {args.runs} alternating runs:")
         for f in files:
             whole(f, args.runs, peer_python)
