@@ -168,10 +168,13 @@ def child(
     return json.loads(text.strip().splitlines()[-1]), ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
+SRC = ROOT / "src"  # `--src`: another checkout's, for a before/after
+
+
 def our_env(with_src: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if with_src:
-        env["PYTHONPATH"] = str(ROOT / "src")
+        env["PYTHONPATH"] = str(SRC)
     return env
 
 
@@ -223,7 +226,15 @@ def main() -> None:
         help="also print the top N functions by own time (one conversion each)",
     )
     ap.add_argument("--out", type=Path, default=ROOT / "bench_out")
+    ap.add_argument(
+        "--src",
+        type=Path,
+        default=ROOT / "src",
+        help="measure the pte_adapter of this source tree (e.g. an older checkout's)",
+    )
     args = ap.parse_args()
+    global SRC
+    SRC = args.src.resolve()
     files = args.pte or [args.dir / f"{n}.pte" for n in DEFAULT_NAMES]
     missing = [str(f) for f in files if not f.exists()]
     if missing:
@@ -237,7 +248,7 @@ def main() -> None:
         peer_python = ensure_peer_python(args.out)
         # Our modules as pip would install them, compiled: the peer's are (site-packages).
         subprocess.run(
-            [str(peer_python), "-m", "compileall", "-q", str(ROOT / "src")],
+            [str(peer_python), "-m", "compileall", "-q", str(SRC)],
             check=True,
             stdout=subprocess.DEVNULL,
         )
