@@ -23,9 +23,7 @@ decoder-only transformer with an untied LM head, 163M fp32 parameters, ~650 MB;
 XNNPACK delegated: LayerNorm, embedding and mask ops stay on the CPU, which gives
 62 XnnpackBackend partitions and ~316 KernelCalls) and ``gpt_portable_fp32.pte``
 (the same model undelegated, ~596 KernelCalls, ~650 MB in the constant segment).
-Add ``--only gpt_xnnpack_fp32`` to build one of them. ``--large`` also writes
-``gpt{48,192}_d64_{portable,xnnpack}.pte``: the same decoder shape with 48 or 192 blocks at
-hidden 64 (vocab 256, 32 tokens; a few MB each), whose cost is all instructions. ``--large`` refuses to write
+Add ``--only gpt_xnnpack_fp32`` to build one of them. ``--large`` refuses to write
 into this folder.
 
 Each example is one function decorated with ``@example``. The build runs with the

@@ -170,9 +170,10 @@ class _Builder:
 def _instructions(b: _Builder) -> None:
     method, parts = b.ma.method, b.ma.partitions
     flow, ids = parts.dataflow, b.placement.instructions
+    known: dict[int, dict[str, str]] = {}  # each tensor's port attributes, made once
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
-        node = instruction_node(method, ins, part, flow, ids, b.names[part.index])
+        node = instruction_node(method, ins, part, flow, ids, b.names[part.index], known)
         b.graph.nodes.append(node)
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             b.source_value[(node.id, str(j))] = v
