@@ -30,7 +30,7 @@ from pte_adapter.container.pte import Span
 from pte_adapter.container.sources import Located
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.registry import DecodeContext
-from tests.support.examples import EXAMPLE_PTES
+from tests.support.examples import EXAMPLE_PTES, oracle_program_bytes
 
 ETHOSU_PTES = [p for p in EXAMPLE_PTES if b"vela_bin_stream" in p.read_bytes()]
 VERBOSE = ("--verbose-register-command-stream", "--verbose-performance")
@@ -83,7 +83,8 @@ def ethosu_partitions(pte: Path) -> list[Partition]:
     """The Ethos-U payloads of one program, read by ExecuTorch's deserializer."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    program = deserialize_pte_binary(pte.read_bytes()).program
+    # A bundle (bundle_ethosu55_as_pte.pte) holds its program: read that.
+    program = deserialize_pte_binary(oracle_program_bytes(pte.read_bytes())).program
     out: list[Partition] = []
     for plan in program.execution_plan:
         for i, d in enumerate(plan.delegates):

@@ -155,8 +155,12 @@ def instruction_io(
         if ins.delegate_index is not None and 0 <= ins.delegate_index < len(method.delegates):
             decoded = method.delegates[ins.delegate_index].decoded
             n_out = decoded.num_outputs
-            if n_out is None and decoded.num_inputs is not None:
-                n_out = len(ins.args) - decoded.num_inputs
+            n_in = decoded.num_inputs
+            # The runtime binds the payload's inputs to the first arguments and writes the rest:
+            # when the two counts do not add up (Vela merges outputs the lowered module returns
+            # twice; mv2_residual_cpu_ethosu85), the inputs' count decides.
+            if n_in is not None and (n_out is None or n_in + n_out != len(ins.args)):
+                n_out = len(ins.args) - n_in
         return _delegate_io(method, ins, n_out, written, method_inputs)
     if ins.kind is InstructionKind.MOVE:
         return InstructionIO([ins.move_from or 0], [ins.move_to or 0])

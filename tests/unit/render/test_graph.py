@@ -332,14 +332,19 @@ def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> No
                     if tid not in op.outputs:
                         continue
                     value = parts.dataflow.io[index].output_tensors[j]
+                    # Its readers' partitions; the method's caller comes after the last one.
                     readers = [
-                        e.consumer
+                        parts.partition_of[e.consumer]
                         for edges in parts.dataflow.edges
                         for e in edges
+                        if e.producer == index and e.value == value
+                    ] + [
+                        len(parts.partitions)
+                        for e in parts.dataflow.output_edges
                         if e.producer == index and e.value == value
                     ]
                     assert readers, (part.name, w)
                     for r in readers:
-                        gap = parts.partition_of[r] - part.index
+                        gap = r - part.index
                         assert gap > NEAR_PARTITIONS, (part.name, w, r)
                         assert len(parts.partitions) > SMALL_METHOD, (part.name, w, r)
