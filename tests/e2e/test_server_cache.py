@@ -9,10 +9,12 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from model_explorer import graph_builder as gb
 
+from pte_adapter.errors import PteFormatError
 from pte_adapter.explorer.adapter import CACHE, PteAdapter
-from pte_adapter.explorer.cache import GraphCache
+from pte_adapter.explorer.cache import Converter, GraphCache
 from pte_adapter.explorer.convert import convert_path
 from tests.support.examples import example
 
@@ -21,7 +23,7 @@ def _plain(graphs: list[gb.Graph]) -> list[dict[str, object]]:
     return [dataclasses.asdict(g) for g in graphs]
 
 
-def _counting() -> tuple[list[Path], object]:
+def _counting() -> tuple[list[Path], Converter]:
     calls: list[Path] = []
 
     def convert(path: Path) -> tuple[list[gb.Graph], tuple[Path, ...]]:
@@ -63,13 +65,13 @@ def test_same_size_same_mtime_other_bytes_is_a_miss(tmp_path: Path) -> None:
     st = f.stat()
     calls, convert = _counting()
     cache = GraphCache("1")
-    cache.get(f, convert)  # type: ignore[arg-type]
-    cache.get(f, convert)  # type: ignore[arg-type]
+    cache.get(f, convert)
+    cache.get(f, convert)
     assert len(calls) == 1
     f.write_bytes(b"y" * 1000)
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert f.stat().st_mtime_ns == st.st_mtime_ns and f.stat().st_size == st.st_size
-    graphs = cache.get(f, convert)  # type: ignore[arg-type]
+    graphs = cache.get(f, convert)
     assert len(calls) == 2 and graphs[0].id == (b"y" * 8).hex()
 
 
@@ -92,9 +94,9 @@ def test_a_changed_file_in_a_sub_folder_is_a_miss(tmp_path: Path) -> None:
     f.write_bytes(b"p" * 100)
     calls, convert = _counting()
     cache = GraphCache("1")
-    cache.get(f, convert)  # type: ignore[arg-type]
+    cache.get(f, convert)
     (tmp_path / "m_artifacts" / "output_tag0_x.tosa").write_bytes(b"t")
-    cache.get(f, convert)  # type: ignore[arg-type]
+    cache.get(f, convert)
     assert len(calls) == 2
 
 
@@ -103,9 +105,9 @@ def test_another_adapter_version_is_a_miss(tmp_path: Path) -> None:
     f.write_bytes(b"x" * 10)
     calls, convert = _counting()
     old, new = GraphCache("1"), GraphCache("2")
-    old.get(f, convert)  # type: ignore[arg-type]
+    old.get(f, convert)
     new._entries = old._entries  # the same entries, read by another version
-    new.get(f, convert)  # type: ignore[arg-type]
+    new.get(f, convert)
     assert len(calls) == 2
 
 
@@ -117,7 +119,7 @@ def test_the_cache_is_bounded(tmp_path: Path) -> None:
         f = tmp_path / f"{i}.pte"
         f.write_bytes(bytes([i]) * 10)
         files.append(f)
-        cache.get(f, convert)  # type: ignore[arg-type]
+        cache.get(f, convert)
     assert len(cache) == 2
     cache.get(files[0], convert)  # evicted first: converted again
     assert len(calls) == 4
@@ -128,3 +130,9 @@ def test_the_cache_is_bounded(tmp_path: Path) -> None:
     cache.clear()
     cache.get(files[1], big)
     assert len(cache) == 0  # larger than the bound: never kept
+
+
+def test_a_missing_file_is_the_conversion_s_error(tmp_path: Path) -> None:
+    """No file: the adapter's own message (PteFormatError), as without a cache."""
+    with pytest.raises(PteFormatError, match="cannot open"):
+        PteAdapter().convert(str(tmp_path / "gone.pte"), {})

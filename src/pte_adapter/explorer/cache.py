@@ -116,14 +116,19 @@ class GraphCache:
         key = path.resolve()
         with self._lock:
             entry = self._entries.get(key)
-        if entry is not None and fingerprint(key, self.version, entry.extra_folders) == (
-            entry.fingerprint
-        ):
+        try:
+            before = fingerprint(key, self.version, entry.extra_folders if entry else ())
+        except OSError:  # not there, not readable: the conversion says so, as without a cache
+            with self._lock:
+                self._entries.pop(key, None)
+            return convert(path)[0]
+        if entry is not None and before == entry.fingerprint:
             with self._lock:
                 self._entries.move_to_end(key)
                 self.hits += 1
             return list(entry.graphs)
-        before = fingerprint(key, self.version)
+        if entry is not None and entry.extra_folders:
+            before = fingerprint(key, self.version)
         graphs, extra = convert(path)
         self.misses += 1
         # Fingerprinted before converting: a file rewritten meanwhile is not kept as the old one.
