@@ -96,14 +96,18 @@ def recording():
 
 
 def _specs(graph_module) -> list[Any]:
-    """Every planned (non-constant, arena-placed) spec of the graph's nodes, once, in node order."""
+    """Every planned (arena-placed) spec of the graph's nodes, once, in node order.
+
+    Placed is what counts, not `spec.const`: a mutable buffer is a buffer, so its spec is const,
+    yet the planner gives it an arena slot and a lifetime over the whole graph ("mutable buffers
+    are never freed", `update_tensor_lifetime`). Constants proper have no `mem_id`."""
     from executorch.exir.tensor import TensorSpec
 
     out: dict[int, Any] = {}
     for node in graph_module.graph.nodes:
         spec = node.meta.get("spec")
         for s in spec if isinstance(spec, (list, tuple)) else [spec]:
-            if isinstance(s, TensorSpec) and s.mem_id is not None and not s.const:
+            if isinstance(s, TensorSpec) and s.mem_id is not None and s.mem_offset is not None:
                 out.setdefault(id(s), s)
     return list(out.values())
 
