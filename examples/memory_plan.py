@@ -192,7 +192,8 @@ def write(prog, name: str) -> None:
     methods = []
     for plan in prog.executorch_program.execution_plan:
         top = [g for g in rec.graphs.values() if g.method == plan.name and g.emitter_state]
-        if not top:
+        if not top:  # a constant method (a value, no graph): the planner placed nothing
+            methods.append(_method_doc(prog, plan.name, []))
             continue
         state = top[0].emitter_state
         records = list(rec.graphs.values())
