@@ -67,6 +67,16 @@ def _layer(name: str) -> str:
     return f"{name}___group___"
 
 
+def _nearest(colour: str, palette: list[str]) -> str:
+    def rgb(c: str) -> tuple[int, int, int]:
+        return int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)
+
+    r, g, b = rgb(colour)
+    return min(
+        palette, key=lambda p: sum((x - y) ** 2 for x, y in zip(rgb(p), (r, g, b), strict=True))
+    )
+
+
 def test_every_partition_is_on_the_first_screen_in_its_colour(
     me: MEPage, expected: tuple[list[Partition], list[str]]
 ) -> None:
@@ -75,9 +85,16 @@ def test_every_partition_is_on_the_first_screen_in_its_colour(
     missing = [n for n in names if _layer(n) not in drawn]
     assert not missing, f"not on the first screen: {missing}"
     fills = me.layer_fills([_layer(n) for n in names])
-    for part, name in zip(parts, names, strict=True):
-        want = CPU_GROUP_COLOUR[0] if part.is_cpu else backend_colour(part.backend)[0]
-        assert fills[_layer(name)] == want, f"{name} drawn in {fills[_layer(name)]}, not {want}"
+    wanted = [CPU_GROUP_COLOUR[0] if p.is_cpu else backend_colour(p.backend)[0] for p in parts]
+    # The whole method fits the window, so a box is a few pixels high and a sampled pixel may
+    # blend with its label or border: each is read as the nearest of the group colours drawn
+    # (or of white and the grey of a CPU kernel's node, should it miss the box).
+    palette = sorted({*wanted, "#ffffff", "#e0e0e0"})
+    for name, want in zip(names, wanted, strict=True):
+        got = fills[_layer(name)]
+        assert got is not None and _nearest(got, palette) == want, (
+            f"{name} drawn in {got}, not {want}"
+        )
     assert not me.console_errors, me.console_errors
 
 

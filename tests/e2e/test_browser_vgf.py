@@ -27,6 +27,7 @@ from tests.support.browser import (
     new_page,
 )
 from tests.support.examples import example
+from tests.support.groups import group_names
 
 pytestmark = pytest.mark.slow
 
@@ -87,15 +88,18 @@ def test_a_vgf_partition_opens_on_its_segments_and_operators(
     app: tuple[str, object], shots: Path
 ) -> None:
     part, view, call = _partition("vgf_grid_sample")
+    name = group_names(example("vgf_grid_sample"))["forward"][
+        part.index
+    ]  # its group, named by what it holds
     for me in _open(app, "vgf_grid_sample"):
         drawn = me.visible_nodes()
-        assert drawn.get(_layer(part.name)) == part.name, drawn
+        assert drawn.get(_layer(name)) == name, drawn
         me.screenshot(shots / "vgf_grid_sample_1_first_screen.png")
-        me.expand_layer(part.name)
+        me.expand_layer(name)
         drawn = me.visible_nodes()
         edges = me.visible_edges()
         # Two graph segments as layers, the compute shader between them as a node.
-        segments = [f"{part.name}/graph_segment_0", f"{part.name}/graph_segment_1"]
+        segments = [f"{name}/graph_segment_0", f"{name}/graph_segment_1"]
         for seg in segments:
             assert drawn.get(_layer(seg)) == seg.rsplit("/", 1)[1], (seg, drawn)
         (k,) = [i for i, n in enumerate(view.nodes) if n.kind == "COMPUTE_SEGMENT"]
@@ -114,8 +118,11 @@ def test_a_vgf_partition_opens_on_its_segments_and_operators(
 
 def test_the_mobilenet_partition_draws_every_operator(app: tuple[str, object], shots: Path) -> None:
     part, view, call = _partition("vgf_mv2_int")
+    name = group_names(example("vgf_mv2_int"))["forward"][
+        part.index
+    ]  # its group, named by what it holds
     for me in _open(app, "vgf_mv2_int"):
-        me.expand_layer(part.name)
+        me.expand_layer(name)
         drawn = me.visible_nodes()
         ops = {f"{call}.{k}": op for k, op in enumerate(view.nodes)}
         assert set(ops) <= set(drawn), sorted(set(ops) - set(drawn))[:5]
@@ -125,7 +132,7 @@ def test_the_mobilenet_partition_draws_every_operator(app: tuple[str, object], s
         # default settings), to the CPU islands on both sides.
         inner = {(a, b) for a, b in edges if a in ops and b in ops}
         assert len(inner) >= len(ops) - 1, len(inner)
-        group = _layer(part.name)
+        group = _layer(name)
         assert {a for a, b in edges if b == group}, "nothing enters the partition"
         assert {b for a, b in edges if a == group}, "nothing leaves the partition"
         ink = me.ink(colours=(VGF_NODE_BG,))

@@ -117,6 +117,7 @@ def test_the_xnnpack_examples_ship() -> None:
         "mv2_xnnpack_fp32.pte",
         "mv2_xnnpack_int8.pte",
         "tiny_gpt_xnnpack.pte",
+        "tiny_llama_xnnpack.pte",
         "xnnpack_lrn.pte",
         "xnnpack_ptd.pte",
     ]

@@ -70,6 +70,8 @@ def test_truncated_copies(tmp_path: Path, path: Path) -> None:
             for d in m.delegates
             for problem in d.problems + d.decoded.problems
         ]
+        if program.bundle is not None:  # test cases cut off after an intact program
+            problems += [f"bundle: {p}" for p in program.bundle.problems]
         return program.methods == intact, problems
 
     out: Outcomes[tuple[bool, list[str]]] = Outcomes(f"cuts of {path.name}")
@@ -78,9 +80,16 @@ def test_truncated_copies(tmp_path: Path, path: Path) -> None:
     for e in out.errors:
         assert e.offset is not None and f"at byte {e.offset}" in str(e), str(e)
     zeros_only = cuts_of_zeros_only(data)
-    assert len(out.rejected) >= len(set(cuts) - zeros_only), out
+    # A bundle whose program is whole shows it, and says its test cases were cut off.
+    bundle = pte_adapter.load(swap_in(data)).bundle
+    past_program = (
+        {c for c in cuts if c >= bundle.program.offset + bundle.program.size} if bundle else set()
+    )
+    assert len(out.rejected) >= len(set(cuts) - zeros_only - past_program), out
     for cut, (same, problems) in out.accepted:
-        assert cut in zeros_only and same, f"the cut at {cut} of {len(data)} changed the program"
+        assert same, f"the cut at {cut} of {len(data)} changed the program"
+        if cut not in zeros_only:
+            assert cut in past_program and any(p.startswith("bundle: ") for p in problems), cut
         # Whatever could not be read is reported on the delegates, not raised; each problem is
         # a sentence, not an empty string or a repr.
         assert all(isinstance(p, str) and p.strip() for p in problems), problems

@@ -4,11 +4,11 @@ work stays bounded."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import struct
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +20,7 @@ from pte_adapter.delegates.vgf.spirv import read_spirv
 from pte_adapter.errors import PteFormatError
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.delegate_graph import DecodedDelegate
+from tests.support.corruption import Outcomes
 from tests.support.examples import example
 
 
@@ -165,9 +166,12 @@ def test_mutations_raise_format_errors_only() -> None:
 
     payload = _payload("vgf_grid_sample")
     modules = [_module_at(payload, i) for i in range(3)]
+    cuts: Outcomes[Any] = Outcomes("cuts of a VGF payload")
     for n in range(0, len(payload), max(1, len(payload) // 61)):
-        with contextlib.suppress(PteFormatError):
-            _decode(payload[:n])
+        cuts.attempt(n, _decode, payload[:n])
+    # The header's section table reaches the end of the payload: every cut is refused.
+    assert cuts.tried >= 61 and len(cuts.rejected) == cuts.tried, cuts
+    layouts: Outcomes[Any] = Outcomes("layouts of mutated VGF payloads")
 
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
     @given(
@@ -182,7 +186,17 @@ def test_mutations_raise_format_errors_only() -> None:
             _set_u32(data, pos, val)
         dec = decode_payload(memoryview(bytes(data)), DecodeContext(delegate_id="VgfBackend"))
         assert not any("bug in pte_adapter" in p for p in dec.problems), dec.problems
-        with contextlib.suppress(PteFormatError):
-            payload_layout(memoryview(bytes(data)), 0, None)
+        layouts.attempt(
+            len(layouts.accepted) + len(layouts.rejected),
+            payload_layout,
+            memoryview(bytes(data)),
+            0,
+            None,
+        )
 
     run()
+    # Every mutation either lays out or is refused with PteFormatError (anything else escapes
+    # and fails the run); the layout refuses what it cannot place.
+    # Measured: 36 of 300 refused (12 %): the layout reads only the container's tables, and most
+    # edits land inside a module's words (the decoder's business, checked above).
+    assert layouts.tried >= 100 and layouts.rejected, layouts

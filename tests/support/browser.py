@@ -309,10 +309,19 @@ class MEPage:
     def __init__(self, page: Page) -> None:
         self.page = page
         self.console_errors: list[str] = []
-        page.on(
-            "console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None
-        )
+        # Model Explorer's web app asks for resources on the internet (none is reachable here):
+        # a name that does not resolve is never our server (localhost), so it is kept apart.
+        self.offline_misses: list[str] = []
+        page.on("console", self._on_console)
         page.on("pageerror", lambda e: self.console_errors.append(str(e)))
+
+    def _on_console(self, message: Any) -> None:
+        if message.type != "error":
+            return
+        if "net::ERR_NAME_NOT_RESOLVED" in message.text:
+            self.offline_misses.append(message.text)
+        else:
+            self.console_errors.append(message.text)
 
     # navigation and settings
 
@@ -415,6 +424,12 @@ class MEPage:
     def layer_fills(self, group_ids: list[str]) -> dict[str, str | None]:
         """The colour each drawn layer is filled with ("#rrggbb": the most common of three points
         inside its box, below its label); None for a layer that is not drawn."""
+        # A layer under the mouse (where the last click left it) is drawn a shade darker: move
+        # the mouse off the graph and let two frames render before reading colours.
+        self.page.mouse.move(0, 0)
+        self.page.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
         points = self.page.evaluate(_LAYER_FILL_POINTS_JS, group_ids)
         origin = self.renderer().bounding_box()
         assert origin is not None

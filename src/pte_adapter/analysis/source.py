@@ -224,6 +224,9 @@ def island_causes(method: Method, source: MethodSource, part: Partition) -> list
 class PartitionSource:
     modules: list[str]  # covered layers (compressed runs)
     causes: list[str]  # CPU islands: the layers whose compute kernels stayed on the CPU
+    # CPU islands: the one layer all its compute kernels come from (`features.4 LocalResponseNorm`),
+    # when the ETRecord records one below the root module; "" otherwise.
+    layer: str = ""
 
 
 def partition_sources(
@@ -237,5 +240,20 @@ def partition_sources(
             continue
         # Without any delegate, nothing "fell off" it: an island has no cause to name.
         causes = island_causes(method, source, p) if p.is_cpu and has_delegate else []
-        out.append(PartitionSource(covered_modules(source, p), causes))
+        layer = island_layer(method, source, p) if p.is_cpu else ""
+        out.append(PartitionSource(covered_modules(source, p), causes, layer))
     return out
+
+
+def island_layer(method: Method, source: MethodSource, part: Partition) -> str:
+    """The layer all the island's compute operators come from, or ""."""
+    stacks = []
+    for i in part.instructions:
+        src = source.instructions.get(i)
+        op = method.instructions[i].op_index
+        if src is None or op is None or not 0 <= op < len(method.operators):
+            continue
+        if method.operators[op].full_name in part.compute_ops:
+            stacks.extend(src.stacks)
+    layer = [m for m in common_prefix(stacks) if m.path]
+    return f"{layer[-1].path} {layer[-1].short_cls}" if layer else ""

@@ -20,7 +20,6 @@ from __future__ import annotations
 from pte_adapter.analysis.blocks import Block
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.analysis.source import common_prefix
 from pte_adapter.backends import group_prefix, operator_base
 
 SEPARATOR = " - "  # between a partition's name and what it holds
@@ -58,28 +57,11 @@ def _ops_text(counts: dict[str, int], short: bool = False) -> str:
     return ", ".join(shown) + (f" +{more}" if more > 0 else "")
 
 
-def _island_module(ma: MethodAnalysis, part: Partition) -> str:
-    """The layer all the island's compute operators come from (`features.4 LocalResponseNorm`),
-    when an ETRecord records one below the root module."""
-    if ma.source is None:
-        return ""
-    method, stacks = ma.method, []
-    for i in part.instructions:
-        src = ma.source.instructions.get(i)
-        op = method.instructions[i].op_index
-        if src is None or op is None or not 0 <= op < len(method.operators):
-            continue
-        if method.operators[op].full_name in part.compute_ops:
-            stacks.extend(src.stacks)
-    layer = [m for m in common_prefix(stacks) if m.path]
-    return f"{layer[-1].path} {layer[-1].short_cls}" if layer else ""
-
-
 def partition_detail(ma: MethodAnalysis, part: Partition) -> str:
     """What the partition holds, for its name ("" when there is nothing to say)."""
     if part.is_cpu:
         if part.compute_ops:
-            module = _island_module(ma, part)
+            module = ma.partition_sources[part.index].layer if ma.partition_sources else ""
             ops = _ops_text(dict(part.compute_ops))
             return f"{ops} ({module})" if module else ops
         if part.glue_ops:

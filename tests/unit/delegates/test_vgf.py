@@ -276,7 +276,8 @@ def test_corruptions_raise_format_error_only() -> None:
     # (they hit bytes the decoder does not interpret).
     assert edits.rejected_share >= 0.25, edits
     for label, result in edits.accepted:
-        assert result.graphs and result.graphs[0].nodes, label
+        # Shown with its operators, or (a module the SPIR-V reader refused) with what is wrong.
+        assert (result.graphs and result.graphs[0].nodes) or result.problems, label
 
 
 def test_legacy_constant_references_are_identity_bindings(tmp_path: Path) -> None:

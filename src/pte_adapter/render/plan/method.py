@@ -85,7 +85,11 @@ def _contents(ma: MethodAnalysis, delegate: Delegate, n_inputs: int, n_outputs: 
     if ma.blocks and all(len(v.nodes) + 2 < len(ma.method.instructions) for v in views):
         return _Contents(separate=list(views), from_call=top)
     out = _Contents(separate=[v for v in views if v.name in referenced])
-    if top and top[0].nodes and len(top[0].inputs) == n_inputs and len(top[0].outputs) == n_outputs:
+    # Inline when the view's tensors are the call's: its inputs one for one, its outputs the
+    # first ones (Vela merges an output the lowered module returns twice; the call's extra
+    # output is then drawn from the call itself).
+    fits = top and len(top[0].inputs) == n_inputs and 0 < len(top[0].outputs) <= n_outputs
+    if top and top[0].nodes and fits:
         out.inline = top[0]
         out.nested = top[1:]
     else:
