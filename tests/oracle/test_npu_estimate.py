@@ -87,8 +87,9 @@ def test_estimate_per_partition_against_vela(
         assert config is not None and cmds is not None
         target = target_for(config.accelerator_config, *_system(part))
         estimates = estimate_operations(cmds.operations, target)
+        # (A lookup-table load the stream waits for is noted: Vela hides it, see "lut".)
         npu = sum(e.compute_cycles for e in estimates) + sum(
-            e.cycles for e in estimates if e.duration
+            e.cycles for e in estimates if e.duration and e.vela_kind != "lut"
         )
         vela_npu = int(vela.summary["cycles_npu"])
         npu_dev = (npu - vela_npu) / vela_npu

@@ -187,7 +187,13 @@ def test_summary_json_is_stable_and_complete(capsys: pytest.CaptureFixture[str])
     assert data == json.loads(json.dumps(summarize(pte_adapter.load(path))))
     method = data["methods"][0]
     assert set(data) == {
-        "file", "file_size", "etrecord", "bundle", "methods", "constant_methods", "problems"
+        "file",
+        "file_size",
+        "etrecord",
+        "bundle",
+        "methods",
+        "constant_methods",
+        "problems",
     }
     assert set(method) == set(MethodSummary.__dataclass_fields__)
     assert set(method["partitions"][0]) == set(PartitionSummary.__dataclass_fields__)

@@ -20,7 +20,7 @@ from pte_adapter.delegates.registry import DecodeContext, decode_payload
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from tests.support.corruption import Outcomes, byte_edits
-from tests.support.examples import EXAMPLES
+from tests.support.examples import EXAMPLES, oracle_program_bytes
 
 HEADER = struct.Struct("<16sIB11s")
 
@@ -59,7 +59,7 @@ def payload() -> bytes:
     for pte in sorted(EXAMPLES.glob("*.pte")):
         if b"vela_bin_stream" not in pte.read_bytes():
             continue
-        program = deserialize_pte_binary(pte.read_bytes()).program
+        program = deserialize_pte_binary(oracle_program_bytes(pte.read_bytes())).program
         for data in program.backend_delegate_data:
             raw = bytes(data.data)
             if not raw.startswith(b"vela_bin_stream"):

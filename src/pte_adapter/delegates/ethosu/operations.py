@@ -91,6 +91,9 @@ class DmaTransfer:
     dst_region: int
     dst: int
     length: int
+    # The destination is the NPU's internal memory (region mode 1): a LUT table load, as Vela
+    # emits it (BASE_PTR_INDEX_MEM2MEM), not a copy into a region of the system memory.
+    dst_internal: bool = False
 
 
 @dataclass(frozen=True)

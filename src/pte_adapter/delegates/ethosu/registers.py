@@ -202,6 +202,7 @@ def snapshot(
             dst_region=regs.get("NPU_SET_DMA0_DST_REGION", "region"),
             dst=regs.address("NPU_SET_DMA0_DST"),
             length=regs.address("NPU_SET_DMA0_LEN"),
+            dst_internal=regs.get("NPU_SET_DMA0_DST_REGION", "region_mode") == 1,
         )
         return op
     if name not in COMPUTE_OPS:

@@ -39,7 +39,7 @@ from pte_adapter.delegates.ethosu.perf_shapes import ceil_div
 from pte_adapter.delegates.ethosu.perf_target import CH_SCALE, OpEstimate, Target
 from pte_adapter.delegates.ethosu.perf_timeline import StreamEvent, replay
 
-KINDS = ("transpose", "buffering", "scales", "matmul", "repeat", "dma")
+KINDS = ("transpose", "buffering", "scales", "matmul", "repeat", "lut", "dma")
 
 
 def _set(est: OpEstimate, kind: str, cycles: float, note: str) -> None:
@@ -252,6 +252,30 @@ def _repeats(ops: list[NpuOperation], estimates: dict[int, OpEstimate]) -> None:
         previous = op
 
 
+# --- LUT table loads ----------------------------------------------------------------------------
+
+
+def _lut_loads(ops: list[NpuOperation], out: list[OpEstimate]) -> None:
+    """A DMA into the NPU's internal memory loads an activation's lookup table. The stream
+    waits for it before the operation that uses it; Vela (NetworkPerformance, "LUT Transfer")
+    adds a table's transfer to that operation only beyond the slack of the operation before it,
+    and nothing when the table already sits in the memory it is read from."""
+    by_index = {e.index: e for e in out}
+    for op in ops:
+        est = by_index.get(op.index)
+        if op.dma is None or not op.dma.dst_internal or est is None or est.vela_kind:
+            continue
+        if est.cycles > 1.0:
+            _set(
+                est,
+                "lut",
+                0.0,
+                f"lookup-table load of {op.dma.length:,} bytes ({round(est.duration):,} cycles): "
+                f"ours {round(est.cycles):,} cycles, the stream waiting for it; Vela 0, it hides "
+                "a table's transfer under the operation before it",
+            )
+
+
 # --- DMAs under kernels priced Vela's way ---------------------------------------------------------
 
 
@@ -329,6 +353,7 @@ def note_differences(
     _transposes(ops, covered, target)
     _matmuls(ops, covered, target)
     _staged_scales(ops, covered, target)
+    _lut_loads(ops, out)
     _dmas(out, events, target)
     _buffered_weights(ops, out, target)
 
@@ -347,6 +372,8 @@ _LINES = {
     "{vela:,}",
     "repeat": "{n} command(s) issued twice with no register change: ours {ours:,} cycles for the "
     "repeats; Vela prices each operation once",
+    "lut": "{n} lookup-table load(s) the stream waits for: ours {ours:,} cycles; Vela hides a "
+    "table's transfer under the operation before it, {vela:,}",
     "dma": "{n} DMA(s) hidden under kernels Vela prices differently: ours {ours:,} cycles "
     "visible, Vela's way {vela:,}",
 }
