@@ -1433,6 +1433,7 @@ def build_bundle_ethosu55():
     for path in (bpte, as_pte):
         with open(path, "wb") as f:
             f.write(data)
+    _record_memory_plan(prog, f"{name}_as_pte")  # the bundle's program is `prog`'s, byte for byte
     save_arm_etrecord(edge, prog, etrecord)
     return {
         "files": [bpte, as_pte, etrecord],

@@ -96,14 +96,18 @@ def recording():
 
 
 def _specs(graph_module) -> list[Any]:
-    """Every planned (non-constant, arena-placed) spec of the graph's nodes, once, in node order."""
+    """Every planned (arena-placed) spec of the graph's nodes, once, in node order.
+
+    Placed is what counts, not `spec.const`: a mutable buffer is a buffer, so its spec is const,
+    yet the planner gives it an arena slot and a lifetime over the whole graph ("mutable buffers
+    are never freed", `update_tensor_lifetime`). Constants proper have no `mem_id`."""
     from executorch.exir.tensor import TensorSpec
 
     out: dict[int, Any] = {}
     for node in graph_module.graph.nodes:
         spec = node.meta.get("spec")
         for s in spec if isinstance(spec, (list, tuple)) else [spec]:
-            if isinstance(s, TensorSpec) and s.mem_id is not None and not s.const:
+            if isinstance(s, TensorSpec) and s.mem_id is not None and s.mem_offset is not None:
                 out.setdefault(id(s), s)
     return list(out.values())
 
@@ -188,7 +192,8 @@ def write(prog, name: str) -> None:
     methods = []
     for plan in prog.executorch_program.execution_plan:
         top = [g for g in rec.graphs.values() if g.method == plan.name and g.emitter_state]
-        if not top:
+        if not top:  # a constant method (a value, no graph): the planner placed nothing
+            methods.append(_method_doc(prog, plan.name, []))
             continue
         state = top[0].emitter_state
         records = list(rec.graphs.values())

@@ -14,7 +14,10 @@ mentions the tensor):
 - a method input is alive from the first instruction, a method output to the last one;
 - a tensor read before anything writes it, and not an input, carries state from one call to the
   next (a mutable buffer): alive for the whole method;
-- a tensor mentioned inside a loop body (a backward JumpFalseCall) is alive for the whole body.
+- a tensor mentioned inside a loop body (a backward JumpFalseCall) is alive for the whole body;
+- a tensor written and never read (`native_layer_norm`'s mean and rstd) ends where it is written.
+  The planner may hold it a little longer, to the `getitem` node of its kernel's tuple, which
+  writes no instruction: where graph passes put that node is not in the file.
 
 Live bytes count each arena byte once: two tensors that share bytes (a view and its base) add the
 union of their byte ranges. The tests compare lifetimes, live bytes and the peak with ExecuTorch's
