@@ -41,18 +41,9 @@ def partition_roles(parts: MethodPartitions) -> list[str]:
     return roles
 
 
-def instruction_role_ids(
-    method: Method, parts: MethodPartitions, roles: list[str] | None = None
-) -> list[str]:
-    """One id per instruction of the method, unique within it (`roles`: the partitions' roles,
-    when already known)."""
-    if roles is None:
-        roles = partition_roles(parts)
-    position: dict[int, int] = {}  # instruction -> its first position in its partition
-    for part in parts.partitions:
-        if part.is_cpu:
-            for pos, i in enumerate(part.instructions):
-                position.setdefault(i, pos)
+def instruction_role_ids(method: Method, parts: MethodPartitions) -> list[str]:
+    """One id per instruction of the method, unique within it."""
+    roles = partition_roles(parts)
     ids: list[str] = []
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
@@ -60,7 +51,8 @@ def instruction_role_ids(
         if not part.is_cpu:
             ids.append(role)
             continue
-        ids.append(f"{role}.{position[ins.index]}.{_what(method, ins.index)}")
+        pos = part.instructions.index(ins.index)
+        ids.append(f"{role}.{pos}.{_what(method, ins.index)}")
     return ids
 
 
