@@ -21,10 +21,10 @@ import pytest
 from tests.support.browser import (
     MEPage,
     chromium,
-    find_chromium,
     model_explorer_server,
     model_url,
     new_page,
+    require_chromium,
 )
 from tests.support.examples import EXAMPLES
 from tests.support.groups import group_names
@@ -38,16 +38,7 @@ NPU_NODE_BG = "#ffe0b2"  # the Ethos-U colour of the renderer's palette
 MIN_COLOUR_PIXELS = 300
 
 
-def _require_chromium() -> None:
-    try:
-        find_chromium()
-    except RuntimeError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
-
-
-_require_chromium()
+require_chromium()
 
 
 def _expected_case() -> str:

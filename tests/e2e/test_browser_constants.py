@@ -8,31 +8,26 @@ keeps them in DIR): look at them after a change to what these graphs show."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.browser import MEPage, chromium, find_chromium, model_explorer_server, new_page
+from tests.support.browser import (
+    MEPage,
+    chromium,
+    model_explorer_server,
+    new_page,
+    require_chromium,
+)
 from tests.support.constants import LLM, llm_returns, shown_is
 from tests.support.examples import example
 
 pytestmark = pytest.mark.slow
 
 
-def _require_chromium() -> None:
-    """As in test_browser.py: skipped without Debian's Chromium, except in CI."""
-    try:
-        find_chromium()
-    except RuntimeError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
-
-
-_require_chromium()
+require_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ partition analysis and the backend palette, and each colour is read back from th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -18,9 +17,9 @@ from tests.support.browser import (
     KEEP_SINGLE_CHILD_LAYERS,
     MEPage,
     chromium,
-    find_chromium,
     model_explorer_server,
     new_page,
+    require_chromium,
 )
 from tests.support.examples import example
 
@@ -29,16 +28,7 @@ pytestmark = pytest.mark.slow
 EXAMPLE = "mv2_residual_cpu_ethosu85"
 
 
-def _require_chromium() -> None:
-    try:
-        find_chromium()
-    except RuntimeError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
-
-
-_require_chromium()
+require_chromium()
 
 
 @pytest.fixture(scope="module")

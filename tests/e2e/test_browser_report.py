@@ -6,7 +6,6 @@ Expected values come from the analysis and the backend palette. Screenshots go t
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import pytest
 import pte_adapter
 from pte_adapter.cli import main
 from pte_adapter.render.html.strip import box_colour
-from tests.support.browser import chromium, find_chromium, new_page
+from tests.support.browser import chromium, new_page, require_chromium
 from tests.support.examples import example
 
 pytestmark = pytest.mark.slow
@@ -25,16 +24,7 @@ SINGLE = ["mv2_lrn_ethosu85", "mv2_residual_cpu_ethosu85", "tiny_gpt_xnnpack", "
 PAIR = ("mv2_lrn2_ethosu85", "mv2_lrn_ethosu85")
 
 
-def _require_chromium() -> None:
-    try:
-        find_chromium()
-    except RuntimeError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
-
-
-_require_chromium()
+require_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -21,10 +21,10 @@ from pte_adapter.program.delegate_graph import DelegateGraph
 from tests.support.browser import (
     MEPage,
     chromium,
-    find_chromium,
     model_explorer_server,
     model_url,
     new_page,
+    require_chromium,
 )
 from tests.support.examples import example
 from tests.support.groups import group_names
@@ -35,16 +35,7 @@ VGF_NODE_BG = "#c8e6c9"  # the VgfBackend colour (backends.py)
 MIN_COLOUR_PIXELS = 300
 
 
-def _require_chromium() -> None:
-    try:
-        find_chromium()
-    except RuntimeError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{e}; CI runs these tests", allow_module_level=True)
-
-
-_require_chromium()
+require_chromium()
 
 
 def _partition(name: str) -> tuple[Partition, DelegateGraph, str]:
