@@ -683,6 +683,18 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
+def _place_examples(source: Path, root: Path) -> None:
+    """The example files of `source` (not the workers' folders inside a snapshot) under `root`,
+    linked where the file system allows it."""
+    for src in source.rglob("*"):
+        if ".workers" in src.relative_to(source).parts:
+            continue
+        if src.is_file() and src.suffix in COPIED:
+            dst = root / src.relative_to(source)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            _link_or_copy(src, dst)
+
+
 class Workspace:
     """A private snapshot of examples/ in which one file at a time is replaced by mutated bytes.
 
@@ -692,13 +704,7 @@ class Workspace:
 
     def __init__(self, root: Path, source: Path = EXAMPLES) -> None:
         self.root = root
-        for src in source.rglob("*"):
-            if ".workers" in src.parts:
-                continue
-            if src.is_file() and src.suffix in COPIED:
-                dst = root / src.relative_to(source)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                _link_or_copy(src, dst)
+        _place_examples(source, root)
         self._clean: dict[str, bytes] = {}
 
     def names(self) -> list[tuple[str, int]]:
@@ -796,11 +802,7 @@ def snapshot_examples() -> Path:
     import tempfile
 
     snapshot = Path(tempfile.mkdtemp(prefix="pte-fuzz-snapshot-", dir=tmp_dir()))
-    for src in EXAMPLES.rglob("*"):
-        if src.is_file() and src.suffix in COPIED:
-            dst = snapshot / src.relative_to(EXAMPLES)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
+    _place_examples(EXAMPLES, snapshot)
     return snapshot
 
 
