@@ -1738,6 +1738,43 @@ def build_gpt_portable_fp32():
     }
 
 
+def _layered_gpt(layers):
+    """The GPT's shape with L blocks at d = 64 (issue 25's per-node speed programs)."""
+    torch.manual_seed(SEED)
+    m = TinyGPT(vocab=256, d=64, layers=layers, heads=4, ctx=32).eval()
+    return m, (torch.randint(0, 256, (1, 32)),)
+
+
+def _layered_example(layers, backend):
+    name = f"gpt{layers}_d64_{backend}"
+
+    @example(
+        name,
+        backend,
+        f"LARGE benchmark: {layers}-layer, hidden-64 GPT-like decoder, fp32, {backend} "
+        "(per-node speed: cost follows instructions).",
+        large=True,
+    )
+    def build():
+        _reset_outputs(f"{name}.pte")
+        m, x = _layered_gpt(layers)
+        with torch.no_grad():
+            if backend == "xnnpack":
+                prog = xnnpack_lower(m, x, quantize=False, extract_delegate_segments=True)
+            else:
+                prog = portable_lower(torch.export.export(m, x))
+        return {
+            "files": [_write_pte(prog, name)],
+            "sidecars": [],
+            "settings": {"layers": layers, "hidden": 64, "heads": 4, "vocab": 256, "seq": 32},
+        }
+
+
+for _layers in (48, 192):
+    for _backend in ("portable", "xnnpack"):
+        _layered_example(_layers, _backend)
+
+
 # --------------------------------------------------------------------------------------
 # Examples: LLM-shaped (an LLM export's constant methods)
 # --------------------------------------------------------------------------------------

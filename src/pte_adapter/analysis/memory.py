@@ -33,6 +33,7 @@ partition, beside the planned arenas.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.dataflow import Dataflow, backward_jumps, tensor_values
@@ -223,6 +224,18 @@ def _available(u: _Use) -> int | None:
     return None
 
 
+def _view_base(uses: list[_Use], candidates: list[tuple[int, int]], u: _Use) -> int | None:
+    """The latest written use of `candidates` (sorted by -available, index) available before `u`
+    is first mentioned whose bytes overlap `u`'s."""
+    start = bisect.bisect_right(candidates, (-u.mentioned, len(uses)))
+    end = u.offset + u.nbytes
+    for i in range(start, len(candidates)):
+        w = uses[j := candidates[i][1]]
+        if w.offset < end and u.offset < w.offset + w.nbytes:
+            return j
+    return None
+
+
 def _group_views(uses: list[_Use], last_ins: int) -> list[int]:
     """Per use, the index of the use whose bytes it shares (itself for most).
 
@@ -231,24 +244,24 @@ def _group_views(uses: list[_Use], last_ins: int) -> list[int]:
     ExecuTorch plans as a view spec sharing its base's storage and lifetime), or, when there is
     none, carries state between calls and stays alive for the whole method."""
     root = list(range(len(uses)))
-    by_arena: dict[int, list[int]] = {}
+    avail = [_available(u) for u in uses]  # a use left without a base keeps None: fixed up front
+    # Per arena, the written uses, latest available first (ties: the earlier use first); the base
+    # of a view is the first of them available before it is mentioned whose bytes overlap its own.
+    written: dict[int, list[tuple[int, int]]] = {}
     for k, u in enumerate(uses):
-        by_arena.setdefault(u.arena, []).append(k)
+        o = avail[k]
+        if o is not None:
+            written.setdefault(u.arena, []).append((-o, k))
+    for candidates in written.values():
+        candidates.sort()
     for k, u in enumerate(uses):
-        if _available(u) is not None:
+        if avail[k] is not None:
             continue
-        best: tuple[int, int] | None = None  # (available from, use index)
-        for j in by_arena[u.arena]:
-            w, o = uses[j], _available(uses[j])
-            if j == k or o is None or o >= u.mentioned:
-                continue
-            overlap = w.offset < u.offset + u.nbytes and u.offset < w.offset + w.nbytes
-            if overlap and (best is None or o > best[0]):
-                best = (o, j)
-        if best is None:
+        base = _view_base(uses, written.get(u.arena, []), u)
+        if base is None:
             u.kind, u.first, u.last = STATE, 0, last_ins
         else:
-            root[k] = best[1]
+            root[k] = base
     for k in range(len(uses)):  # follow views of views to the written tensor
         seen = {k}
         while root[root[k]] != root[k] and root[root[k]] not in seen:

@@ -110,11 +110,12 @@ def analyse_method(
     memory = method_memory(method, parts)
     summary = method_summary(method, parts, source, psources, reasons, estimate, memory)
     summary.problems.extend(constants.problems)
+    roles = partition_roles(parts)
     return MethodAnalysis(
         method=method,
         partitions=parts,
-        roles=partition_roles(parts),
-        instruction_ids=instruction_role_ids(method, parts),
+        roles=roles,
+        instruction_ids=instruction_role_ids(method, parts, roles),
         source=source,
         partition_sources=psources,
         reasons=reasons,

@@ -41,9 +41,18 @@ def partition_roles(parts: MethodPartitions) -> list[str]:
     return roles
 
 
-def instruction_role_ids(method: Method, parts: MethodPartitions) -> list[str]:
-    """One id per instruction of the method, unique within it."""
-    roles = partition_roles(parts)
+def instruction_role_ids(
+    method: Method, parts: MethodPartitions, roles: list[str] | None = None
+) -> list[str]:
+    """One id per instruction of the method, unique within it (`roles`: the partitions' roles,
+    when already known)."""
+    if roles is None:
+        roles = partition_roles(parts)
+    position: dict[int, int] = {}  # instruction -> its first position in its partition
+    for part in parts.partitions:
+        if part.is_cpu:
+            for pos, i in enumerate(part.instructions):
+                position.setdefault(i, pos)
     ids: list[str] = []
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
@@ -51,8 +60,7 @@ def instruction_role_ids(method: Method, parts: MethodPartitions) -> list[str]:
         if not part.is_cpu:
             ids.append(role)
             continue
-        pos = part.instructions.index(ins.index)
-        ids.append(f"{role}.{pos}.{_what(method, ins.index)}")
+        ids.append(f"{role}.{position[ins.index]}.{_what(method, ins.index)}")
     return ids
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pte_adapter.analysis.diff import diff_programs
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
-from pte_adapter.render.html import compare_fragment, compare_html, report_fragment, report_html
+
+# The HTML renderer and the diff are imported where they are used: `import pte_adapter` (and so
+# Model Explorer's start with this adapter) does not pay for them (issue 25).
 
 
 class Report:
@@ -29,6 +30,9 @@ class Report:
     @property
     def html(self) -> str:
         """The self-contained HTML file's text."""
+        from pte_adapter.analysis.diff import diff_programs
+        from pte_adapter.render.html import compare_html, report_html
+
         if self.after is None:
             return report_html(self.analysis)
         return compare_html(self.analysis, self.after, diff_programs(self.analysis, self.after))
@@ -39,6 +43,9 @@ class Report:
         return out
 
     def _repr_html_(self) -> str:
+        from pte_adapter.analysis.diff import diff_programs
+        from pte_adapter.render.html import compare_fragment, report_fragment
+
         if self.after is None:
             return report_fragment(self.analysis)
         return compare_fragment(self.analysis, self.after, diff_programs(self.analysis, self.after))
@@ -59,4 +66,6 @@ class Summary(dict[str, Any]):
         self._analysis = analysis
 
     def _repr_html_(self) -> str:
+        from pte_adapter.render.html import report_fragment
+
         return report_fragment(self._analysis, full=False)

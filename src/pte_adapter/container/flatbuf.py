@@ -51,6 +51,8 @@ _SCALAR_SIZES: Final = {
     "d": 8,
 }
 
+_STRUCTS: Final = {fmt: struct.Struct("<" + fmt) for fmt in _SCALAR_SIZES}
+
 DEFAULT_MAX_TABLES: Final = 4_000_000
 # A table takes at least 8 bytes of a buffer (its vtable offset and the offset that refers to it);
 # readers may look at a table a few times. Beyond this many per byte, tables must be shared.
@@ -114,9 +116,10 @@ class FlatBuffer:
         return int(_U32.unpack_from(self.data, pos)[0])
 
     def scalar(self, fmt: str, pos: int) -> int | float | bool:
-        size = _SCALAR_SIZES[fmt]
-        self._need(pos, size, f"scalar '{fmt}'")
-        value: int | float | bool = struct.unpack_from("<" + fmt, self.data, pos)[0]
+        reader = _STRUCTS[fmt]
+        if pos < 0 or pos + reader.size > self.size:
+            self._need(pos, reader.size, f"scalar '{fmt}'")
+        value: int | float | bool = reader.unpack_from(self.data, pos)[0]
         return value
 
     def charge(self, nbytes: int, pos: int, what: str) -> None:
@@ -154,7 +157,9 @@ class FlatBuffer:
             )
         return self.table_at(self.follow(0, "root table"), "root table")
 
-    def table_at(self, pos: int, what: str) -> Table:
+    def table_at(self, pos: int, what: str, parent: Table | None = None, index: int = -1) -> Table:
+        """The table at `pos`, named `what` (inside `parent`, at `index` of a vector: the full
+        name is made only when an error needs it)."""
         self.tables_left -= 1
         if self.tables_left < 0:
             raise LimitExceededError(
@@ -163,10 +168,25 @@ class FlatBuffer:
                 part=self.part,
                 offset=self.base + pos,
             )
+        if pos % 4 or pos < 0 or pos + 4 > self.size:
+            self._table_error(pos, _label(parent, what, index))
+        vt = pos - int(_I32.unpack_from(self.data, pos)[0])
+        if vt % 2 or vt < 0 or vt + 4 > self.size:
+            self._table_error(pos, _label(parent, what, index), vt)
+        vt_len = int(_U16.unpack_from(self.data, vt)[0])
+        inline = int(_U16.unpack_from(self.data, vt + 2)[0])
+        if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
+            self._table_error(pos, _label(parent, what, index), vt)
+        if pos + inline > self.size:
+            self._need(pos, inline, _label(parent, what, index))
+        return Table(self, pos, vt, vt_len, inline, what, parent, index)
+
+    def _table_error(self, pos: int, what: str, vt: int | None = None) -> None:
+        """Raise the error of the first check `table_at` failed, as it words them."""
         if pos % 4:
             raise self.error(f"{what}: table at {pos} is not 4-byte aligned", pos)
         self._need(pos, 4, what)
-        vt = pos - int(_I32.unpack_from(self.data, pos)[0])
+        assert vt is not None
         if vt % 2:
             raise self.error(f"{what}: vtable at {vt} is not 2-byte aligned", pos)
         self._need(vt, 4, f"{what} vtable")
@@ -177,8 +197,7 @@ class FlatBuffer:
         self._need(vt, vt_len, f"{what} vtable")
         if inline < 4:
             raise self.error(f"{what}: bad table size {inline}", vt)
-        self._need(pos, inline, what)
-        return Table(self, pos, vt, vt_len, inline, what)
+        raise AssertionError("no check failed")  # pragma: no cover
 
     def vector_at(self, pos: int, elem_size: int, what: str) -> tuple[int, int]:
         """Return (start of elements, element count) of the vector whose length sits at `pos`."""
@@ -195,18 +214,44 @@ class FlatBuffer:
         return start, n
 
 
+def _label(parent: Table | None, what: str, index: int = -1) -> str:
+    """A table's or field's full name: `<parent>.<what>`, `[<index>]` for a vector's element."""
+    name = what if parent is None else f"{parent.what}.{what}"
+    return name if index < 0 else f"{name}[{index}]"
+
+
 class Table:
-    """One table: read its fields by slot number; absent fields give the schema default."""
+    """One table: read its fields by slot number; absent fields give the schema default.
 
-    __slots__ = ("fb", "inline", "pos", "vt", "vt_len", "what")
+    Its name (`what`, for error messages: `program.execution_plan[0].values[12].val`) is made from
+    its parent's only when asked for: a reader walks many thousand tables and fields, and names
+    none of them unless something is wrong."""
 
-    def __init__(self, fb: FlatBuffer, pos: _int, vt: _int, vt_len: _int, inline: _int, what: str):
+    __slots__ = ("_index", "_name", "_parent", "fb", "inline", "pos", "vt", "vt_len")
+
+    def __init__(
+        self,
+        fb: FlatBuffer,
+        pos: _int,
+        vt: _int,
+        vt_len: _int,
+        inline: _int,
+        what: str,
+        parent: Table | None = None,
+        index: _int = -1,
+    ):
         self.fb = fb
         self.pos = pos
         self.vt = vt
         self.vt_len = vt_len
         self.inline = inline
-        self.what = what
+        self._name = what
+        self._parent = parent
+        self._index = index
+
+    @property
+    def what(self) -> str:
+        return _label(self._parent, self._name, self._index)
 
     def _field(self, slot: _int, size: _int) -> _int:
         """Absolute position of a field, or 0 when the field is absent."""
@@ -221,8 +266,10 @@ class Table:
         # alignment, so a u64 at +4 of an "8-byte" table is legal.
         if off < 4:
             raise self.fb.error(f"{self.what}: field {slot} overlaps the table header", self.pos)
-        self.fb._need(self.pos + off, size, f"{self.what} field {slot}")
-        return self.pos + off
+        pos = self.pos + off
+        if pos + size > self.fb.size:
+            self.fb._need(pos, size, f"{self.what} field {slot}")
+        return pos
 
     def has(self, slot: _int) -> _bool:
         return self._field(slot, 1) != 0
@@ -232,8 +279,12 @@ class Table:
     def scalar(
         self, slot: _int, fmt: str, default: _int | _float | _bool = 0
     ) -> _int | _float | _bool:
-        pos = self._field(slot, _SCALAR_SIZES[fmt])
-        return default if pos == 0 else self.fb.scalar(fmt, pos)
+        reader = _STRUCTS[fmt]
+        pos = self._field(slot, reader.size)
+        if pos == 0:
+            return default
+        value: _int | _float | _bool = reader.unpack_from(self.fb.data, pos)[0]
+        return value
 
     def int(self, slot: _int, fmt: str = "i", default: _int = 0) -> _int:
         return int(self.scalar(slot, fmt, default))
@@ -248,24 +299,56 @@ class Table:
 
     def _ref(self, slot: _int, what: str) -> _int:
         pos = self._field(slot, 4)
-        return 0 if pos == 0 else self.fb.follow(pos, f"{self.what}.{what}")
+        if pos == 0:
+            return 0
+        return self.follow(pos, what)
+
+    def follow(self, pos: _int, what: str, index: _int = -1) -> _int:
+        """`FlatBuffer.follow` of the uoffset at `pos`, the field named only on an error."""
+        fb = self.fb
+        if pos + 4 > fb.size:
+            fb._need(pos, 4, "u32")
+        target = pos + int(_U32.unpack_from(fb.data, pos)[0])
+        if target >= fb.size:
+            fb.follow(pos, _label(self, what, index))  # raises, with the message it always had
+        return target
+
+    def vector_at(
+        self, pos: _int, elem_size: _int, what: str, index: _int = -1
+    ) -> tuple[_int, _int]:
+        """`FlatBuffer.vector_at` for the field `what`, named only on an error."""
+        fb = self.fb
+        if pos % 4 or pos + 4 > fb.size:
+            return fb.vector_at(pos, elem_size, _label(self, what, index))
+        n = int(_U32.unpack_from(fb.data, pos)[0])
+        start = pos + 4
+        if n * elem_size > fb.size - start:
+            return fb.vector_at(pos, elem_size, _label(self, what, index))
+        return start, n
+
+    def charge(self, nbytes: _int, pos: _int, what: str, index: _int = -1) -> None:
+        fb = self.fb
+        if fb.unpack_left - nbytes < 0:
+            fb.charge(nbytes, pos, _label(self, what, index))
+        else:
+            fb.unpack_left -= nbytes
 
     def table(self, slot: _int, what: str = "table") -> Table | None:
         pos = self._ref(slot, what)
-        return None if pos == 0 else self.fb.table_at(pos, f"{self.what}.{what}")
+        return None if pos == 0 else self.fb.table_at(pos, what, self)
 
     def string(self, slot: _int, what: str = "string") -> str | None:
         raw = self.string_bytes(slot, what)
         if raw is None:
             return None
-        self.fb.charge(len(raw), self.pos, f"{self.what}.{what}")
+        self.charge(len(raw), self.pos, what)
         return bytes(raw).decode("utf-8", errors="replace")
 
     def string_bytes(self, slot: _int, what: str = "string") -> memoryview | None:
         pos = self._ref(slot, what)
         if pos == 0:
             return None
-        start, n = self.fb.vector_at(pos, 1, f"{self.what}.{what}")
+        start, n = self.vector_at(pos, 1, what)
         return self.fb.data[start : start + n]
 
     def bytes_view(self, slot: _int, what: str = "bytes") -> memoryview | None:
@@ -277,20 +360,20 @@ class Table:
         pos = self._ref(slot, what)
         if pos == 0:
             return None
-        start, n = self.fb.vector_at(pos, 1, f"{self.what}.{what}")
+        start, n = self.vector_at(pos, 1, what)
         return self.fb.base + start, n
 
     def vector_len(self, slot: _int, elem_size: _int = 4, what: str = "vector") -> _int:
         pos = self._ref(slot, what)
-        return 0 if pos == 0 else self.fb.vector_at(pos, elem_size, f"{self.what}.{what}")[1]
+        return 0 if pos == 0 else self.vector_at(pos, elem_size, what)[1]
 
     def scalars(self, slot: _int, fmt: str, what: str = "vector") -> list[_int] | list[_float]:
         pos = self._ref(slot, what)
         if pos == 0:
             return []
         size = _SCALAR_SIZES[fmt]
-        start, n = self.fb.vector_at(pos, size, f"{self.what}.{what}")
-        self.fb.charge(n * size, pos, f"{self.what}.{what}")
+        start, n = self.vector_at(pos, size, what)
+        self.charge(n * size, pos, what)
         return list(struct.unpack_from(f"<{n}{fmt}", self.fb.data, start))
 
     def ints(self, slot: _int, fmt: str = "i", what: str = "vector") -> list[_int]:
@@ -303,25 +386,23 @@ class Table:
         pos = self._ref(slot, what)
         if pos == 0:
             return
-        label = f"{self.what}.{what}"
-        start, n = self.fb.vector_at(pos, 4, label)
-        self.fb.charge(4 * n, pos, label)
+        start, n = self.vector_at(pos, 4, what)
+        self.charge(4 * n, pos, what)
         for i in range(n):
             elem = start + 4 * i
-            yield self.fb.table_at(self.fb.follow(elem, f"{label}[{i}]"), f"{label}[{i}]")
+            yield self.fb.table_at(self.follow(elem, what, i), what, self, i)
 
     def strings(self, slot: _int, what: str = "vector") -> list[str]:
         pos = self._ref(slot, what)
         if pos == 0:
             return []
-        label = f"{self.what}.{what}"
-        start, n = self.fb.vector_at(pos, 4, label)
-        self.fb.charge(4 * n, pos, label)
+        start, n = self.vector_at(pos, 4, what)
+        self.charge(4 * n, pos, what)
         out = []
         for i in range(n):
-            spos = self.fb.follow(start + 4 * i, f"{label}[{i}]")
-            s0, sn = self.fb.vector_at(spos, 1, f"{label}[{i}]")
-            self.fb.charge(sn, spos, f"{label}[{i}]")
+            spos = self.follow(start + 4 * i, what, i)
+            s0, sn = self.vector_at(spos, 1, what, i)
+            self.charge(sn, spos, what, i)
             out.append(bytes(self.fb.data[s0 : s0 + sn]).decode("utf-8", errors="replace"))
         return out
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
 
-from pte_adapter.explorer.convert import convert_path
+from pte_adapter import __version__
+from pte_adapter.explorer.cache import GraphCache
+from pte_adapter.explorer.convert import convert_with_folders
+
+# One per server process: re-opening a file whose content and side files did not change returns
+# the graphs already made (explorer/cache.py).
+CACHE = GraphCache(__version__)
 
 
 class PteAdapter(Adapter):  # type: ignore[misc]
@@ -28,5 +35,6 @@ class PteAdapter(Adapter):  # type: ignore[misc]
         super().__init__()
 
     def convert(self, model_path: str, settings: dict[str, Any]) -> ModelExplorerGraphs:
-        # A PteFormatError propagates: Model Explorer shows its message as the conversion error.
-        return {"graphs": convert_path(model_path)}
+        # A PteFormatError propagates: Model Explorer shows its message as the conversion error
+        # (and nothing is kept).
+        return {"graphs": CACHE.get(Path(model_path), convert_with_folders)}

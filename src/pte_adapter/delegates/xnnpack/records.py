@@ -90,7 +90,7 @@ def _vector_start(t: Table, f: Field) -> int:
     """Position of the first element of the (already length-checked) vector in slot `f.slot`."""
     entry = 4 + 2 * f.slot
     off = t.fb.u16(t.vt + entry)
-    ref = t.fb.follow(t.pos + off, f"{t.what}.{f.name}")
+    ref = t.follow(t.pos + off, f.name)
     return ref + 4
 
 

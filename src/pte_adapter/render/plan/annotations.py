@@ -54,10 +54,12 @@ def source_annotations(ma: MethodAnalysis, graph: Graph, names: list[str]) -> No
         ):
             node.namespace = "/".join([names[part.index], *layers])
     groups = graph.group_attrs if graph.group_attrs is not None else {}
+    by_part: dict[int, list[Reason]] = {}  # each partition's reasons, in order
+    for r in reasons:
+        by_part.setdefault(parts.partition_of[r.instruction], []).append(r)
     for part in parts.partitions:
-        mine = [r for r in reasons if parts.partition_of[r.instruction] == part.index]
         groups.setdefault(names[part.index], {}).update(
-            partition_source_facts(ma.partition_sources[part.index], mine)
+            partition_source_facts(ma.partition_sources[part.index], by_part.get(part.index, []))
         )
     graph.group_attrs = groups
 

@@ -48,18 +48,28 @@ def _boundary_text(method: Method, c: Crossing, other: str) -> str:
     return f"%{c.value} {what}, {facts.human_bytes(c.nbytes)} {other}"
 
 
-def boundary_facts(method: Method, parts: MethodPartitions, part: Partition) -> dict[str, str]:
-    """The tensors crossing this partition's boundary, for its group attributes."""
-    ins = [
-        _boundary_text(method, c, f"from {c.source}")
-        for c in parts.crossings
-        if c.target == part.name
-    ]
-    outs = [
-        _boundary_text(method, c, f"to {c.target}")
-        for c in parts.crossings
-        if c.source == part.name
-    ]
+CrossingSides = tuple[dict[str, list[Crossing]], dict[str, list[Crossing]]]
+
+
+def crossing_sides(parts: MethodPartitions) -> CrossingSides:
+    """The method's crossings by the partition they enter and by the one they leave, in order."""
+    into: dict[str, list[Crossing]] = {}
+    out_of: dict[str, list[Crossing]] = {}
+    for c in parts.crossings:
+        into.setdefault(c.target, []).append(c)
+        out_of.setdefault(c.source, []).append(c)
+    return into, out_of
+
+
+def boundary_facts(
+    method: Method, parts: MethodPartitions, part: Partition, sides: CrossingSides | None = None
+) -> dict[str, str]:
+    """The tensors crossing this partition's boundary, for its group attributes (`sides`: the
+    method's `crossing_sides`, made once for all its partitions)."""
+    into, out_of = sides if sides is not None else crossing_sides(parts)
+    name = part.name
+    ins = [_boundary_text(method, c, f"from {c.source}") for c in into.get(name, [])]
+    outs = [_boundary_text(method, c, f"to {c.target}") for c in out_of.get(name, [])]
     return {
         "incoming_tensors": "\n".join(ins) or "none",
         "outgoing_tensors": "\n".join(outs) or "none",

@@ -74,12 +74,20 @@ def _is_tensorish(val: Value) -> bool:
     return val.kind in (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
 
 
-def tensor_port(method: Method, pos: int, v: int) -> Port:
-    attrs: dict[str, str] = {"value_index": str(v)}
-    tensor = method.tensor(v)
-    if tensor is not None:
-        attrs.update(facts.tensor_facts(tensor, method))
-    return Port(str(pos), attrs)
+def tensor_port(
+    method: Method, pos: int, v: int, known: dict[int, dict[str, str]] | None = None
+) -> Port:
+    """The port at `pos` showing tensor `v` (`known`: the attributes of tensors already shown on
+    another port of the method, by value index; a tensor is on one output and many inputs)."""
+    attrs = known.get(v) if known is not None else None
+    if attrs is None:
+        attrs = {"value_index": str(v)}
+        tensor = method.tensor(v)
+        if tensor is not None:
+            attrs.update(facts.tensor_facts(tensor, method))
+        if known is not None:
+            known[v] = attrs
+    return Port(str(pos), dict(attrs))
 
 
 def jump_target(method: Method, ins: Instruction) -> int | None:
@@ -126,9 +134,16 @@ def _call_attrs(method: Method, ins: Instruction, flow: Dataflow) -> dict[str, s
 
 
 def instruction_node(
-    method: Method, ins: Instruction, part: Partition, flow: Dataflow, ids: list[str], group: str
+    method: Method,
+    ins: Instruction,
+    part: Partition,
+    flow: Dataflow,
+    ids: list[str],
+    group: str,
+    known: dict[int, dict[str, str]] | None = None,
 ) -> Node:
-    """The instruction's node in `group`, its partition's group (`render/names.py`)."""
+    """The instruction's node in `group`, its partition's group (`render/names.py`); `known` as
+    for `tensor_port`."""
     node = Node(
         id=ids[ins.index],
         label=instruction_label(method, ins),
@@ -157,7 +172,7 @@ def instruction_node(
     # Inputs: every tensor read (edges are added by the method graph, which knows where each
     # tensor really comes from; constants have metadata but no edge).
     for edge in flow.edges[ins.index]:
-        node.inputs.append(tensor_port(method, edge.consumer_input, edge.value))
+        node.inputs.append(tensor_port(method, edge.consumer_input, edge.value, known))
     for pos, v in enumerate(flow.io[ins.index].output_tensors):
-        node.outputs.append(tensor_port(method, pos, v))
+        node.outputs.append(tensor_port(method, pos, v, known))
     return node

@@ -33,7 +33,7 @@ from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.memory_facts import memory_facts, partition_memory_facts
 from pte_adapter.render.names import block_group_name, partition_group_names
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
-from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes
+from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes, crossing_sides
 from pte_adapter.render.plan.graph import (
     AttrValue,
     Edge,
@@ -174,9 +174,10 @@ class _Builder:
 def _instructions(b: _Builder) -> None:
     method, parts = b.ma.method, b.ma.partitions
     flow, ids = parts.dataflow, b.placement.instructions
+    known: dict[int, dict[str, str]] = {}  # each tensor's port attributes, made once
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
-        node = instruction_node(method, ins, part, flow, ids, b.names[part.index])
+        node = instruction_node(method, ins, part, flow, ids, b.names[part.index], known)
         b.graph.nodes.append(node)
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             b.source_value[(node.id, str(j))] = v
@@ -243,11 +244,12 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
         "": {**head, **bundle_method_facts(result, ma), **numbers, **side_file_facts(result)}
     }
     graph.group_styles = []
+    sides = crossing_sides(parts)
     for part in parts.partitions:
         attrs = facts.partition_facts(method, part)
         if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
-        attrs.update(boundary_facts(method, parts, part))
+        attrs.update(boundary_facts(method, parts, part, sides))
         attrs.update(partition_memory_facts(ma, part))
         graph.group_attrs[names[part.index]] = attrs
         graph.group_styles.append(
