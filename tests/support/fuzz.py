@@ -177,9 +177,9 @@ class _Recorder:
             rec.note(fb, "offsets", pos)
             return orig_follow(fb, pos, what)
 
-        def table_at(fb: Any, pos: int, what: str) -> Any:
+        def table_at(fb: Any, pos: int, what: str, *where: Any) -> Any:
             rec.note(fb, "tables", pos)
-            return orig_table_at(fb, pos, what)
+            return orig_table_at(fb, pos, what, *where)
 
         def union(t: Any, type_slot: int, what: str = "union") -> Any:
             p = t._field(type_slot, 1)
@@ -815,7 +815,20 @@ def _vm_size() -> int:
 
 
 def worker_init(snapshot: str, seed: int, mem_limit_mib: int) -> None:
-    """Pool initialiser: a private workspace, its targets, and an address-space limit."""
+    """Pool initialiser: a private workspace, its targets, and an address-space limit.
+
+    It never raises: a pool replaces a worker whose initialiser fails, forever (a harness that no
+    longer fit the reader once made hundreds of workers, each with its workspace, until memory ran
+    out). The failure is kept and `work` raises it, so the run fails at once with its cause."""
+    try:
+        _init_worker(snapshot, seed, mem_limit_mib)
+    except Exception:
+        import traceback
+
+        _STATE["init_error"] = traceback.format_exc()
+
+
+def _init_worker(snapshot: str, seed: int, mem_limit_mib: int) -> None:
     import resource
     import tempfile
 
@@ -832,6 +845,8 @@ def worker_init(snapshot: str, seed: int, mem_limit_mib: int) -> None:
 
 def make_input(i: int) -> tuple[Target, str, Recipe]:
     """Input `i` of the campaign: a function of the seed, `i` and the snapshot only."""
+    if "init_error" in _STATE:
+        raise RuntimeError(f"the fuzz worker could not start:\n{_STATE['init_error']}")
     rng = random.Random(f"{_STATE['seed']}:{i}")
     ws: Workspace = _STATE["ws"]
     target = pick_target(rng, _STATE["targets"], ws.root)
