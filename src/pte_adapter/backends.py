@@ -10,7 +10,7 @@ opening, and this module stays plain data):
 - `decoder`: `decode(payload, ctx) -> DecodedDelegate`, the payload as neutral graphs and numbers;
 - `layout`: `payload_layout(payload, base, sources) -> PayloadLayout`, where each byte of the
   payload goes (`pte-adapter size`);
-- `sidecars`: which rule finds its intermediate files (`delegates/tosa/sidecars.py`);
+- `sidecars`: which rule finds its intermediate files (`delegates/arm/sidecars.py`);
 - `partition_rules`: `reasons(method, delegates) -> judge(instruction, operator, origin) ->
   list[Verdict]`, why its partitioner would refuse a CPU kernel (several backends may share one,
   e.g. Arm's);
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 CPU = "CPU"
 
-# How a backend's sidecar files are found (see delegates/tosa/sidecars.py).
+# How a backend's sidecar files are found (see delegates/arm/sidecars.py).
 SIDECARS_NONE = ""
 # The Arm backends' intermediate `output_tag*_*.tosa`, matched to a delegate by its I/O.
 SIDECARS_TOSA_BY_IO = "tosa matched by I/O"

@@ -29,3 +29,27 @@ def test_loading_and_summarising_import_no_flatbuffers_torch_or_executorch() -> 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_program_without_tosa_never_imports_the_tosa_reader() -> None:
+    """The TOSA reader and its generated schema are the package's largest import: a program
+    with no TOSA to read (no TOSABackend payload, no sidecar `.tosa`) opens without them, and one
+    with sidecars does import them (so the check can fail)."""
+    code = (
+        "import sys\n"
+        "from pte_adapter.explorer.convert import convert_path\n"
+        "convert_path(sys.argv[1])\n"
+        "print('pte_adapter.delegates.tosa.reader' in sys.modules)\n"
+    )
+    for name, expected in (
+        ("undelegated", "False"),
+        ("mv2_xnnpack_int8", "False"),
+        ("mv2_lrn_ethosu85", "True"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(example(name))],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert out.stdout.strip() == expected, name

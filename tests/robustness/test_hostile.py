@@ -17,10 +17,10 @@ import flatbuffers
 import pytest
 
 from pte_adapter.container.flatbuf import FlatBuffer
+from pte_adapter.delegates.arm.artifacts import candidate_folders
 from pte_adapter.delegates.ethosu import dataflow
 from pte_adapter.delegates.ethosu._generated.registers_u85 import CMD0_OPCODES
 from pte_adapter.delegates.ethosu.commands import MAX_OPERATIONS, decode_commands
-from pte_adapter.delegates.tosa.artifacts import candidate_folders
 from pte_adapter.errors import LimitExceededError, PteFormatError
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import NUMEL_CAP, Tensor, saturating_numel

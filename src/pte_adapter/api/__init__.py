@@ -23,12 +23,12 @@ from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
+from pte_adapter.delegates.arm.sidecars import attach_tosa_sidecars
 from pte_adapter.delegates.registry import (
     DecodeContext,
     attach_partition_reports,
     decode_payload,
 )
-from pte_adapter.delegates.tosa.sidecars import attach_tosa_sidecars
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Delegate, Program
 from pte_adapter.program.reader import read_program

@@ -11,7 +11,7 @@ from model_explorer import graph_builder as gb
 
 from pte_adapter.api import open_analysis
 from pte_adapter.backends import for_file
-from pte_adapter.delegates.tosa.artifacts import spec_folders
+from pte_adapter.delegates.arm.artifacts import spec_folders
 from pte_adapter.render.model_explorer import program_graphs
 from pte_adapter.render.payload_file import payload_file_graphs
 

@@ -4,5 +4,8 @@
 
 `partition_rules.py` evaluates those rules for a CPU kernel (the `partition_rules` hook of the three
 records); the rules themselves, extracted from the pinned ExecuTorch, are in
-`_generated/partition_rules.py`.
+`_generated/partition_rules.py`. `artifacts.py` says where an export's intermediate files may be
+(the `debug_artifact_path` compile spec), `sidecars.py` matches its `.tosa` files to delegates, and
+`partition_report.py` reads the partitioner's own report there. This package imports the TOSA
+reader only when a file has to be read: every process that opens a program imports it.
 """

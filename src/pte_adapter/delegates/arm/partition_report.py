@@ -16,7 +16,7 @@ intermediates folder set (`dump_intermediate_artifacts_to(dir)`, `aot_arm_compil
 Cells longer than 35 characters wrap onto the next lines of the row: node names and targets are
 joined back without spaces, reasons with one. The folder is the delegate's `debug_artifact_path`
 (as written, or copied beside the `.pte` under its last name), and only inside the `.pte`'s folder
-(`delegates/tosa/artifacts.py`). The report names edge-graph nodes: the analysis uses a row only
+(`delegates/arm/artifacts.py`). The report names edge-graph nodes: the analysis uses a row only
 for an instruction whose ETRecord nodes carry that name and operator.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pte_adapter.delegates.arm._generated import partition_rules as rules
-from pte_adapter.delegates.tosa.artifacts import spec_folders
+from pte_adapter.delegates.arm.artifacts import spec_folders
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import PartitionerRejection, PartitionerReport
 from pte_adapter.program.model import Delegate

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from pte_adapter.delegates.arm.artifacts import existing_folders
 from pte_adapter.delegates.registry import DecodeContext
-from pte_adapter.delegates.tosa.artifacts import existing_folders
 from pte_adapter.delegates.tosa.debuginfo import DebugJson, load_debug_json
 from pte_adapter.delegates.tosa.graphs import (
     DATA_OPS,

@@ -22,14 +22,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pte_adapter.backends import SIDECARS_TOSA_BY_IO, SIDECARS_TOSA_IDENTICAL, backend_info
-from pte_adapter.delegates.tosa import find_debug_json, read_tosa, summarize, to_delegate_graphs
-from pte_adapter.delegates.tosa.artifacts import candidate_folders
-from pte_adapter.delegates.tosa.reader import TosaModel
+from pte_adapter.delegates.arm.artifacts import candidate_folders
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Program
+
+if TYPE_CHECKING:
+    from pte_adapter.delegates.tosa.reader import TosaModel
 
 SIDECAR_GLOB = "output_tag*_*.tosa"
 _SIDECAR_NAME = re.compile(r"^output_(tag\d+)_(.+)\.tosa$")
@@ -58,6 +60,10 @@ def _parse(sidecar: Sidecar) -> None:
     if sidecar.parsed or sidecar.error:
         return
     sidecar.parsed = True
+    # The TOSA reader (and its generated schema, the largest module of the package) is imported
+    # only when a program has sidecars to read: every process that opens a .pte imports this.
+    from pte_adapter.delegates.tosa import read_tosa
+
     try:
         sidecar.model = read_tosa(sidecar.data, sidecar.path.name)
     except PteFormatError as e:
@@ -236,6 +242,8 @@ def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> N
 
 
 def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
+    from pte_adapter.delegates.tosa import find_debug_json, summarize, to_delegate_graphs
+
     assert sidecar.model is not None
     decoded = cand.delegate.decoded
     debug_json = None
