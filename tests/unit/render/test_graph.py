@@ -167,8 +167,10 @@ def test_boundary_nodes_show_exactly_the_crossings(example_pte: Path) -> None:
             if not n["id"].startswith("b."):
                 continue
             attrs = {a["key"]: a["value"] for a in n["attrs"]}
+            # Input k and output k are tensor k; the outputs carry its metadata (an input shows
+            # its source's, render/plan/inputs.py).
             values = set()
-            for item in n["inputsMetadata"]:
+            for item in n["outputsMetadata"]:
                 meta = {a["key"]: a["value"] for a in item["attrs"]}
                 values.add(int(meta["value_index"]))
             # Each line: "%<value> <source partition> to <target partition>".

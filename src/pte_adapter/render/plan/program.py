@@ -5,6 +5,8 @@ from __future__ import annotations
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.render.plan.graph import Colour, Graph, MethodPlacement, ProgramPlan
+from pte_adapter.render.plan.inputs import show_inputs
+from pte_adapter.render.plan.instructions import OUTPUTS_ID
 from pte_adapter.render.plan.measured import add_measured
 from pte_adapter.render.plan.method import method_plan
 from pte_adapter.render.plan.views import view_graph
@@ -25,6 +27,9 @@ def program_plan(result: ProgramAnalysis) -> ProgramPlan:
         extra.extend(separate)
         placements[ma.name] = placement
     plan = ProgramPlan(graphs + extra, placements)
+    for graph in plan.graphs:
+        # A method's constant outputs are attributes of their own (`output<k>`).
+        show_inputs(graph, keep_edgeless=frozenset({OUTPUTS_ID}))
     add_measured(result, plan.graphs, placements)
     return plan
 
@@ -32,7 +37,10 @@ def program_plan(result: ProgramAnalysis) -> ProgramPlan:
 def views_plan(views: list[DelegateGraph], colours: Colour) -> list[Graph]:
     """Views that stand alone (a bare `.tosa` file's blocks), one graph each."""
     ids = {v.name: v.name for v in views}
-    return [view_graph(v, v.name, ids, colours)[0] for v in views]
+    graphs = [view_graph(v, v.name, ids, colours)[0] for v in views]
+    for graph in graphs:
+        show_inputs(graph)
+    return graphs
 
 
 __all__ = ["program_plan", "views_plan"]
