@@ -37,16 +37,6 @@ from tests.support.vela import ETHOSU_PTES, Partition, VelaRun, all_ethosu_parti
 
 TOLERANCE = 0.15
 NPU_TOLERANCE = 0.05  # our kernels + unhidden DMA vs Vela's NPU cycles (same model, same blocks)
-# Partitions whose NPU cycles may differ further, with the reason (Vela's debug database).
-WIDER_NPU = {
-    "convnet_cortex_m_ethosu85/forward/0": (
-        0.10,
-        "the second Conv's weight DMA (1,632 bytes from DRAM, 1,113 cycles) runs under the first "
-        "Conv (1,135 cycles) in the stream, so it is hidden; Vela hides it under 624 cycles only "
-        "(its slack is the first Conv's cost in its reference schedule, which the stream does "
-        "not record) and puts the other 489 into the second Conv's NPU cycles",
-    ),
-}
 
 
 @pytest.fixture(scope="module")
@@ -107,12 +97,13 @@ def test_estimate_per_partition_against_vela(
         # one MAC per element Vela does not count.
         macs, vela_macs = int(stats["npu_est_macs"]), int(vela.summary["nn_macs"])
         assert macs == pytest.approx(vela_macs, rel=0.01), part.name
-        if "transpose" not in notes and "buffering" not in notes:
-            limit, _why = WIDER_NPU.get(part.name, (NPU_TOLERANCE, ""))
-            assert abs(npu_dev) <= limit, f"{part.name}: NPU cycles {npu_dev:+.1%}"
+        if "buffering" in notes:
+            # Vela counts a weight copy in its operation with the slacks its weight-buffering
+            # estimate recorded (vela_buffering.py); priced that way the partition is Vela's.
+            assert abs(dev_as) <= 0.01, f"{part.name}: as Vela {dev_as:+.1%}"
+        elif "transpose" not in notes:
+            assert abs(npu_dev) <= NPU_TOLERANCE, f"{part.name}: NPU cycles {npu_dev:+.1%}"
     print("\n" + "\n".join(rows))
-    for name, (_limit, why) in WIDER_NPU.items():
-        print(f"{name}: {why}")
     assert checked, "no partition was matched to a Vela compile"
     assert not failures, "\n".join(failures)
 

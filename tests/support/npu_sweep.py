@@ -318,14 +318,10 @@ def partition_within(c: PartitionComparison, limit: float = PARTITION_LIMIT) -> 
 
 def partition_explained(c: PartitionComparison, limit: float = PARTITION_LIMIT) -> bool:
     """Outside, with a reason the user sees (`estimate_notes`) that accounts for the gap: priced
-    Vela's way the partition is within `limit`, or the only gap left is one the note says
-    Vela's total exceeds ours by (weights buffered from its reference schedule)."""
+    Vela's way the partition is within `limit`."""
     if partition_within(c, limit) or not c.notes:
         return False
-    if abs(c.deviation_as_vela) <= limit:
-        return True
-    kinds = {k for m in c.ops for k in m.noted}
-    return "buffering" in kinds and c.ours_as_vela < c.vela
+    return abs(c.deviation_as_vela) <= limit
 
 
 @dataclass

@@ -81,6 +81,7 @@ def _chain(op: NpuOperation, est: OpEstimate, producer: _Producer, target: Targe
     again = OpEstimate(p_op.index, p_op.label)
     compute_bound(p_op, target, again, extra)
     p_est.compute_cycles, p_est.block_cycles = again.compute_cycles, again.block_cycles
+    p_est.chained_ao = extra
     p_est.transfers += est.transfers
     est.transfers, est.compute_cycles, est.bound = [], 0.0, "compute"
     est.note = f"chained: runs in the pass of NPU operation {p_op.index}"

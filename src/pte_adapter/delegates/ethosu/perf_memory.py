@@ -115,6 +115,16 @@ def memory_traffic(op: NpuOperation, target: Target, est: OpEstimate) -> None:
         add_transfer(est, target, ws.region, ws.kind, ws.length * spatial_blocks, 1 << 30, channel)
 
 
+def copy_cycles(target: Target, src_region: int, dst_region: int, length: int) -> tuple[int, int]:
+    """A memory-to-memory copy's read and write times (Vela's MemToMemCycles is the slower):
+    the bytes over the source's copy channel and the destination's write channel, each with
+    its memory's latency."""
+    src, dst = target.memory(src_region), target.memory(dst_region)
+    read = int(length / channel_bandwidth(src, CH_MEM2MEM, target)) + src.read_latency
+    write = int(length / channel_bandwidth(dst, CH_WRITE, target)) + dst.write_latency
+    return read, write
+
+
 def dma_copy(op: NpuOperation, target: Target, est: OpEstimate) -> None:
     """A memory-to-memory copy: the slower of reading the source and writing the destination,
     each with its latency."""
@@ -122,12 +132,12 @@ def dma_copy(op: NpuOperation, target: Target, est: OpEstimate) -> None:
     assert d is not None
     add_transfer(est, target, d.src_region, "dma read", d.length, 1 << 30, CH_MEM2MEM)
     add_transfer(est, target, d.dst_region, "dma write", d.length, 1 << 30, CH_WRITE)
-    src, dst = target.memory(d.src_region), target.memory(d.dst_region)
-    read = int(d.length / channel_bandwidth(src, CH_MEM2MEM, target)) + src.read_latency
-    write = int(d.length / channel_bandwidth(dst, CH_WRITE, target)) + dst.write_latency
+    read, write = copy_cycles(target, d.src_region, d.dst_region, d.length)
     est.duration = float(max(read, write))
     memory_totals(est, target)
-    est.bound = src.name if read >= write else dst.name
+    est.bound = (
+        target.memory(d.src_region).name if read >= write else target.memory(d.dst_region).name
+    )
 
 
 def memory_totals(est: OpEstimate, target: Target) -> None:

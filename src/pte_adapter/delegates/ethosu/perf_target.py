@@ -184,6 +184,7 @@ class OpEstimate:
     bound: str = ""  # "compute" or the name of the memory that sets the time
     serial_dma: bool = False  # a DMA the stream waits for
     block_cycles: float = 0.0  # first IFM block read + last OFM block write (in compute_cycles)
+    chained_ao: float = 0.0  # Ethos-U85: output-unit cycles per element of the chained operations
     duration: float = 0.0  # a DMA's own transfer time (cycles is the part nothing hides)
     # Where the command stream does something Vela's estimate prices another way: what Vela
     # would charge for this operation (for a group of operations, the first carries it all and

@@ -22,6 +22,8 @@ and `vela_note` with both numbers, and the partition a line per kind (`partition
   its operation once.
 - dma: how much of a weight DMA the kernels before it hide depends on what those kernels cost;
   with them priced Vela's way, the visible part changes.
+- buffering: an operation whose weights a DMA copied to SRAM is priced with the slacks Vela's
+  weight-buffering estimate recorded, where they differ from the stream (vela_buffering.py).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pte_adapter.delegates.ethosu.perf_memory import (
 from pte_adapter.delegates.ethosu.perf_shapes import ceil_div
 from pte_adapter.delegates.ethosu.perf_target import CH_SCALE, OpEstimate, Target
 from pte_adapter.delegates.ethosu.perf_timeline import StreamEvent, replay
+from pte_adapter.delegates.ethosu.vela_buffering import buffered_weights
 
 KINDS = ("transpose", "buffering", "scales", "matmul", "repeat", "lut", "dma")
 
@@ -299,51 +302,6 @@ def _dmas(out: list[OpEstimate], events: list[StreamEvent], target: Target) -> N
             )
 
 
-# --- weights a DMA copied to SRAM -----------------------------------------------------------------
-
-
-def _buffered_weights(ops: list[NpuOperation], out: list[OpEstimate], target: Target) -> None:
-    """Say where Vela's price for an operation whose weights a DMA copied to SRAM cannot be
-    reproduced. Vela (NetworkPerformance::EstimateFullOpPerformance) charges such an operation
-    max(full transfer - the previous operation's slack + its own slack, its cost + the first
-    transfer's unhidden part), and its own slack is its cost in Vela's *reference* schedule
-    (before weight buffering: weights read from the constant memory, often cascaded in stripes;
-    est_op_cycles_without_buffering in Vela's debug database). The command stream does not
-    record that schedule, so the note carries no price. It is given where the first term
-    plainly wins: the copy takes longer than the operation itself."""
-    by_index = {e.index: e for e in out}
-    const = target.regions[0].name
-    dmas: list[NpuOperation] = []
-    for op in ops:
-        if op.name == "NPU_OP_DMA_START" and op.dma is not None:
-            dmas.append(op)
-            continue
-        est = by_index.get(op.index)
-        if not op.is_compute or est is None or not est.covered:
-            continue
-        staged = [
-            w for w in op.weights if w.kind == "weights" and target.memory(w.region).name != const
-        ]
-        copies = [
-            by_index[d.index]
-            for d in dmas
-            if d.dma is not None and staged and d.dma.dst_region == staged[0].region
-        ]
-        full = sum(c.duration for c in copies)
-        if copies and not est.vela_kind and full > est.cycles:
-            nbytes = sum(c.bytes_by_memory().get(const, 0) for c in copies)
-            est.vela_kind = "buffering"
-            est.vela_note = (
-                f"weights copied to SRAM by a DMA ({nbytes:,} bytes from {const}, "
-                f"{round(full):,} cycles, longer than the operation): ours "
-                f"{round(est.cycles):,} cycles; Vela charges the unhidden transfer plus the "
-                "operation's cost in its reference "
-                "schedule (weights left in the constant memory), which the command stream does "
-                "not record; Vela's price is higher"
-            )
-        dmas = []
-
-
 def note_differences(
     ops: list[NpuOperation], out: list[OpEstimate], events: list[StreamEvent], target: Target
 ) -> None:
@@ -355,16 +313,17 @@ def note_differences(
     _staged_scales(ops, covered, target)
     _lut_loads(ops, out)
     _dmas(out, events, target)
-    _buffered_weights(ops, out, target)
+    buffered_weights(ops, out, target)
 
 
 _LINES = {
     "transpose": "{n} command(s) of {groups} transpose(s) the Ethos-U55 carries out as pooling "
     "(it has no transpose): ours {ours:,} cycles by the pooling model; Vela prices the "
     "transposes from their memory traffic alone, {vela:,}",
-    "buffering": "{n} operation(s) read weights a DMA copied to SRAM (ours {ours:,} cycles): "
-    "Vela prices them from its reference schedule with the weights left in the constant "
-    "memory, which the stream does not record, so its total is higher",
+    "buffering": "{groups} operation(s) read weights a DMA copied to SRAM: ours {ours:,} cycles "
+    "with their copies; Vela counts each copy in its operation with the slacks its "
+    "weight-buffering estimate recorded, which differ from the stream (each operation says "
+    "why), {vela:,}",
     "scales": "{n} operation(s) read their scales from the SRAM copy a DMA made; Vela charges "
     "those reads to the constant memory: ours {ours:,} cycles, Vela's way {vela:,}",
     "matmul": "{n} MatMul command(s) (multiply and reduce-sum per column): ours {ours:,} cycles "
