@@ -165,9 +165,13 @@ def _pairs(name: str, rows: dict[str, CountsChange], lines: list[str]) -> None:
     for direction, c in rows.items():
         (nb, bb), (na, ba) = c.before, c.after
         lines.append(
-            f"    {direction:<34} {nb} tensors / {human_bytes(bb)}  ->  "
-            f"{na} tensors / {human_bytes(ba)}"
+            f"    {direction:<34} {_tensors(nb)} / {human_bytes(bb)}  ->  "
+            f"{_tensors(na)} / {human_bytes(ba)}"
         )
+
+
+def _tensors(n: int) -> str:
+    return f"{n} tensor" if n == 1 else f"{n} tensors"
 
 
 def _ops_lines(m: MethodDiff) -> list[str]:
