@@ -233,6 +233,43 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"NPU ops not in NPU colour: {ink}"
 
 
+def test_inputs_show_their_source_s_metadata_and_edgeless_ones_are_attributes(
+    app: tuple[str, object], expected: Expected
+) -> None:
+    """Model Explorer lists each input with its source output's metadata merged under its own (so
+    the plan leaves out what the source shows: render/plan/inputs.py), and shows an input without
+    an edge nowhere (so that one is the attribute `input<k>`)."""
+    method, parts = expected.method, expected.parts
+    # A CPU kernel reading what the instruction before it wrote: its input carries nothing of its
+    # own, and the panel still lists the tensor's facts.
+    ins = next(
+        i for i in method.instructions if "avg_pool3d" in method.operators[i.op_index or 0].name
+    )
+    part = parts.partitions[parts.partition_of[ins.index]]
+    tensor = method.tensor(ins.args[0])
+    assert tensor is not None
+    for me in _page(app, None):
+        me.expand_layer(expected.group(part))
+        me.select_node(expected.ids[ins.index])
+        (source, rows), *_ = me.inputs()
+        assert (
+            source == method.operators[method.instructions[ins.index - 1].op_index or 0].full_name
+        )
+        assert rows["value_index"] == str(ins.args[0]), (source, rows)
+        assert rows["shape"] == str(list(tensor.sizes)) and rows["dtype"] == tensor.dtype
+    # An NPU partition's call heads its group without edges (its tensors flow through the
+    # operations inside): its ExecuTorch input is an attribute.
+    npu = expected.npu_partitions[0]
+    call = method.instructions[npu.instructions[0]]
+    given = method.tensor(call.args[0])
+    assert given is not None
+    for me in _page(app, None):
+        me.expand_layer(expected.group(npu))
+        me.select_node(expected.ids[call.index])
+        shown = me.panel("Attributes")["input0"]
+        assert f"shape: {list(given.sizes)}" in shown and f"value_index: {call.args[0]}" in shown
+
+
 def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
     layers_ui: MEPage, expected: Expected
 ) -> None:

@@ -265,6 +265,25 @@ _PANEL_JS = """(title) => {
   return out;
 }"""
 
+# The side panel's Inputs section: per input (one per incoming edge), its source's label and the
+# metadata rows Model Explorer lists for it.
+_INPUTS_PANEL_JS = """() => {
+  const section = document.querySelector('.section.inputs');
+  if (!section) return [];
+  return [...section.querySelectorAll('.flat-item')].map(item => {
+    const rows = {};
+    for (const row of item.querySelectorAll('table.metadata-table tr')) {
+      const key = row.querySelector('td.key .bubble');  // without the bullet icon's name
+      const value = row.querySelector('td.value .expanded-text');
+      if (key && value) rows[key.textContent.trim()] = value.textContent.trim();
+    }
+    const name = item.querySelector('.name');  // its own text, without the icons' names
+    const source = name ? [...name.childNodes].filter(n => n.nodeType === Node.TEXT_NODE)
+        .map(n => n.textContent).join('').trim() : '';
+    return {source, rows};
+  });
+}"""
+
 # Points inside each given layer's box (page coordinates), away from its label at the top: where
 # its fill colour shows. From the renderer's own layout, like the layer icon above.
 _LAYER_FILL_POINTS_JS = """(ids) => {
@@ -584,6 +603,11 @@ class MEPage:
         """The rows of a side-panel section ("Graph info", "Node info", "Attributes")."""
         rows: dict[str, str] = self.page.evaluate(_PANEL_JS, section)
         return rows
+
+    def inputs(self) -> list[tuple[str, dict[str, str]]]:
+        """The selected node's inputs as the panel lists them: (source label, metadata rows)."""
+        items: list[dict[str, Any]] = self.page.evaluate(_INPUTS_PANEL_JS)
+        return [(str(i["source"]), dict(i["rows"])) for i in items]
 
     # subgraphs
 
