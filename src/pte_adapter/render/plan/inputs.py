@@ -2,7 +2,7 @@
 
 Model Explorer lists a selected node's inputs one per incoming edge, each with the metadata of the
 source's output merged under the input's own (a key the input does not set is taken from the
-source output; the list is sorted by key). So:
+source output, except `__tensor_tag`; the list is sorted by key). So:
 
 - an input key whose value every source output already shows is drawn the same without it: it is
   left out, and with it most of the graph's serialised size (a tensor is on one output and on every
@@ -19,6 +19,8 @@ it was with the full metadata, and that every edgeless input is in the attribute
 from __future__ import annotations
 
 from pte_adapter.render.plan.graph import Graph, Node, Port
+
+NOT_MERGED = "__tensor_tag"  # the one key Model Explorer never takes from the source output
 
 
 def input_attribute_key(node: Node, port: Port) -> str:
@@ -62,7 +64,11 @@ def show_inputs(graph: Graph, keep_edgeless: frozenset[str] = frozenset()) -> No
                 elif port.attrs and all(port.attrs != out.attrs for out in node.outputs):
                     node.attrs[input_attribute_key(node, port)] = port_text(port)
                 continue
-            own = {k: v for k, v in port.attrs.items() if any(s.get(k) != v for s in shown)}
+            own = {
+                k: v
+                for k, v in port.attrs.items()
+                if k == NOT_MERGED or any(s.get(k) != v for s in shown)
+            }
             if own:
                 kept.append(Port(port.id, own))
         node.inputs = kept
