@@ -16,7 +16,7 @@ import pytest
 import pte_adapter
 from pte_adapter.render.plan import program as plan_program
 from pte_adapter.render.plan.graph import Edge, Graph, Node, Port
-from pte_adapter.render.plan.inputs import NOT_MERGED, input_attribute_key, port_text
+from pte_adapter.render.plan.inputs import input_attribute_key, port_text
 from pte_adapter.render.plan.instructions import OUTPUTS_ID
 from tests.support.examples import EXAMPLE_PTES, example
 
@@ -30,7 +30,7 @@ def _listed(graph: Graph) -> dict[tuple[str, int], list[tuple[str, str]]]:
         for i, e in enumerate(node.edges):
             merged = dict(own.get(e.target_input, {}))
             for k, v in outputs.get((e.source, e.source_output), {}).items():
-                if k not in merged and k != NOT_MERGED:
+                if k not in merged and k != "__tensor_tag":
                     merged[k] = v
             out[(node.id, i)] = sorted(merged.items())
     return out
