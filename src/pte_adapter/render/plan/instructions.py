@@ -1,7 +1,8 @@
 """One instruction as a plan node: label, colour, attributes, tensor ports.
 
 Labels are short (the full operator name with overload, or the delegate id); everything else is in
-attributes and in the metadata of each input and output."""
+attributes and in the metadata of each input and output (reduced to what Model Explorer shows once
+the edges are known: `render/plan/inputs.py`)."""
 
 from __future__ import annotations
 
