@@ -843,10 +843,16 @@ def _init_worker(snapshot: str, seed: int, mem_limit_mib: int) -> None:
     _STATE.update(ws=ws, targets=targets, names=ws.names(), seed=seed)
 
 
-def make_input(i: int) -> tuple[Target, str, Recipe]:
-    """Input `i` of the campaign: a function of the seed, `i` and the snapshot only."""
+def _worker_state() -> dict[str, Any]:
+    """The worker's state, for every task the pool runs; raises its initialiser's failure."""
     if "init_error" in _STATE:
         raise RuntimeError(f"the fuzz worker could not start:\n{_STATE['init_error']}")
+    return _STATE
+
+
+def make_input(i: int) -> tuple[Target, str, Recipe]:
+    """Input `i` of the campaign: a function of the seed, `i` and the snapshot only."""
+    _worker_state()
     rng = random.Random(f"{_STATE['seed']}:{i}")
     ws: Workspace = _STATE["ws"]
     target = pick_target(rng, _STATE["targets"], ws.root)
@@ -881,7 +887,8 @@ def work(i: int) -> dict[str, Any]:
 
 
 def minimise_item(item: dict[str, Any]) -> Recipe:
-    ws: Workspace = _STATE["ws"]
-    target = next(t for t in _STATE["targets"] if t.name == item["target"])
+    state = _worker_state()
+    ws: Workspace = state["ws"]
+    target = next(t for t in state["targets"] if t.name == item["target"])
     status = "swallowed" if item["swallowed"] else item["status"]
     return minimise(ws, target, item["recipe"], status)
