@@ -19,6 +19,8 @@ opening, and this module stays plain data):
 - `cpu_rewrites`: `rewritten_from(kernel) -> KernelRewrites`, the edge operators its export flow's
   CPU passes turn into that kernel (Arm's Cortex-M lowering), so that an ETRecord recorded before
   those passes still matches the program;
+- `price_operators`: `price_operators(method, instructions, delegate) -> list[OperatorPrice]`,
+  what CPU kernels would cost inside that delegate (the what-if of `analysis/what_if.py`);
 - `profile_events`: places what the backend logs about itself in an ETDump on its decoded nodes;
 - `file_reader` / `file_suffixes`: a bare file of this backend's payload format (`.tosa`) opens as
   its graphs.
@@ -71,6 +73,7 @@ class Backend:
     file_suffixes: tuple[str, ...] = ()  # suffixes of such files (".tosa")
     cpu_rewrites: str | None = None  # "module:function": edge operators its CPU passes rewrite
     partition_report: str | None = None  # "module:function": the partitioner's own report
+    price_operators: str | None = None  # "module:function": CPU kernels priced inside it
     # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
     # partition boundaries and that only convert or move data: counted as glue, not compute.
     cpu_glue_ops: frozenset[str] = frozenset()
@@ -253,6 +256,7 @@ ETHOSU = register(
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
         partition_report=_ARM_REPORT,
+        price_operators="pte_adapter.delegates.ethosu.what_if_prices:price_operators",
     )
 )
 TOSA = register(

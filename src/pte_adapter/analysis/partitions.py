@@ -22,6 +22,7 @@ A *crossing* (the one definition; docs/partitions.md repeats it):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.dataflow import (
@@ -33,7 +34,16 @@ from pte_adapter.analysis.dataflow import (
 from pte_adapter.backends import CPU, group_prefix, is_glue
 from pte_adapter.program.model import InstructionKind, Method
 
-__all__ = ["CPU", "Crossing", "MethodPartitions", "Partition", "is_glue", "partition_method"]
+__all__ = [
+    "CPU",
+    "Crossing",
+    "MethodPartitions",
+    "Origins",
+    "Partition",
+    "crossings_of",
+    "is_glue",
+    "partition_method",
+]
 
 METHOD_INPUT = "method input"
 METHOD_OUTPUT = "method output"
@@ -185,11 +195,11 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
         part.instructions.append(ins.index)
         partition_of.append(part.index)
 
-    crossings = _crossings(method, flow, partitions, partition_of)
+    crossings = crossings_of(method, flow, partitions, partition_of)
     return MethodPartitions(method.name, partitions, partition_of, crossings, flow)
 
 
-class _Origins:
+class Origins:
     """The writers behind a value: a MoveCall is looked through to what it moved."""
 
     def __init__(self, method: Method, reads: list[TensorEdge]) -> None:
@@ -216,7 +226,11 @@ class _Origins:
 
 
 def _sides(
-    origin: int, e: TensorEdge, n: int, partitions: list[Partition], partition_of: list[int]
+    origin: int,
+    e: TensorEdge,
+    n: int,
+    partitions: Sequence[Partition],
+    partition_of: Sequence[int],
 ) -> tuple[Partition | None, str, str, Partition | None, str, str] | None:
     """(source partition, backend, name, target partition, backend, name) of one read from one
     writer; None for constants and never-written buffers, which do not cross."""
@@ -237,19 +251,31 @@ def _sides(
     return src, src_backend, src_name, dst, dst_backend, dst_name
 
 
-def _crossings(
-    method: Method, flow: Dataflow, partitions: list[Partition], partition_of: list[int]
+def crossings_of(
+    method: Method,
+    flow: Dataflow,
+    partitions: Sequence[Partition],
+    partition_of: Sequence[int],
+    only: list[TensorEdge] | None = None,
+    origins: Origins | None = None,
 ) -> list[Crossing]:
-    """Crossings and handoffs by the definition in this module's docstring."""
+    """Crossings and handoffs by the definition in this module's docstring (`only`: of these
+    reads alone, a subset of the method's, for a partitioning that changed in one place;
+    `origins`: the method's, when already made)."""
     n = len(method.instructions)
-    reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
-    origins = _Origins(method, reads)
+    if origins is None or only is None:
+        reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
+        origins = origins or Origins(method, reads)
+        candidates = reads + flow.output_edges if only is None else only
+    else:
+        candidates = only
     data_reads = [
         e
-        for e in reads
-        if method.instructions[e.consumer].kind
+        for e in candidates
+        if e.consumer >= n
+        or method.instructions[e.consumer].kind
         in (InstructionKind.KERNEL, InstructionKind.DELEGATE)
-    ] + flow.output_edges
+    ]
     seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)
     out: list[Crossing] = []
     for e in data_reads:
@@ -268,6 +294,8 @@ def _crossings(
             nbytes = tensor.nbytes if tensor else 0
             handoff = src_backend != CPU and dst_backend != CPU
             out.append(Crossing(e.value, src_name, dst_name, direction, nbytes, handoff))
+            if only is not None:
+                continue  # a what-if's partitioning: the partitions' own counts stay as they are
             if src is not None:
                 src.bytes_out += nbytes
             if dst is not None:

@@ -33,6 +33,7 @@ from pte_adapter.analysis.source import (
 )
 from pte_adapter.analysis.source_match import match_source
 from pte_adapter.analysis.summary import MethodSummary, method_summary
+from pte_adapter.analysis.what_if import MethodWhatIf, add_measured_time, method_what_if
 from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.container.etdump import ETDump
 from pte_adapter.errors import PteFormatError
@@ -58,6 +59,8 @@ class MethodAnalysis:
     profile: MethodProfile | None = None  # measured runs, when an ETDump was given
     measured: MethodMeasurement | None = None  # their times, when the method ran
     tests: MethodTests | None = None  # its bundled test cases, when read from a bundle
+    # What fixing each CPU island would buy, and fixing them all (analysis/what_if.py).
+    what_if: MethodWhatIf | None = None
 
     @property
     def name(self) -> str:
@@ -124,7 +127,17 @@ def analyse_method(
         memory=memory,
         summary=summary,
         constants=constants,
+        what_if=method_what_if(method, parts, reasons, psources),
     )
+
+
+def _times_us(measured: MethodMeasurement, scale: TimeScale) -> dict[int, float]:
+    """Each instruction's median measured time in microseconds; {} when the unit is cycles
+    without a clock."""
+    ms = scale.ms_per_unit
+    if ms is None:
+        return {}
+    return {i: t.stats.median * ms * 1000 for i, t in measured.instruction_times.items()}
 
 
 def analyse(
@@ -169,4 +182,6 @@ def analyse(
             for m in methods:
                 m.profile = result.profile.method(m.name)
                 m.measured = measured.get(m.name)
+                if m.what_if is not None and m.measured is not None:
+                    add_measured_time(m.what_if, m.partitions, _times_us(m.measured, scale))
     return result

@@ -18,7 +18,10 @@ Reason kinds (stable, in `summary --json`):
 - `u55`: on the list, but `EthosU55NotSupported` rejects it on the Ethos-U55 subset;
 - `rank`: a tensor has more dimensions than the Arm backend's MAX_RANK;
 - `int64`: an int64 tensor and the TOSA spec has no int64 extension;
-- `not_quantized`: an INT-only TOSA spec and the kernel computes in floating point;
+- `not_quantized`: an INT-only TOSA spec and the kernel computes in floating point on values
+  that were never quantized (an input that no dequantize made, or a result no quantize takes);
+- `not_quantized_or_check`: the same, but between a dequantize and a quantize: either the quantizer
+  skipped it or a partitioner check refused it after quantization; the `.pte` cannot tell which;
 - `check`: accepted by the lists, refused by a further check that needs the pre-delegation graph;
 - `supported`: the layer's operator (before Arm's Cortex-M passes rewrote it) is supported for
   that TOSA spec: something the `.pte` does not record kept it off the NPU (a partitioner check
@@ -41,7 +44,7 @@ from pte_adapter.analysis.source import InstructionSource, MethodSource, operato
 from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
 from pte_adapter.backends import with_hook
 from pte_adapter.delegates.registry import KernelOrigin, Verdict, hook
-from pte_adapter.program.model import Delegate, InstructionKind, Method
+from pte_adapter.program.model import FLOAT_DTYPES, Delegate, InstructionKind, Method
 
 
 @dataclass
@@ -54,6 +57,8 @@ class Reason:
     by: str = "rules"  # "rules" | "partitioner" (its own report)
     # The layer's operator when a CPU pass rewrote it into this kernel ("aten.linear"), else "".
     layer_operator: str = ""
+    # Another target of the same backend whose rules accept it ("Ethos-U85"), else "".
+    accepted_on: str = ""
 
 
 Judge = Callable[[int, str, KernelOrigin | None], list[Verdict]]
@@ -89,6 +94,56 @@ def kernel_origin(
     return KernelOrigin(operators, tuple(n for _, n in made_of), rewritten=True)
 
 
+def _readers(parts: MethodPartitions) -> dict[int, list[int]]:
+    """Instruction -> the instructions reading what it wrote (the method's caller as -1)."""
+    out: dict[int, list[int]] = {}
+    flow = parts.dataflow
+    for edges in flow.edges:
+        for e in edges:
+            if e.producer >= 0:
+                out.setdefault(e.producer, []).append(e.consumer)
+    for e in flow.output_edges:
+        if e.producer >= 0:
+            out.setdefault(e.producer, []).append(-1)
+    return out
+
+
+def _operator_at(method: Method, i: int) -> str:
+    if not 0 <= i < len(method.instructions):
+        return ""
+    o = method.instructions[i].op_index
+    return method.operators[o].full_name if o is not None and 0 <= o < len(method.operators) else ""
+
+
+def between_qdq(
+    method: Method, parts: MethodPartitions, readers: dict[int, list[int]], index: int
+) -> bool:
+    """Whether every floating-point value the kernel reads was made by a dequantize kernel and
+    what it writes is read only by quantize kernels (at least one of each)."""
+    edges = parts.dataflow.edges[index] if 0 <= index < len(parts.dataflow.edges) else []
+    floats = [
+        e for e in edges if (t := method.tensor(e.value)) is not None and t.dtype in FLOAT_DTYPES
+    ]
+    if not floats or not all(
+        "dequantize" in _operator_at(method, e.producer) for e in floats if e.producer >= 0
+    ):
+        return False
+    if any(e.producer < 0 for e in floats):
+        return False
+    out = readers.get(index, [])
+    return bool(out) and all(
+        "quantize" in (name := _operator_at(method, r)) and "dequantize" not in name for r in out
+    )
+
+
+def with_qdq(origin: KernelOrigin | None, op: str, flag: bool) -> KernelOrigin | None:
+    if not flag:
+        return origin
+    if origin is None:
+        return KernelOrigin((operator_base(op),), recorded=False, between_qdq=True)
+    return origin._replace(between_qdq=True)
+
+
 def why_not_delegated(
     method: Method, parts: MethodPartitions, source: MethodSource | None = None
 ) -> list[Reason]:
@@ -98,6 +153,7 @@ def why_not_delegated(
     if not judges:
         return []
     rewrites = cpu_rewrites()
+    readers = _readers(parts)
     out: list[Reason] = []
     for p in parts.cpu_islands:
         for i in p.instructions:
@@ -117,7 +173,9 @@ def why_not_delegated(
             layer = ", ".join(origin.operators) if origin and origin.rewritten else ""
             for judge in judges:
                 out.extend(
-                    Reason(i, op, v.backend, v.kind, v.text, v.by, layer)
-                    for v in judge(i, op, origin)
+                    Reason(i, op, v.backend, v.kind, v.text, v.by, layer, v.accepted_on)
+                    for v in judge(
+                        i, op, with_qdq(origin, op, between_qdq(method, parts, readers, i))
+                    )
                 )
     return out

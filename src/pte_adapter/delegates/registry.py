@@ -57,9 +57,11 @@ class Verdict(NamedTuple):
     """What a backend's partitioner rules (`Backend.partition_rules`) say of one CPU kernel."""
 
     backend: str  # whose rules: "Arm TOSA-1.0+INT+int16+int4+cf", "XNNPACK"
-    kind: str  # not_listed | u55 | rank | int64 | not_quantized | check | supported | ... | unknown
+    kind: str  # not_listed | u55 | rank | int64 | not_quantized | not_quantized_or_check | ...
     text: str  # one line, naming the rules' version (or the partitioner's report)
     by: str = "rules"  # "rules": evaluated from the .pte; "partitioner": its own report says so
+    # Another target of the same backend whose rules accept the kernel ("Ethos-U85"), else "".
+    accepted_on: str = ""
 
 
 class KernelOrigin(NamedTuple):
@@ -70,6 +72,22 @@ class KernelOrigin(NamedTuple):
     nodes: tuple[str, ...] = ()  # their edge-graph node names (from the ETRecord)
     rewritten: bool = False  # a CPU pass made the kernel of those operators (it is none of them)
     recorded: bool = True  # the ETRecord says so; False: only the backends' rewrite tables do
+    # Its floating-point inputs all come from dequantize kernels and its results all go into
+    # quantize kernels: the quantizer may have annotated it, and something else kept it off.
+    between_qdq: bool = False
+
+
+class OperatorPrice(NamedTuple):
+    """What one CPU kernel would cost if the neighbouring delegate ran it
+    (`Backend.price_operators`): the operations its compiler would emit, priced with the same
+    per-operation model as the delegate's own estimate. `cycles` is None when the model cannot
+    price it (`why_not` says why); 0 for a kernel that vanishes there (a view, the glue)."""
+
+    instruction: int
+    operator: str  # "aten.add"
+    operations: tuple[str, ...]  # what the delegate would run: ("ELEMENTWISE ADD",)
+    cycles: int | None
+    why_not: str = ""
 
 
 class KernelRewrites(NamedTuple):

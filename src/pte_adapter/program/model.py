@@ -67,6 +67,9 @@ SCALAR_TYPES: dict[int, tuple[str, float]] = {
     t.value: _ELEMENT_TYPES.get(t, (t.name.lower(), 0)) for t in ScalarType
 } | _COMPLEX_TYPES
 
+# The floating-point dtypes, by the names above.
+FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
+
 # TensorShapeDynamism value -> "static" | "dynamic_bound" | "dynamic_unbound".
 SHAPE_DYNAMISM: dict[int, str] = {d.value: d.name.lower() for d in TensorShapeDynamism}
 

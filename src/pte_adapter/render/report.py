@@ -9,11 +9,13 @@ from typing import Any
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
+from pte_adapter.analysis.what_if import MethodWhatIf
 from pte_adapter.backends import CPU
 from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 from pte_adapter.render.memory_facts import peak_text
+from pte_adapter.render.what_if_text import outcome_text, scenario_lines
 
 
 def _tensors(n: int) -> str:
@@ -107,7 +109,9 @@ def _memory_lines(ma: MethodAnalysis) -> list[str]:
     return lines
 
 
-def _method_lines(m: MethodSummary, memory: list[str] | None = None) -> list[str]:
+def _method_lines(
+    m: MethodSummary, memory: list[str] | None = None, what_if: MethodWhatIf | None = None
+) -> list[str]:
     calls = counts_text(m.delegate_calls) or "none"
     lines = [
         f"method {m.name}: {m.instructions} instructions",
@@ -137,10 +141,17 @@ def _method_lines(m: MethodSummary, memory: list[str] | None = None) -> list[str
     if m.npu_estimate:
         lines += _npu_estimate_lines(m.npu_estimate)
     lines += memory or []
+    if what_if is not None and what_if.all is not None:
+        lines.append(f"  what if (all)        {what_if.all.text}: {outcome_text(what_if.all)}")
+    scenarios = {s.partition: s for s in what_if.islands} if what_if is not None else {}
     lines.append("  partitions:")
     for p in m.partitions:
         lines.append(_partition_line(p))
         lines += _source_lines(p)
+        if p.index in scenarios:
+            fix, outcome = scenario_lines(scenarios[p.index])
+            lines.append(f"         what if  {fix}")
+            lines.append(f"                  {outcome}")
         lines += [f"         problem: {problem}" for problem in p.problems]
     lines += [f"  problem: {problem}" for problem in m.problems]
     return lines
@@ -175,7 +186,7 @@ def text_report(result: ProgramAnalysis) -> str:
     for m in result.methods:
         if not m.is_constant:
             lines.append("")
-            lines += _method_lines(m.summary, _memory_lines(m))
+            lines += _method_lines(m.summary, _memory_lines(m), m.what_if)
             lines += bundle_method_lines(m)
     lines += _constant_method_lines(result)
     lines += [f"problem: {problem}" for problem in result.problems]

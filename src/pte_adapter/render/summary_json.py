@@ -13,6 +13,7 @@ from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.render.bundle_facts import bundle_json
 from pte_adapter.render.constant_text import constant_json
+from pte_adapter.render.what_if_text import what_if_json
 
 
 def estimate_json(est: MethodEstimate) -> dict[str, Any]:
@@ -106,7 +107,9 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         "file_size": program.file_size,
         "etrecord": result.source.etrecord if result.source else None,
         "bundle": bundle_json(result.bundle),
-        "methods": [method_json(m.summary) for m in result.methods],
+        "methods": [
+            {**method_json(m.summary), "what_if": what_if_json(m.what_if)} for m in result.methods
+        ],
         "constant_methods": {k: constant_json(v) for k, v in result.constant_methods.items()},
         "problems": list(result.problems),
     }

@@ -142,7 +142,28 @@ def arm_reason(
     kind, text = min(verdicts)
     if layer and kind == "check":
         kind, text = "supported", _SUPPORTED.format(spec=spec.text)
+    if kind == "not_quantized" and origin is not None and origin.between_qdq:
+        kind, text = "not_quantized_or_check", _NOT_QUANTIZED_OR_CHECK.format(spec=spec.text)
     return kind, f"{subject}: {text} — {RULES}"
+
+
+_NOT_QUANTIZED_OR_CHECK = (
+    "computes in floating point between a dequantize and a quantize, and {spec} is INT-only: "
+    "either it was not quantized, or it was quantized and a partitioner check (such as "
+    "`additional_checks`) refused it; the .pte cannot tell which"
+)
+
+
+def accepted_without_u55(method: Method, index: int, op: str, spec: TosaSpec) -> bool:
+    """Whether the rules accept the kernel for the same spec without the Ethos-U55 subset (what
+    an Ethos-U85 is compiled for), as far as the .pte can tell."""
+    if not spec.u55:
+        return False
+    wider = TosaSpec(
+        spec.text.replace("+u55", ""), spec.version, spec.profiles, spec.extensions - {"u55"}
+    )
+    kind, _ = _operator_verdict(method, index, operator_base(op), wider)
+    return kind == "check"
 
 
 def partitioner_verdict(
@@ -184,6 +205,8 @@ def reasons(method: Method, delegates: list[Delegate]) -> Judge:
             if said is None:
                 kind, text = arm_reason(method, index, op, spec, origin)
                 said = Verdict(f"Arm {spec.text}", kind, text)
+            if said.kind == "u55" and accepted_without_u55(method, index, op, spec):
+                said = said._replace(accepted_on="Ethos-U85")
             out.append(said)
         for backend in sorted(set(unknown)):
             out.append(

@@ -1,0 +1,478 @@
+"""What a fix would buy: for each CPU island with a compute kernel, the fix the reasons point to
+and the partitioning, boundary traffic and NPU time predicted if its kernels ran on the
+neighbouring delegate; and the same with every fixable island fixed at once.
+
+The fix (`fix`, stable in `summary --json`), from the island's reasons (`why.py`):
+- `remove_check`: supported; a partitioner check kept it off (the partitioner's report says so);
+- `quantize`: computes in floating point on an INT-only spec, on values never quantized;
+- `quantize_or_remove_check`: either of the two; the `.pte` cannot tell which;
+- `other_target`: the pinned rules accept it on another target of the backend (Ethos-U55 → U85);
+- `replace_operator`: no lowering for this spec (or a rank or dtype it cannot take): the layer
+  must be written with operators it lowers;
+- `unknown`: nothing in the file says what would let the partitioner take it;
+- `mixed`: the island's kernels need different fixes (each is said).
+
+The partitioning after: the island's instructions (glue included) join the delegate partitions
+around it, and consecutive partitions of one backend that only absorbed islands separated become
+one, as the partitioner's fusion of adjacent supported nodes makes them (the instructions are in
+a topological order, so a contiguous run is a valid partition). Crossings are recounted with the
+one definition of `partitions.py`. NPU time after: the merged partitions' own estimates plus the
+island's kernels priced by the backend's `price_operators` hook; a kernel it cannot price is
+named and the total is then a lower bound. A backend without a cost model gets the partitioning
+only; CPU time removed comes only from a measurement (an ETDump).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import overload
+
+from pte_adapter.analysis.dataflow import TensorEdge
+from pte_adapter.analysis.partitions import (
+    Crossing,
+    MethodPartitions,
+    Origins,
+    Partition,
+    crossings_of,
+)
+from pte_adapter.analysis.source import PartitionSource
+from pte_adapter.analysis.why import Reason
+from pte_adapter.backends import CPU, backend_info, is_glue
+from pte_adapter.delegates.registry import DecoderUnavailable, OperatorPrice, hook
+from pte_adapter.program.model import InstructionKind, Method
+
+_FIX_OF_REASON = {
+    "additional_check": "remove_check",
+    "supported": "quantize_or_remove_check",
+    "not_quantized_or_check": "quantize_or_remove_check",
+    "not_quantized": "quantize",
+    "u55": "replace_operator",  # "other_target" when another target accepts it
+    "not_listed": "replace_operator",
+    "rank": "replace_operator",
+    "int64": "replace_operator",
+    "check": "unknown",
+    "unknown": "unknown",
+}
+FIXES = (
+    "remove_check",
+    "quantize",
+    "quantize_or_remove_check",
+    "other_target",
+    "replace_operator",
+    "unknown",
+    "mixed",
+)
+
+
+@dataclass
+class WhatIf:
+    """One scenario: one island fixed (`partition` its index), or every fixable one (None)."""
+
+    partition: int | None
+    islands: list[int]  # the islands whose kernels would run on the neighbouring delegate
+    fix: str
+    text: str
+    groups: list[list[int]]  # partitions (and islands) that become one partition, each a group
+    npu_partitions_after: int
+    delegate_calls_removed: int
+    crossings_removed: int
+    boundary_bytes_removed: int
+    glue_kernels_removed: int
+    npu_cycles_before: int | None = None
+    npu_cycles_after: int | None = None
+    npu_cycles_after_as_vela: int | None = None
+    npu_time_after_us: float | None = None
+    island_cycles: int | None = None  # the island's kernels priced on the NPU
+    not_priced: list[str] = field(default_factory=list)  # "aten.avg_pool3d: why"
+    # How a compute kernel was priced: "aten.avg_pool3d as CONV 1x1 64->64".
+    priced_as: list[str] = field(default_factory=list)
+    lower_bound: bool = False  # some kernel could not be priced
+    cpu_time_removed_us: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def merges(self) -> list[int]:
+        return sorted({i for g in self.groups for i in g})
+
+
+@dataclass
+class MethodWhatIf:
+    islands: list[WhatIf]
+    all: WhatIf | None  # every island with a fix (not `unknown`) fixed at once
+
+
+def _kernel_fix(reasons: list[Reason]) -> tuple[str, str]:
+    """(fix, sentence) for one kernel from its reasons (several partitioners: the first)."""
+    if not reasons:
+        return "unknown", "no partitioner rules judge it"
+    r = reasons[0]
+    fix = _FIX_OF_REASON.get(r.kind, "unknown")
+    if r.kind == "u55" and r.accepted_on:
+        fix = "other_target"
+    return fix, r.text
+
+
+def _fix_text(fix: str, subject: str, layer: str, alternatives: str) -> str:
+    name = f"{subject} ({layer})" if layer else subject
+    return {
+        "remove_check": f"{name} is supported: remove the partitioner check that refused it",
+        "quantize": f"quantize {name} (it computes in floating point on an INT-only target)",
+        "quantize_or_remove_check": (
+            f"{name} computes in floating point between its dequantize and quantize: quantize it, "
+            "or remove the partitioner check that refused it (the .pte cannot tell which)"
+        ),
+        "other_target": f"{name} is refused on the Ethos-U55 only: an Ethos-U85 takes it",
+        "replace_operator": (
+            f"{name} has no lowering for this target: write the layer with operators it lowers"
+            + (f" ({alternatives})" if alternatives else "")
+        ),
+        "unknown": f"{name}: nothing in the file says what would let the partitioner take it",
+    }.get(fix, f"{name}: {fix}")
+
+
+def _island_fix(
+    method: Method, island: Partition, reasons: list[Reason], source: PartitionSource | None
+) -> tuple[str, str]:
+    mine = [r for r in reasons if r.instruction in set(island.instructions)]
+    kernels: dict[int, list[Reason]] = {}
+    for r in mine:
+        kernels.setdefault(r.instruction, []).append(r)
+    compute = [
+        i
+        for i in island.instructions
+        if method.instructions[i].kind is InstructionKind.KERNEL
+        and not is_glue(_operator(method, i))
+    ]
+    per_kernel = [(i, *_kernel_fix(kernels.get(i, []))) for i in compute]
+    fixes = list(dict.fromkeys(f for _, f, _ in per_kernel))
+    layer = source.layer if source is not None else ""
+    subjects = ", ".join(dict.fromkeys(_short(_operator(method, i)) for i in compute))
+    if len(fixes) == 1:
+        return fixes[0], _fix_text(fixes[0], subjects, layer, "")
+    parts = "; ".join(_fix_text(f, _short(_operator(method, i)), "", "") for i, f, _ in per_kernel)
+    return "mixed", f"its kernels need different fixes: {parts}"
+
+
+def _operator(method: Method, i: int) -> str:
+    o = method.instructions[i].op_index
+    return method.operators[o].full_name if o is not None and 0 <= o < len(method.operators) else ""
+
+
+def _short(name: str) -> str:
+    return ".".join(name.replace("::", ".").split(".")[:2])
+
+
+def _group(parts: MethodPartitions, absorbed: set[int]) -> list[list[int]]:
+    """The partitions after absorbing islands: each group a list of old partition indices."""
+    groups: list[list[int]] = []
+    open_backend: str | None = None  # the backend of the last group, while it may still grow
+    pending: list[int] = []  # absorbed islands waiting for a delegate partition after them
+    for p in parts.partitions:
+        if p.is_cpu and p.index in absorbed:
+            if open_backend is not None:
+                groups[-1].append(p.index)
+            else:
+                pending.append(p.index)
+            continue
+        if p.is_cpu:
+            groups.extend([i] for i in pending)  # nothing to join: they stay islands
+            pending = []
+            groups.append([p.index])
+            open_backend = None
+            continue
+        last = groups[-1] if groups else []
+        joins = (
+            open_backend == p.backend and last and parts.partitions[last[-1]].is_cpu and not pending
+        )
+        if joins:
+            last.append(p.index)
+        else:
+            groups.append([*pending, p.index])
+        pending = []
+        open_backend = p.backend
+    groups.extend([i] for i in pending)
+    return groups
+
+
+def _is_delegate(parts: MethodPartitions, group: list[int]) -> bool:
+    return any(not parts.partitions[i].is_cpu for i in group)
+
+
+class _Flow:
+    """What every scenario of a method looks up, made once: who reads each instruction's
+    results, who wrote each value, the reads touching each instruction, the crossings per
+    partition."""
+
+    def __init__(self, method: Method, parts: MethodPartitions) -> None:
+        flow = parts.dataflow
+        reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
+        self.origins = Origins(method, reads)
+        self.readers: dict[int, set[int]] = {}
+        self.touching: dict[int, list[TensorEdge]] = {}
+        for e in [*reads, *flow.output_edges]:
+            self.touching.setdefault(e.consumer, []).append(e)
+            if e.producer >= 0:
+                self.touching.setdefault(e.producer, []).append(e)
+                self.readers.setdefault(e.producer, set()).add(e.consumer)
+        self.writer: dict[int, int] = {}
+        for i, io in enumerate(flow.io):
+            for v in io.output_tensors:
+                self.writer[v] = i
+        self.crossings_at: dict[str, list[Crossing]] = {}
+        for c in parts.crossings:
+            self.crossings_at.setdefault(c.source, []).append(c)
+            if c.target != c.source:
+                self.crossings_at.setdefault(c.target, []).append(c)
+
+
+class _Moved(Sequence[int]):
+    """`partition_of` with some instructions moved to new partitions."""
+
+    def __init__(self, base: list[int], moved: dict[int, int]) -> None:
+        self.base, self.moved = base, moved
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self))[i]]
+        return self.moved.get(i, self.base[i])
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+
+def _kept_on_cpu(
+    method: Method, parts: MethodPartitions, group: list[int], flow: _Flow
+) -> list[int]:
+    """The dequantize kernels of a group's islands whose float result is read outside the group:
+    the partition hands out the integer tensor, and they stay on the CPU beside it."""
+    inside = {i for k in group for i in parts.partitions[k].instructions}
+    return [
+        i
+        for k in group
+        if parts.partitions[k].is_cpu
+        for i in parts.partitions[k].instructions
+        if "dequantize" in _operator(method, i) and not flow.readers.get(i, set()) <= inside
+    ]
+
+
+def _integer_side(
+    method: Method, flow: _Flow, parts: MethodPartitions, c: Crossing
+) -> tuple[int, int]:
+    """(value, bytes) a crossing into a delegate moves: a float a CPU dequantize made crosses as
+    the integer tensor it was made from (the partition would take the dequantize in)."""
+    w = flow.writer.get(c.value)
+    if c.target.startswith("CPU") or w is None or "dequantize" not in _operator(method, w):
+        return c.value, c.nbytes
+    edges = parts.dataflow.edges[w] if w < len(parts.dataflow.edges) else []
+    source = next((e.value for e in edges), None)
+    tensor = method.tensor(source) if source is not None else None
+    return (
+        (source, tensor.nbytes)
+        if source is not None and tensor is not None
+        else (c.value, c.nbytes)
+    )
+
+
+def _delta(
+    method: Method, parts: MethodPartitions, groups: list[list[int]], kept: set[int], flow: _Flow
+) -> tuple[int, int]:
+    """(crossings, bytes) removed when the merged groups become one partition each, `kept`
+    instructions staying on the CPU: only the reads that touch the groups are recounted."""
+    new: list[Partition] = []
+    moved: dict[int, int] = {}
+    base = len(parts.partitions)
+    names: set[str] = set()
+    numbers: Counter[str] = Counter()
+    for g in groups:
+        members = [parts.partitions[i] for i in g]
+        names.update(p.name for p in members)
+        backend = next(p.backend for p in members if not p.is_cpu)
+        numbers[backend] += 1
+        part = Partition(base + len(new), backend, 10_000 + numbers[backend])
+        stay = Partition(base + len(new) + 1, CPU, 10_000 + len(new))
+        for p in members:
+            for i in p.instructions:
+                target = stay if i in kept else part
+                target.instructions.append(i)
+                moved[i] = target.index
+        new.append(part)
+        new.append(stay)
+    before = {id(c): c for name in names for c in flow.crossings_at.get(name, [])}
+    reads: dict[int, TensorEdge] = {}
+    for i in moved:
+        for e in flow.touching.get(i, []):
+            reads[id(e)] = e
+    after = crossings_of(
+        method,
+        parts.dataflow,
+        [*parts.partitions, *new],
+        _Moved(parts.partition_of, moved),
+        only=list(reads.values()),
+        origins=flow.origins,
+    )
+    seen: dict[tuple[int, str, str], int] = {}
+    for c in after:
+        value, nbytes = _integer_side(method, flow, parts, c)
+        seen.setdefault((value, c.direction, c.target), nbytes)
+    removed_bytes = sum(c.nbytes for c in before.values()) - sum(seen.values())
+    return len(before) - len(seen), removed_bytes
+
+
+def _cycles(method: Method, p: Partition) -> tuple[int, int, float] | None:
+    """(cycles, cycles as Vela prices them, clock Hz) of a delegate partition's estimate."""
+    d = p.delegate_index
+    if d is None or not 0 <= d < len(method.delegates):
+        return None
+    est = method.delegates[d].decoded.estimate
+    if est is None:
+        return None
+    vela = est.cycles_as_vela if est.cycles_as_vela is not None else est.cycles
+    return est.cycles, vela, est.target.clock_hz
+
+
+def _prices(method: Method, parts: MethodPartitions, group: list[int]) -> list[OperatorPrice]:
+    """The group's absorbed islands' kernels, priced by the group's backend."""
+    delegates = [parts.partitions[i] for i in group if not parts.partitions[i].is_cpu]
+    islands = [i for i in group if parts.partitions[i].is_cpu]
+    if not delegates or not islands:
+        return []
+    first = delegates[0]
+    target = backend_info(first.backend).price_operators
+    instructions = [i for k in islands for i in parts.partitions[k].instructions]
+    if target is None or first.delegate_index is None:
+        return [
+            OperatorPrice(i, _short(_operator(method, i)), (), None, "no cost model")
+            for i in instructions
+            if method.instructions[i].kind is InstructionKind.KERNEL
+        ]
+    try:
+        priced: list[OperatorPrice] = hook(target)(
+            method, instructions, method.delegates[first.delegate_index]
+        )
+    except DecoderUnavailable:
+        return []
+    return priced
+
+
+def predict(
+    method: Method,
+    parts: MethodPartitions,
+    islands: list[int],
+    fix: str,
+    text: str,
+    partition: int | None,
+    flow: _Flow,
+) -> WhatIf:
+    """The partitioning and NPU time if the given islands' kernels ran on their neighbours."""
+    absorbed = set(islands)
+    groups = _group(parts, absorbed)
+    merged = [g for g in groups if len(g) > 1 and _is_delegate(parts, g)]
+    stranded = [i for i in islands if [i] in groups]
+    before_calls = len(parts.delegate_partitions)
+    after_calls = sum(1 for g in groups if _is_delegate(parts, g))
+    kept = {i for g in merged for i in _kept_on_cpu(method, parts, g, flow)}
+    crossings_removed, bytes_removed = _delta(method, parts, merged, kept, flow)
+    absorbed_glue = sum(
+        sum(parts.partitions[i].glue_ops.values()) for i in islands if i not in stranded
+    )
+    glue = absorbed_glue - len(kept)
+    out = WhatIf(
+        partition=partition,
+        islands=islands,
+        fix=fix,
+        text=text,
+        groups=merged,
+        npu_partitions_after=after_calls,
+        delegate_calls_removed=before_calls - after_calls,
+        crossings_removed=crossings_removed,
+        boundary_bytes_removed=bytes_removed,
+        glue_kernels_removed=glue,
+    )
+    if stranded:
+        out.notes.append(
+            "nothing to merge with: "
+            + ", ".join(parts.partitions[i].name for i in stranded)
+            + " has no delegate partition beside it"
+        )
+    _price_scenario(method, parts, groups, out)
+    return out
+
+
+def _price_scenario(
+    method: Method, parts: MethodPartitions, groups: list[list[int]], out: WhatIf
+) -> None:
+    rows = [(p, c) for p in parts.delegate_partitions if (c := _cycles(method, p)) is not None]
+    if not rows:
+        backends = sorted({p.backend for p in parts.delegate_partitions})
+        if backends:
+            out.notes.append(f"no cost model for {', '.join(backends)}: time only from an ETDump")
+        return
+    clock = rows[0][1][2]
+    out.npu_cycles_before = sum(c[0] for _, c in rows)
+    island_cycles = 0
+    for g in groups:
+        for price in _prices(method, parts, g):
+            if price.cycles is None:
+                out.not_priced.append(f"{price.operator}: {price.why_not}")
+            else:
+                island_cycles += price.cycles
+                if price.operations:
+                    out.priced_as.append(f"{price.operator} as {' + '.join(price.operations)}")
+    out.island_cycles = island_cycles
+    out.lower_bound = bool(out.not_priced)
+    out.npu_cycles_after = out.npu_cycles_before + island_cycles
+    out.npu_cycles_after_as_vela = sum(c[1] for _, c in rows) + island_cycles
+    out.npu_time_after_us = round(out.npu_cycles_after / clock * 1e6, 1)
+    if len(rows) < len(parts.delegate_partitions):
+        out.notes.append("some partitions have no estimate: the NPU time covers the others")
+
+
+def method_what_if(
+    method: Method,
+    parts: MethodPartitions,
+    reasons: list[Reason],
+    sources: list[PartitionSource],
+) -> MethodWhatIf | None:
+    """A what-if per CPU island that holds a compute kernel, and all fixable ones at once; None
+    for a method without delegate partitions or without such an island."""
+    if not parts.delegate_partitions:
+        return None
+    scenarios: list[WhatIf] = []
+    flow: _Flow | None = None
+    for p in parts.cpu_islands:
+        if not p.compute_ops:
+            continue
+        source = sources[p.index] if p.index < len(sources) else None
+        fix, text = _island_fix(method, p, reasons, source)
+        flow = flow or _Flow(method, parts)
+        scenarios.append(predict(method, parts, [p.index], fix, text, p.index, flow))
+    if not scenarios or flow is None:
+        return None
+    fixable = [s for s in scenarios if s.fix != "unknown"]
+    every: WhatIf | None = None
+    if fixable:
+        kinds = list(dict.fromkeys(s.fix for s in fixable))
+        fix = kinds[0] if len(kinds) == 1 else "mixed"
+        n = len(fixable)
+        text = f"{n} island{'s' if n != 1 else ''} fixed ({', '.join(kinds)})"
+        islands = [s.partition for s in fixable if s.partition is not None]
+        every = predict(method, parts, islands, fix, text, None, flow)
+    return MethodWhatIf(scenarios, every)
+
+
+def add_measured_time(
+    what_if: MethodWhatIf, parts: MethodPartitions, times_us: dict[int, float]
+) -> None:
+    """CPU time removed per scenario: the measured median time of the absorbed islands'
+    instructions (`times_us`: instruction -> microseconds)."""
+    for s in [*what_if.islands, *([what_if.all] if what_if.all else [])]:
+        absorbed = [i for i in s.islands if any(i in g for g in s.groups)]
+        instrs = [k for i in absorbed for k in parts.partitions[i].instructions]
+        if instrs and all(k in times_us for k in instrs):
+            s.cpu_time_removed_us = round(sum(times_us[k] for k in instrs), 3)

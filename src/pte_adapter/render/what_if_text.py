@@ -1,0 +1,90 @@
+"""The what-if (analysis/what_if.py) in words and as JSON: one wording for every view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pte_adapter.analysis.what_if import MethodWhatIf, WhatIf
+from pte_adapter.render.facts import human_bytes
+
+
+def _signed(n: int) -> str:
+    return f"−{n}" if n >= 0 else f"+{-n}"
+
+
+def outcome_text(s: WhatIf) -> str:
+    """`→ 1 NPU partition (−10 calls), −25 crossings / −38.7 KiB, −30 glue kernels; NPU ≈ 1012.2
+    us (1,100,476 cycles as Vela)`."""
+    if not s.groups:
+        return "nothing to merge with: " + "; ".join(s.notes)
+    n = s.npu_partitions_after
+    parts = [
+        f"→ {n} delegate partition{'s' if n != 1 else ''} ({_signed(s.delegate_calls_removed)} "
+        f"call{'s' if abs(s.delegate_calls_removed) != 1 else ''})",
+        f"{_signed(s.crossings_removed)} crossings / {_signed_bytes(s.boundary_bytes_removed)}",
+        f"{_signed(s.glue_kernels_removed)} glue kernels",
+    ]
+    text = ", ".join(parts)
+    text += "; " + npu_text(s)
+    if s.cpu_time_removed_us is not None:
+        text += f"; CPU −{s.cpu_time_removed_us:g} us measured"
+    return text
+
+
+def _signed_bytes(n: int) -> str:
+    return f"−{human_bytes(n)}" if n >= 0 else f"+{human_bytes(-n)}"
+
+
+def npu_text(s: WhatIf) -> str:
+    if s.npu_cycles_after is None:
+        return next((n for n in s.notes if n.startswith("no cost model")), "NPU time not estimated")
+    bound = "≥ " if s.lower_bound else "≈ "
+    text = (
+        f"NPU {bound}{s.npu_time_after_us} us ({s.npu_cycles_after:,} cycles, "
+        f"{s.npu_cycles_after_as_vela:,} as Vela prices it; was {s.npu_cycles_before:,})"
+    )
+    if s.priced_as:
+        text += f"; priced as {', '.join(dict.fromkeys(s.priced_as))}"
+    if s.not_priced:
+        text += f"; not priced: {', '.join(dict.fromkeys(s.not_priced))}"
+    return text
+
+
+def scenario_lines(s: WhatIf) -> list[str]:
+    """Two lines: the fix, then what it would buy."""
+    return [s.text, outcome_text(s)]
+
+
+def what_if_json(w: MethodWhatIf | None) -> dict[str, Any] | None:
+    if w is None:
+        return None
+    return {
+        "islands": [scenario_json(s) for s in w.islands],
+        "all": scenario_json(w.all) if w.all is not None else None,
+    }
+
+
+def scenario_json(s: WhatIf) -> dict[str, Any]:
+    return {
+        "partition": s.partition,
+        "islands": list(s.islands),
+        "fix": s.fix,
+        "text": s.text,
+        "merges": s.merges,
+        "groups": [list(g) for g in s.groups],
+        "npu_partitions_after": s.npu_partitions_after,
+        "delegate_calls_removed": s.delegate_calls_removed,
+        "crossings_removed": s.crossings_removed,
+        "boundary_bytes_removed": s.boundary_bytes_removed,
+        "glue_kernels_removed": s.glue_kernels_removed,
+        "npu_cycles_before": s.npu_cycles_before,
+        "npu_cycles_after": s.npu_cycles_after,
+        "npu_cycles_after_as_vela": s.npu_cycles_after_as_vela,
+        "npu_time_after_us": s.npu_time_after_us,
+        "island_cycles": s.island_cycles,
+        "priced_as": list(s.priced_as),
+        "not_priced": list(s.not_priced),
+        "lower_bound": s.lower_bound,
+        "cpu_time_removed_us": s.cpu_time_removed_us,
+        "notes": list(s.notes),
+    }
