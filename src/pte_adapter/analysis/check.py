@@ -24,6 +24,8 @@ class Limits:
     max_cpu_islands: int | None = None
     backend: str | None = None  # count only this backend's partitions
     method: str | None = None  # check only this method
+    # Most CPU islands an export setting alone would fix (what_if.EASY_FIXES).
+    max_fixable_islands: int | None = None
 
     def any_limit(self) -> bool:
         return any(
@@ -33,6 +35,7 @@ class Limits:
                 self.min_partitions,
                 self.max_cpu_ops,
                 self.max_cpu_islands,
+                self.max_fixable_islands,
             )
         )
 
@@ -45,6 +48,7 @@ class MethodCheck:
     partitions: int  # delegate partitions (of `Limits.backend` only, when given)
     compute: int  # CPU compute kernel calls
     islands: int
+    fixable: list[str] = field(default_factory=list)  # those islands: "CPU island 2: <fix>"
     failed: list[str] = field(default_factory=list)  # limit names exceeded, in Limits' order
 
     @property
@@ -66,12 +70,17 @@ class CheckResult:
 
 NO_LIMIT = (
     "no limit given: pass at least one of --max-partitions, --min-partitions, --max-cpu-ops, "
-    "--max-cpu-islands"
+    "--max-cpu-islands, --max-fixable-islands"
 )
 
 
-def run_check(methods: list[MethodSummary], limits: Limits) -> CheckResult:
-    """Check every method (or `limits.method`) against the limits."""
+def run_check(
+    methods: list[MethodSummary],
+    limits: Limits,
+    fixable: dict[str, list[str]] | None = None,
+) -> CheckResult:
+    """Check every method (or `limits.method`) against the limits; `fixable`: per method, its
+    islands an export setting alone would fix (the what-if)."""
     if not limits.any_limit():
         raise CheckUsageError(NO_LIMIT)
     names = [m.name for m in methods]
@@ -87,13 +96,13 @@ def run_check(methods: list[MethodSummary], limits: Limits) -> CheckResult:
             result.unused_backend = used
     for m in methods:
         if limits.method is None or m.name == limits.method:
-            result.methods.append(_check_method(m, limits))
+            result.methods.append(_check_method(m, limits, (fixable or {}).get(m.name, [])))
     return result
 
 
-def _check_method(m: MethodSummary, limits: Limits) -> MethodCheck:
+def _check_method(m: MethodSummary, limits: Limits, fixable: list[str]) -> MethodCheck:
     count = m.delegate_calls.get(limits.backend, 0) if limits.backend else m.delegate_partitions
-    out = MethodCheck(m, count, m.cpu_compute_calls, m.cpu_islands)
+    out = MethodCheck(m, count, m.cpu_compute_calls, m.cpu_islands, list(fixable))
     if limits.max_partitions is not None and count > limits.max_partitions:
         out.failed.append("max_partitions")
     if limits.min_partitions is not None and count < limits.min_partitions:
@@ -102,4 +111,6 @@ def _check_method(m: MethodSummary, limits: Limits) -> MethodCheck:
         out.failed.append("max_cpu_ops")
     if limits.max_cpu_islands is not None and out.islands > limits.max_cpu_islands:
         out.failed.append("max_cpu_islands")
+    if limits.max_fixable_islands is not None and len(fixable) > limits.max_fixable_islands:
+        out.failed.append("max_fixable_islands")
     return out

@@ -55,6 +55,9 @@ _FIX_OF_REASON = {
     "check": "unknown",
     "unknown": "unknown",
 }
+# Fixes an export setting alone makes (quantize the layer, drop a partitioner check): what
+# `check --max-fixable-islands` counts.
+EASY_FIXES = frozenset({"remove_check", "quantize", "quantize_or_remove_check"})
 FIXES = (
     "remove_check",
     "quantize",
@@ -464,6 +467,18 @@ def method_what_if(
         islands = [s.partition for s in fixable if s.partition is not None]
         every = predict(method, parts, islands, fix, text, None, flow)
     return MethodWhatIf(scenarios, every)
+
+
+def fixable_islands(what_if: MethodWhatIf | None, names: list[str]) -> list[str]:
+    """`CPU island 2: <fix sentence>` for each island an export setting alone would fix
+    (`names`: the method's partition names by index)."""
+    if what_if is None:
+        return []
+    return [
+        f"{names[s.partition]}: {s.text}"
+        for s in what_if.islands
+        if s.fix in EASY_FIXES and s.partition is not None and s.groups
+    ]
 
 
 def add_measured_time(

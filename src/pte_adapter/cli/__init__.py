@@ -94,6 +94,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.check import NO_LIMIT, CheckUsageError, Limits, run_check
+    from pte_adapter.analysis.what_if import fixable_islands
     from pte_adapter.api import open_analysis
     from pte_adapter.render.check_report import failure_lines, notes, report_lines
 
@@ -104,12 +105,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
         args.max_cpu_islands,
         args.backend,
         args.method,
+        args.max_fixable_islands,
     )
     if not limits.any_limit():  # before reading the file: the command line alone is wrong
         raise UsageError(NO_LIMIT)
     result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
     try:
-        checked = run_check([m.summary for m in result.methods], limits)
+        fixable = {
+            m.name: fixable_islands(m.what_if, [p.name for p in m.partitions.partitions])
+            for m in result.methods
+        }
+        checked = run_check([m.summary for m in result.methods], limits, fixable)
     except CheckUsageError as e:
         raise UsageError(str(e)) from e
     for line in notes(checked):
@@ -195,6 +201,12 @@ def _check_parser(sub: Any) -> None:
     p.add_argument("--backend", help="count only this backend's partitions, e.g. EthosUBackend")
     p.add_argument("--max-cpu-ops", type=int, help="most CPU compute kernel calls allowed")
     p.add_argument("--max-cpu-islands", type=int, help="most CPU islands allowed")
+    p.add_argument(
+        "--max-fixable-islands",
+        type=int,
+        help="most CPU islands allowed that an export setting alone would fix (quantize the "
+        "layer, or drop the partitioner check that refused it)",
+    )
     p.add_argument("--method", help="check only this method (default: all)")
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=_cmd_check)

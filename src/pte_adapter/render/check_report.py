@@ -49,8 +49,12 @@ def failure_lines(result: CheckResult) -> list[str]:
             + ", ".join(f"{k} ×{n}" for k, n in m.summary.cpu_compute_ops.items())
             + ")",
             "max_cpu_islands": f"{_plural(m.islands, 'CPU island')} > {lim.max_cpu_islands}",
+            "max_fixable_islands": f"{_plural(len(m.fixable), 'fixable CPU island')} > "
+            f"{lim.max_fixable_islands}",
         }
         lines.extend(f"FAIL {name}: {texts[f]}" for f in m.failed)
+        if "max_fixable_islands" in m.failed:
+            lines.extend(f"  fix {text}" for text in m.fixable)
         if m.too_many:
             lines.extend(why_lines(m.summary))
     return lines
