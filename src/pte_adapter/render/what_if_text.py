@@ -88,3 +88,18 @@ def scenario_json(s: WhatIf) -> dict[str, Any]:
         "cpu_time_removed_us": s.cpu_time_removed_us,
         "notes": list(s.notes),
     }
+
+
+def what_if_method_facts(w: MethodWhatIf | None) -> dict[str, str]:
+    """Graph info, near the top: what fixing every fixable island would buy."""
+    if w is None or w.all is None:
+        return {}
+    return {"what_if_all_fixed": f"{w.all.text}: {outcome_text(w.all)}"}
+
+
+def what_if_island_facts(w: MethodWhatIf | None, partition: int) -> dict[str, str]:
+    """An island group's attributes: its fix, and what it would buy."""
+    s = next((s for s in w.islands if s.partition == partition), None) if w else None
+    if s is None:
+        return {}
+    return {"what_if_fix": f"{s.fix}: {s.text}", "what_if": outcome_text(s)}

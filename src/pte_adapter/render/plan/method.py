@@ -54,6 +54,7 @@ from pte_adapter.render.plan.instructions import (
     tensor_port,
 )
 from pte_adapter.render.plan.views import Source, delegate_graph_id, view_graph, view_nodes
+from pte_adapter.render.what_if_text import what_if_island_facts, what_if_method_facts
 
 
 @dataclass
@@ -240,6 +241,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
     numbers = {**facts.method_facts(result, ma), **memory_facts(ma)}
     # A bundle's test cases right under the file and method names, where the panel opens.
     head: dict[str, str] = {k: numbers[k] for k in ("file", "method") if k in numbers}
+    head.update(what_if_method_facts(ma.what_if))
     graph.group_attrs = {
         "": {**head, **bundle_method_facts(result, ma), **numbers, **side_file_facts(result)}
     }
@@ -251,6 +253,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
             attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
         attrs.update(boundary_facts(method, parts, part, sides))
         attrs.update(partition_memory_facts(ma, part))
+        attrs.update(what_if_island_facts(ma.what_if, part.index))
         graph.group_attrs[names[part.index]] = attrs
         graph.group_styles.append(
             GroupStyle(f"^{regex_escape(names[part.index])}$", backend_colour(part.backend))
