@@ -22,6 +22,7 @@ from pte_adapter.render.html.sections import (
 )
 from pte_adapter.render.html.strip import strip_block
 from pte_adapter.render.html.svg import esc, section
+from pte_adapter.render.html.what_if import what_if_section
 
 STYLE = """
 .pte-report{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#212121;
@@ -65,6 +66,9 @@ def method_html(result: ProgramAnalysis, ma: MethodAnalysis, prefix: str = "") -
     out = [f"<h3>method {esc(ma.name)}</h3>", strip_block(ma, key), numbers_table(ma)]
     out.append("<h4>Partitions</h4>" + partitions_table(ma))
     out.append("<h4>Why the CPU kernels were not delegated</h4>" + reasons_table(ma))
+    fixes = what_if_section(ma)
+    if fixes:
+        out.append("<h4>What would the fix buy?</h4>" + fixes)
     est = estimate_table(ma)
     if est:
         out.append("<h4>NPU estimate per partition</h4>" + est)
