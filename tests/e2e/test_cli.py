@@ -172,7 +172,12 @@ def test_docs_document_every_json_key() -> None:
     constants = summarize(pte_adapter.load(example(LLM)))["constant_methods"]
     tensor_keys = {k for v in constants.values() if isinstance(v, dict) for k in v}
     assert tensor_keys  # the LLM example returns constant tensors
-    assert documented == set(data) | method_keys | partition_keys | _keys(bundle) | tensor_keys
+    what_if = summarize(pte_adapter.load(example("mv2_residual_cpu_ethosu85")))["methods"][0]
+    what_if_keys = {"what_if"} | _keys(what_if["what_if"])
+    assert what_if["what_if"]["all"] is not None
+    assert documented == (
+        set(data) | method_keys | partition_keys | _keys(bundle) | tensor_keys | what_if_keys
+    )
 
 
 def _keys(data: object) -> set[str]:

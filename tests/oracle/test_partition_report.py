@@ -32,8 +32,8 @@ WITH_REPORT = [CLASSIFIER, LRN_QDQ]
 AGREES = {
     "not_listed": {"not_listed"},
     "u55": {"u55"},
-    "additional_check": {"supported", "check"},
-    "check": {"check", "rank", "int64", "not_quantized", "supported"},
+    "additional_check": {"supported", "check", "not_quantized_or_check"},
+    "check": {"check", "rank", "int64", "not_quantized", "not_quantized_or_check", "supported"},
 }
 
 

@@ -154,7 +154,12 @@ def _island_fix(
     subjects = ", ".join(dict.fromkeys(_short(_operator(method, i)) for i in compute))
     if len(fixes) == 1:
         return fixes[0], _fix_text(fixes[0], subjects, layer, "")
-    parts = "; ".join(_fix_text(f, _short(_operator(method, i)), "", "") for i, f, _ in per_kernel)
+    by_fix: dict[str, list[str]] = {}
+    for i, f, _ in per_kernel:
+        names = by_fix.setdefault(f, [])
+        if (name := _short(_operator(method, i))) not in names:
+            names.append(name)
+    parts = "; ".join(_fix_text(f, ", ".join(names), "", "") for f, names in by_fix.items())
     return "mixed", f"its kernels need different fixes: {parts}"
 
 

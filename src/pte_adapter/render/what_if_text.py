@@ -9,7 +9,7 @@ from pte_adapter.render.facts import human_bytes
 
 
 def _signed(n: int) -> str:
-    return f"−{n}" if n >= 0 else f"+{-n}"
+    return "0" if n == 0 else f"−{n}" if n > 0 else f"+{-n}"
 
 
 def outcome_text(s: WhatIf) -> str:
@@ -32,7 +32,7 @@ def outcome_text(s: WhatIf) -> str:
 
 
 def _signed_bytes(n: int) -> str:
-    return f"−{human_bytes(n)}" if n >= 0 else f"+{human_bytes(-n)}"
+    return "0 B" if n == 0 else f"−{human_bytes(n)}" if n > 0 else f"+{human_bytes(-n)}"
 
 
 def npu_text(s: WhatIf) -> str:
