@@ -599,6 +599,18 @@ class MEPage:
             f"(id) => ({_PANEL_JS})('Node info').id === id", arg=node_id, timeout=60_000
         )
 
+    def select_layer(self, name: str) -> None:
+        """Click a drawn layer (a group box), as a user selects it; wait until the panel's
+        Layer info names it."""
+        node_id = f"{name}___group___"
+        point = self.page.evaluate(_NODE_CENTRE_JS, node_id)
+        if point is None:
+            raise AssertionError(f"layer {name} is not drawn")
+        self.page.mouse.click(point["x"], point["y"])
+        self.page.wait_for_function(
+            f"(name) => ({_PANEL_JS})('Layer info').name === name", arg=name, timeout=60_000
+        )
+
     def panel(self, section: str) -> dict[str, str]:
         """The rows of a side-panel section ("Graph info", "Node info", "Attributes")."""
         rows: dict[str, str] = self.page.evaluate(_PANEL_JS, section)

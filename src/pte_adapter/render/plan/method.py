@@ -248,12 +248,13 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
     graph.group_styles = []
     sides = crossing_sides(parts)
     for part in parts.partitions:
-        attrs = facts.partition_facts(method, part)
+        # An island's what-if first: what fixing it would buy is the point of opening it.
+        attrs = what_if_island_facts(ma.what_if, part.index)
+        attrs.update(facts.partition_facts(method, part))
         if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
         attrs.update(boundary_facts(method, parts, part, sides))
         attrs.update(partition_memory_facts(ma, part))
-        attrs.update(what_if_island_facts(ma.what_if, part.index))
         graph.group_attrs[names[part.index]] = attrs
         graph.group_styles.append(
             GroupStyle(f"^{regex_escape(names[part.index])}$", backend_colour(part.backend))
