@@ -104,7 +104,8 @@ def _calls(tree: ast.AST, scope: str, method: str) -> list[ast.Call]:
 
 def arm_messages(support_file: str, u55_file: str) -> dict[str, str]:
     """The reasons the partitioner writes for the rules above, read from their source: the
-    operator lists' refusal, the prefix of an `additional_checks` entry's, EthosU55NotSupported's."""
+    operator lists' refusal, the prefix of an `additional_checks` entry's, EthosU55NotSupported's,
+    and CheckArmQuantized's (a node the quantizer did not mark)."""
     support = ast.parse(Path(support_file).read_text(encoding="utf-8"))
     u55 = ast.parse(Path(u55_file).read_text(encoding="utf-8"))
     texts = {
@@ -115,6 +116,7 @@ def arm_messages(support_file: str, u55_file: str) -> dict[str, str]:
             if isinstance(c.args[1], ast.JoinedStr) and c.args[1].values
         ],
         "u55": [c.args[1] for c in _calls(u55, "EthosU55NotSupported", "report_reject")],
+        "not_quantized": [c.args[1] for c in _calls(support, "CheckArmQuantized", "report_reject")],
     }
     out: dict[str, str] = {}
     for kind, nodes in texts.items():
@@ -182,10 +184,11 @@ def render_arm(version: str) -> str:
         "",
         "# The reasons the partitioner gives (its WhyNoPartitionReporter, partition_report.txt):",
         "# not on the operator lists; refused on the Ethos-U55; the start of an additional_checks",
-        "# entry's refusal (followed by the check's class name).",
+        "# entry's refusal (followed by the check's class name); not marked as quantized.",
         f"ARM_NOT_LISTED_REASON: Final = {arm['messages']['not_listed']!r}",
         f"ARM_U55_REASON: Final = {arm['messages']['u55']!r}",
         f"ARM_ADDITIONAL_CHECK_PREFIX: Final = {arm['messages']['additional_check']!r}",
+        f"ARM_NOT_QUANTIZED_REASON: Final = {arm['messages']['not_quantized']!r}",
         "",
     ]
     return "\n".join(lines)

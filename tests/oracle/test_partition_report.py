@@ -34,6 +34,7 @@ AGREES = {
     "u55": {"u55"},
     "additional_check": {"supported", "check", "not_quantized_or_check"},
     "check": {"check", "rank", "int64", "not_quantized", "not_quantized_or_check", "supported"},
+    "not_quantized": {"not_quantized", "not_quantized_or_check"},
 }
 
 

@@ -40,7 +40,8 @@ from pte_adapter.analysis.partitions import (
 from pte_adapter.analysis.source import PartitionSource
 from pte_adapter.analysis.why import Reason
 from pte_adapter.backends import CPU, backend_info, is_glue
-from pte_adapter.delegates.registry import DecoderUnavailable, OperatorPrice, hook
+from pte_adapter.delegates.registry import FUSED, DecoderUnavailable, OperatorPrice, hook
+from pte_adapter.program.delegate_graph import DelegateEstimate
 from pte_adapter.program.model import InstructionKind, Method
 
 _FIX_OF_REASON = {
@@ -88,6 +89,9 @@ class WhatIf:
     npu_cycles_after_as_vela: int | None = None
     npu_time_after_us: float | None = None
     island_cycles: int | None = None  # the island's kernels priced on the NPU
+    # The layout work at the boundaries the merge makes internal (NCHW for the caller, NHWC
+    # inside), which the merged partition would not do.
+    boundary_cycles_removed: int | None = None
     not_priced: list[str] = field(default_factory=list)  # "aten.avg_pool3d: why"
     # How a compute kernel was priced: "aten.avg_pool3d as CONV 1x1 64->64".
     priced_as: list[str] = field(default_factory=list)
@@ -332,18 +336,6 @@ def _delta(
     return len(before) - len(seen), removed_bytes
 
 
-def _cycles(method: Method, p: Partition) -> tuple[int, int, float] | None:
-    """(cycles, cycles as Vela prices them, clock Hz) of a delegate partition's estimate."""
-    d = p.delegate_index
-    if d is None or not 0 <= d < len(method.delegates):
-        return None
-    est = method.delegates[d].decoded.estimate
-    if est is None:
-        return None
-    vela = est.cycles_as_vela if est.cycles_as_vela is not None else est.cycles
-    return est.cycles, vela, est.target.clock_hz
-
-
 def _prices(method: Method, parts: MethodPartitions, group: list[int]) -> list[OperatorPrice]:
     """The group's absorbed islands' kernels, priced by the group's backend."""
     delegates = [parts.partitions[i] for i in group if not parts.partitions[i].is_cpu]
@@ -412,17 +404,55 @@ def predict(
     return out
 
 
+def _estimate(method: Method, p: Partition) -> DelegateEstimate | None:
+    d = p.delegate_index
+    if d is None or not 0 <= d < len(method.delegates):
+        return None
+    return method.delegates[d].decoded.estimate
+
+
+def _boundary_saved(
+    method: Method, parts: MethodPartitions, groups: list[list[int]]
+) -> tuple[int, int]:
+    """(cycles, cycles as Vela prices them) of the layout work at the boundaries a merge makes
+    internal: every merged partition's input side but the first's, output side but the last's
+    (`DelegateEstimate.boundary_*`)."""
+    saved = saved_vela = 0
+    for g in groups:
+        members = [parts.partitions[i] for i in g if not parts.partitions[i].is_cpu]
+        for k, p in enumerate(members):
+            est = _estimate(method, p)
+            if est is None:
+                continue
+            if k > 0:
+                saved += est.boundary_in_cycles
+                saved_vela += est.boundary_in_cycles_as_vela
+            if k < len(members) - 1:
+                saved += est.boundary_out_cycles
+                saved_vela += est.boundary_out_cycles_as_vela
+    return saved, saved_vela
+
+
 def _price_scenario(
     method: Method, parts: MethodPartitions, groups: list[list[int]], out: WhatIf
 ) -> None:
-    rows = [(p, c) for p in parts.delegate_partitions if (c := _cycles(method, p)) is not None]
+    rows = [(p, e) for p in parts.delegate_partitions if (e := _estimate(method, p)) is not None]
     if not rows:
         backends = sorted({p.backend for p in parts.delegate_partitions})
         if backends:
             out.notes.append(f"no cost model for {', '.join(backends)}: time only from an ETDump")
         return
-    clock = rows[0][1][2]
-    out.npu_cycles_before = sum(c[0] for _, c in rows)
+    if out.fix == "other_target":
+        out.notes.append(
+            "NPU time on the other target not predicted: this file holds command streams for "
+            f"{rows[0][1].target.accelerator} only"
+        )
+        return
+    clock = rows[0][1].target.clock_hz
+    out.npu_cycles_before = sum(e.cycles for _, e in rows)
+    before_vela = sum(
+        e.cycles_as_vela if e.cycles_as_vela is not None else e.cycles for _, e in rows
+    )
     island_cycles = 0
     for g in groups:
         for price in _prices(method, parts, g):
@@ -430,12 +460,16 @@ def _price_scenario(
                 out.not_priced.append(f"{price.operator}: {price.why_not}")
             else:
                 island_cycles += price.cycles
-                if price.operations:
+                if price.operations == (FUSED,):
+                    out.priced_as.append(f"{price.operator} fused into the operation before it")
+                elif price.operations:
                     out.priced_as.append(f"{price.operator} as {' + '.join(price.operations)}")
+    saved, saved_vela = _boundary_saved(method, parts, groups)
     out.island_cycles = island_cycles
+    out.boundary_cycles_removed = saved
     out.lower_bound = bool(out.not_priced)
-    out.npu_cycles_after = out.npu_cycles_before + island_cycles
-    out.npu_cycles_after_as_vela = sum(c[1] for _, c in rows) + island_cycles
+    out.npu_cycles_after = out.npu_cycles_before + island_cycles - saved
+    out.npu_cycles_after_as_vela = before_vela + island_cycles - saved_vela
     out.npu_time_after_us = round(out.npu_cycles_after / clock * 1e6, 1)
     if len(rows) < len(parts.delegate_partitions):
         out.notes.append("some partitions have no estimate: the NPU time covers the others")

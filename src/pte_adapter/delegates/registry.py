@@ -77,6 +77,11 @@ class KernelOrigin(NamedTuple):
     between_qdq: bool = False
 
 
+# `OperatorPrice.operations` of a kernel the delegate's compiler folds into the operation before it
+# (a clamp after a convolution).
+FUSED = "fused"
+
+
 class OperatorPrice(NamedTuple):
     """What one CPU kernel would cost if the neighbouring delegate ran it
     (`Backend.price_operators`): the operations its compiler would emit, priced with the same

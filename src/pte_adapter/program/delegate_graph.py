@@ -103,6 +103,13 @@ class DelegateEstimate:
     notes: tuple[str, ...] = ()
     cycles_as_vela: int | None = None
     transpose_cycles: int = 0  # layout transposes inside `cycles` (the Ethos-U55's pooling)
+    # The layout work at its boundaries (NCHW for the caller, NHWC inside), which a larger
+    # partition would not do there: the input-side operations' cycles, and what writing its
+    # outputs in the caller's layout costs beyond a plain write; each also as Vela prices it.
+    boundary_in_cycles: int = 0
+    boundary_in_cycles_as_vela: int = 0
+    boundary_out_cycles: int = 0
+    boundary_out_cycles_as_vela: int = 0
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,16 @@ def _signed_bytes(n: int) -> str:
 
 def npu_text(s: WhatIf) -> str:
     if s.npu_cycles_after is None:
-        return next((n for n in s.notes if n.startswith("no cost model")), "NPU time not estimated")
+        return next(
+            (n for n in s.notes if n.startswith(("no cost model", "NPU time"))),
+            "NPU time not estimated",
+        )
     bound = "≥ " if s.lower_bound else "≈ "
     text = (
         f"NPU {bound}{s.npu_time_after_us} us ({s.npu_cycles_after:,} cycles, "
-        f"{s.npu_cycles_after_as_vela:,} as Vela prices it; was {s.npu_cycles_before:,})"
+        f"{s.npu_cycles_after_as_vela:,} as Vela prices it; was {s.npu_cycles_before:,}; "
+        f"boundary layout work −{s.boundary_cycles_removed or 0:,}, the island +"
+        f"{s.island_cycles or 0:,})"
     )
     if s.priced_as:
         text += f"; priced as {', '.join(dict.fromkeys(s.priced_as))}"
@@ -82,6 +87,7 @@ def scenario_json(s: WhatIf) -> dict[str, Any]:
         "npu_cycles_after_as_vela": s.npu_cycles_after_as_vela,
         "npu_time_after_us": s.npu_time_after_us,
         "island_cycles": s.island_cycles,
+        "boundary_cycles_removed": s.boundary_cycles_removed,
         "priced_as": list(s.priced_as),
         "not_priced": list(s.not_priced),
         "lower_bound": s.lower_bound,
@@ -105,7 +111,8 @@ def headline(s: WhatIf) -> str:
         f"call{'s' if abs(calls) != 1 else ''}"
     )
     if s.npu_time_after_us is None:
-        return text + ", NPU: no cost model"
+        other = any(n.startswith("NPU time on the other target") for n in s.notes)
+        return text + (", NPU: another target's" if other else ", NPU: no cost model")
     return f"{text}, NPU {'≥ ' if s.lower_bound else ''}{_ms(s.npu_time_after_us)}"
 
 

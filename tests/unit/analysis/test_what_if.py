@@ -155,9 +155,9 @@ def test_residual_adds_fixed_leave_one_partition() -> None:
     assert every.glue_kernels_removed == glue
     assert every.fix == "quantize_or_remove_check"
     assert every.npu_cycles_after is not None and every.npu_cycles_before is not None
-    assert (
-        every.island_cycles
-        and every.npu_cycles_after == every.npu_cycles_before + every.island_cycles
+    assert every.island_cycles and every.boundary_cycles_removed
+    assert every.npu_cycles_after == (
+        every.npu_cycles_before + every.island_cycles - every.boundary_cycles_removed
     )
     assert all("ELEMENTWISE ADD" in p for p in every.priced_as) and not every.not_priced
 

@@ -122,11 +122,14 @@ def reported_rejections(delegates: list[Delegate]) -> dict[str, Reported]:
 
 def partitioner_kind(reason: str) -> str:
     """The reason kind of a partitioner's words (`analysis/why.py`): on no operator list, refused
-    on the Ethos-U55, refused by an `additional_checks` entry, or another check."""
+    on the Ethos-U55, refused by an `additional_checks` entry, not marked as quantized, or
+    another check."""
     if reason == rules.ARM_NOT_LISTED_REASON:
         return "not_listed"
     if reason == rules.ARM_U55_REASON:
         return "u55"
     if reason.startswith(rules.ARM_ADDITIONAL_CHECK_PREFIX):
         return "additional_check"
+    if reason == rules.ARM_NOT_QUANTIZED_REASON:
+        return "not_quantized"
     return "check"

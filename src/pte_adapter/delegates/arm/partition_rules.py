@@ -154,16 +154,19 @@ _NOT_QUANTIZED_OR_CHECK = (
 )
 
 
-def accepted_without_u55(method: Method, index: int, op: str, spec: TosaSpec) -> bool:
+def accepted_without_u55(
+    method: Method, index: int, op: str, spec: TosaSpec, origin: KernelOrigin | None
+) -> bool:
     """Whether the rules accept the kernel for the same spec without the Ethos-U55 subset (what
-    an Ethos-U85 is compiled for), as far as the .pte can tell."""
+    an Ethos-U85 is compiled for), as far as the .pte can tell: on the lists, and computing in
+    floating point only between a dequantize and a quantize (the quantizer may have marked it)."""
     if not spec.u55:
         return False
     wider = TosaSpec(
         spec.text.replace("+u55", ""), spec.version, spec.profiles, spec.extensions - {"u55"}
     )
-    kind, _ = _operator_verdict(method, index, operator_base(op), wider)
-    return kind == "check"
+    kind, _ = arm_reason(method, index, op, wider, origin)
+    return kind in ("check", "supported", "not_quantized_or_check")
 
 
 def partitioner_verdict(
@@ -205,7 +208,7 @@ def reasons(method: Method, delegates: list[Delegate]) -> Judge:
             if said is None:
                 kind, text = arm_reason(method, index, op, spec, origin)
                 said = Verdict(f"Arm {spec.text}", kind, text)
-            if said.kind == "u55" and accepted_without_u55(method, index, op, spec):
+            if said.kind == "u55" and accepted_without_u55(method, index, op, spec, origin):
                 said = said._replace(accepted_on="Ethos-U85")
             out.append(said)
         for backend in sorted(set(unknown)):

@@ -20,6 +20,7 @@ from pte_adapter.delegates.ethosu.binstream import (
     parse_bin_stream,
     region_name,
 )
+from pte_adapter.delegates.ethosu.boundary_layout import boundary_layout
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
 from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
@@ -188,6 +189,9 @@ def _estimate(
             node.attrs.update(_estimate_attrs(op, target))
             node.cost_cycles = round(op.cycles) if op.covered else None
     total = result.estimate = partition_estimate(estimates, target)
+    layout = boundary_layout(ops, estimates, graph, target)
+    total.boundary_in_cycles, total.boundary_in_cycles_as_vela = layout[0], layout[1]
+    total.boundary_out_cycles, total.boundary_out_cycles_as_vela = layout[2], layout[3]
     result.stats.update(estimate_stats(total))
     result.summary["npu_estimate"] = (
         f"{total.cycles} cycles = {total.time_us} us at "

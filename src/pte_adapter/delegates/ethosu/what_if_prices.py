@@ -22,7 +22,7 @@ from pte_adapter.delegates.ethosu.commands import FeatureMap, NpuOperation, Weig
 from pte_adapter.delegates.ethosu.perf_compute import compute_bound
 from pte_adapter.delegates.ethosu.perf_memory import finish, memory_traffic
 from pte_adapter.delegates.ethosu.perf_target import OpEstimate, Target, target_for
-from pte_adapter.delegates.registry import OperatorPrice
+from pte_adapter.delegates.registry import FUSED, OperatorPrice
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Tensor, ValueKind
 
 ASSUMPTIONS = (
@@ -117,8 +117,11 @@ def _ints(method: Method, index: int) -> list[int]:
 
 
 def _label(op: NpuOperation) -> str:
-    if op.name == "NPU_OP_CONV":
-        return f"CONV 1x1 {op.ifm.depth if op.ifm else 0}->{op.ofm.depth if op.ofm else 0}"
+    if op.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE") and op.kernel is not None:
+        kw, kh = op.kernel
+        stride = f"/{op.stride[0]}x{op.stride[1]}" if op.stride not in (None, (1, 1)) else ""
+        channels = f"{op.ifm.depth if op.ifm else 0}->{op.ofm.depth if op.ofm else 0}"
+        return f"{op.kind} {kw}x{kh}{stride} {channels}"
     return f"{op.kind} {op.mode}".strip() + (" with a table" if op.activation == "TABLE" else "")
 
 
@@ -174,6 +177,8 @@ def _operations(method: Method, index: int, base: str) -> tuple[list[NpuOperatio
         op = NpuOperation(0, 0, "NPU_OP_POOL", 0, _POOLS[base], first, None, out)
         op.kernel, op.stride, op.block = (kernel[1], kernel[0]), (stride[1], stride[0]), block
         return [op], ""
+    if base == "aten.convolution":
+        return _convolution(method, tensors, ins.args)
     if base == "aten.avg_pool3d":
         return _channel_window(method, tensors, ins.args)
     if base == "aten.mean" and first.height * first.width > 1 and out.height * out.width == 1:
@@ -181,6 +186,50 @@ def _operations(method: Method, index: int, base: str) -> tuple[list[NpuOperatio
         op.kernel, op.stride, op.block = (first.width, first.height), (1, 1), block
         return [op], ""
     return [], "no NPU lowering in the what-if's table"
+
+
+def _int(method: Method, index: int) -> int | None:
+    if not 0 <= index < len(method.values):
+        return None
+    payload = method.values[index].payload
+    return payload if isinstance(payload, int) and not isinstance(payload, bool) else None
+
+
+def _convolution(
+    method: Method, tensors: list[Tensor], args: list[int]
+) -> tuple[list[NpuOperation], str]:
+    """A 2-D convolution (`aten.convolution`: input, weight, bias, stride, padding, dilation,
+    transposed, output_padding, groups) as Vela's CONV, or DEPTHWISE when each group has one
+    input channel; its weights in the constant memory at one byte each (Vela compresses them)."""
+    if len(args) < 9 or len(tensors) < 3:
+        return [], "its arguments are not recorded"
+    weight = method.tensor(args[1])
+    stride, dilation = _ints(method, args[3]), _ints(method, args[5])
+    groups = _int(method, args[8])
+    if (
+        weight is None
+        or len(weight.sizes) != 4
+        or len(stride) != 2
+        or groups is None
+        or _int(method, args[6]) not in (0, None)
+    ):
+        return [], "only a 2-D, not transposed convolution is priced"
+    ifm, ofm = _feature_map(tensors[0]), _feature_map(tensors[-1])
+    depthwise = groups > 1 and groups == ifm.depth
+    if groups > 1 and not depthwise:
+        return [], "a grouped convolution is not priced"
+    op = NpuOperation(
+        0, 0, "NPU_OP_DEPTHWISE" if depthwise else "NPU_OP_CONV", 0, "", ifm, None, ofm
+    )
+    kh, kw = weight.sizes[2], weight.sizes[3]
+    op.kernel, op.stride = (kw, kh), (stride[1], stride[0])
+    op.dilation = (dilation[1], dilation[0]) if len(dilation) == 2 else (1, 1)
+    op.block, op.traversal, op.acc_format = _block(ofm), "DEPTH_FIRST", "I32"
+    op.weights = [
+        WeightStream("weights", 0, 0, weight.numel),
+        WeightStream("scales", 0, 0, 10 * ofm.depth),
+    ]
+    return [op], ""
 
 
 def _channel_window(
@@ -221,6 +270,7 @@ def price_operators(
         except ValueError:
             target = None
     out: list[OperatorPrice] = []
+    computed: set[int] = set()  # values a priced convolution, pooling or elementwise wrote
     for i in instructions:
         if not 0 <= i < len(method.instructions):
             continue
@@ -240,6 +290,10 @@ def price_operators(
         if target is None:
             out.append(OperatorPrice(i, base, (), None, "the partition has no NPU estimate"))
             continue
+        if base in _CLAMPS and ins.args and ins.args[0] in computed:
+            # Vela fuses a clamp into the operation that produces its input.
+            out.append(OperatorPrice(i, base, (FUSED,), 0))
+            continue
         ops, why = _operations(method, i, base)
         if not ops:
             out.append(OperatorPrice(i, base, (), None, why))
@@ -251,4 +305,6 @@ def price_operators(
             continue
         labels = tuple(_label(op) for op in ops)
         out.append(OperatorPrice(i, base, labels, cycles))
+        if ins.args:
+            computed.add(ins.args[-1])
     return out

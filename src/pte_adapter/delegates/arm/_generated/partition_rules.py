@@ -638,7 +638,8 @@ ARM_MAX_RANK: Final = 6
 
 # The reasons the partitioner gives (its WhyNoPartitionReporter, partition_report.txt):
 # not on the operator lists; refused on the Ethos-U55; the start of an additional_checks
-# entry's refusal (followed by the check's class name).
+# entry's refusal (followed by the check's class name); not marked as quantized.
 ARM_NOT_LISTED_REASON: Final = 'Not included in BaseTOSASupportList or a registered tosa_support_check'
 ARM_U55_REASON: Final = 'Op is not supported on U55.'
 ARM_ADDITIONAL_CHECK_PREFIX: Final = 'Rejected by '
+ARM_NOT_QUANTIZED_REASON: Final = 'Node was not marked as quantized in the Arm backend.'
