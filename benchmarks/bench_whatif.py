@@ -48,6 +48,7 @@ def row(pair: WhatIfPair, before: Truth, after: Truth) -> dict[str, object]:
         "vela_cycles_after": after.vela_cycles,
         "vela_cycles_after_per_partition": [p.vela_cycles for p in after.partitions],
         "vela_npu_cycles_after": after.vela_npu_cycles,
+        "vela_time_after_us": round(after.vela_time_us, 1),
         # The fragmented side's own, where it keeps its TOSA (None: it does not).
         "vela_cycles_before": before.vela_cycles if before.partitions else None,
         "vela_cycles_before_per_partition": [p.vela_cycles for p in before.partitions],

@@ -240,6 +240,7 @@ class PartitionTruth:
     tosa: str  # the sidecar whose Vela compile gives its command stream byte for byte
     vela_cycles: int  # Vela's summary `cycles_total`
     vela_npu_cycles: int  # Vela's summary `cycles_npu`
+    vela_clock_hz: float  # Vela's summary `core_clock`: cycles / clock = seconds
 
 
 @dataclass
@@ -267,6 +268,10 @@ class Truth:
     def vela_npu_cycles(self) -> int:
         return sum(p.vela_npu_cycles for p in self.partitions)
 
+    @property
+    def vela_time_us(self) -> float:
+        return sum(p.vela_cycles / p.vela_clock_hz * 1e6 for p in self.partitions)
+
 
 def vela_partitions(side: Side, base: Path) -> list[PartitionTruth]:
     """Vela on every `.tosa` sidecar of `side` (its delegates' own compile flags), each compile
@@ -286,6 +291,7 @@ def vela_partitions(side: Side, base: Path) -> list[PartitionTruth]:
                 run.tosa.name,
                 int(run.summary["cycles_total"]),
                 int(run.summary["cycles_npu"]),
+                float(run.summary["core_clock"]),
             )
         )
     return out
