@@ -2257,7 +2257,8 @@ def write_manifest(out: str, entries: dict):
             "settings": e["settings"],
             "facts": _summary(e),
         }
-    order = [n for n in EXAMPLES if n in old]
+    # Entries of other builders (build_whatif_pairs.py) are kept, after this script's own.
+    order = [n for n in EXAMPLES if n in old] + [n for n in old if n not in EXAMPLES]
     doc = {
         "generator": "examples/build_examples.py",
         "toolchain": _toolchain(),
@@ -2346,6 +2347,12 @@ README_NOTES = """\
 - **`mv2_residual_cpu_ethosu85`** keeps every `aten.add` off the NPU with a partitioner
   `additional_checks` entry: MobileNetV2's ten residual adds then split it into 11 Ethos-U
   partitions and 12 CPU islands, the case where folding into blocks would hide the split.
+- **What-if pairs** (`build_whatif_pairs.py`, listed in `whatif_pairs.json`): one network
+  exported fragmented and fixed (a check removed, an operator replaced, a block quantized, another
+  target), the truth a what-if is checked against. `mv2_residual_npu_ethosu85` is the fixed twin
+  of `mv2_residual_cpu_ethosu85`; calibrated in float32, the two agree on every quantization
+  parameter only when built on the same machine (the committed pair differs in the last bit of
+  some activation scales).
 """
 
 

@@ -41,6 +41,10 @@ _STRUCT_RE = re.compile(r"^struct (npu_(?:op|set)_\w+)_t\s*\{(.*?)^public:", re.
 _BITFIELD_RE = re.compile(r"^\s*uint32_t (\w+):(\d+);", re.M)
 # Header bits every command has; the table keeps only the operand fields.
 _SKIP_FIELDS = {"opcode", "control"}
+_STRUCT_START_RE = re.compile(r"^struct (npu_(?:op|set)_\w+)_t\b", re.M)
+_STRUCT_OPCODE_RE = re.compile(
+    r"opcode\(static_cast<uint16_t>\(NPU_NAMESPACE::cmd[01]_opcode::(\w+)\)\)"
+)
 
 
 def parse_enums(text: str) -> dict[str, dict[int, str]]:
@@ -68,11 +72,26 @@ def parse_fields(text: str) -> dict[str, tuple[tuple[str, int, int], ...]]:
     return fields
 
 
+def command_names(text: str) -> dict[str, str]:
+    """Opcode enumerator -> the command's name: its struct's, which is also what the header's own
+    disassembler prints. The two differ where a struct is named for its register: the Ethos-U85's
+    opcode NPU_SET_RESIZE_X is the command npu_set_resize_x_step_t, "NPU_SET_RESIZE_X_STEP"."""
+    starts = list(_STRUCT_START_RE.finditer(text))
+    names: dict[str, str] = {}
+    for i, m in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        op = _STRUCT_OPCODE_RE.search(text, m.end(), end)
+        if op is not None:
+            names[op.group(1)] = m.group(1).upper()
+    return names
+
+
 def render(source: Source, product: str, text: str) -> str:
     enums = parse_enums(text)
     fields = parse_fields(text)
-    cmd0 = enums.pop("cmd0_opcode")
-    cmd1 = enums.pop("cmd1_opcode")
+    names = command_names(text)
+    cmd0 = {k: names.get(v, v) for k, v in enums.pop("cmd0_opcode").items()}
+    cmd1 = {k: names.get(v, v) for k, v in enums.pop("cmd1_opcode").items()}
     lines = [
         header(
             f"{product} NPU command-stream register table",

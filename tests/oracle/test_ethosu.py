@@ -155,7 +155,8 @@ def test_operations_match_vela(
                 ]
                 entry["ofm_region"] = _num(shadow["NPU_SET_OFM_REGION"]["region"])
                 entry["ifm_base"] = _num(shadow["NPU_SET_IFM_BASE0"]["addr"])
-            if c.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL"):
+            # The Ethos-U85 programs a RESIZE's kernel and stride too (its ratio's block).
+            if c.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_RESIZE"):
                 ks = shadow["NPU_SET_KERNEL_STRIDE"]
                 entry["stride"] = (
                     (_num(ks["stride_x_msb"]) << 1 | _num(ks["stride_x_lsb"])) + 1,

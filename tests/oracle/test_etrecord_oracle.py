@@ -168,6 +168,9 @@ def _op_base(name: str) -> str:
 PARTITIONER_KIND = {
     "Not included in BaseTOSASupportList or a registered tosa_support_check": "not_listed",
     "Op is not supported on U55.": "u55",
+    # TOSASupportedOperators, for a node outside the quantized graph on an INT-only spec
+    # (examples/whatif_float_block_ethosu85: a block the quantizer was told to leave in float).
+    "Node was not marked as quantized in the Arm backend.": "not_quantized",
 }
 
 

@@ -94,9 +94,10 @@ def test_estimate_per_partition_against_vela(
         clock = float(vela.summary["core_clock"])
         assert stats["npu_est_us"] == pytest.approx(ours / clock * 1e6, abs=0.1)
         # MACs: the same layers, counted from the registers; the U55 transpose-by-pooling adds
-        # one MAC per element Vela does not count.
+        # one MAC per element Vela does not count (in a small partition, several per cent).
         macs, vela_macs = int(stats["npu_est_macs"]), int(vela.summary["nn_macs"])
-        assert macs == pytest.approx(vela_macs, rel=0.01), part.name
+        transposed = sum(e.macs for e in estimates if e.vela_kind == "transpose")
+        assert macs - transposed == pytest.approx(vela_macs, rel=0.01), part.name
         if "buffering" in notes:
             # Vela counts a weight copy in its operation with the slacks its weight-buffering
             # estimate recorded (vela_buffering.py); priced that way the partition is Vela's.

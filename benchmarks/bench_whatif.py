@@ -1,0 +1,97 @@
+"""The what-if pairs' truth table: per pair, what the real re-export with the fix gives.
+
+    python examples/build_whatif_pairs.py     # once: the pairs in examples/ (committed)
+    python benchmarks/bench_whatif.py         # the table (runs Vela on each fixed side's TOSA)
+    python benchmarks/bench_whatif.py --json  # the same as JSON
+
+Per pair (examples/whatif_pairs.json): the fragmented side's NPU partitions, delegate calls,
+boundary bytes and glue kernels, the fixed side's, and Vela's own cycles of each side
+(`cycles_total` of its summary, per partition and in total: Vela run on each `.tosa` sidecar with
+the delegate's compile flags; the fragmented side of residual_add_u85 keeps no TOSA). Partitions, calls and glue are ExecuTorch's deserializer's;
+boundary bytes are pte_adapter's crossings (tests/support/whatif_pairs.py BOUNDARY_DEFINITION).
+The predicted columns (what the what-if says from the fragmented `.pte` alone) go beside these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.whatif_pairs import (  # noqa: E402
+    BOUNDARY_DEFINITION,
+    Truth,
+    WhatIfPair,
+    truth,
+    whatif_pairs,
+)
+
+
+def row(pair: WhatIfPair, before: Truth, after: Truth) -> dict[str, object]:
+    return {
+        "pair": pair.name,
+        "kind": pair.kind,
+        "fragmented": before.program,
+        "fixed": after.program,
+        "accelerator": pair.fixed.accelerator,
+        "memory_mode": pair.fixed.memory_mode,
+        "npu_partitions": [before.facts.npu_partitions, after.facts.npu_partitions],
+        "delegate_calls_removed": before.facts.delegate_calls - after.facts.delegate_calls,
+        "boundary_bytes": [before.boundary_bytes, after.boundary_bytes],
+        "boundary_bytes_removed": before.boundary_bytes - after.boundary_bytes,
+        "glue_kernels_removed": before.glue_kernels - after.glue_kernels,
+        "vela_cycles_after": after.vela_cycles,
+        "vela_cycles_after_per_partition": [p.vela_cycles for p in after.partitions],
+        "vela_npu_cycles_after": after.vela_npu_cycles,
+        "vela_time_after_us": round(after.vela_time_us, 1),
+        # The fragmented side's own, where it keeps its TOSA (None: it does not).
+        "vela_cycles_before": before.vela_cycles if before.partitions else None,
+        "vela_cycles_before_per_partition": [p.vela_cycles for p in before.partitions],
+    }
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    head = (
+        f"{'pair':<18} {'kind':<16} {'accelerator':<14} {'memory mode':<21} {'NPU parts':>9} "
+        f"{'calls -':>7} {'boundary B':>16} {'B -':>7} {'glue -':>6} {'Vela before':>11} "
+        f"{'Vela after':>10}"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        parts, bounds = r["npu_partitions"], r["boundary_bytes"]
+        assert isinstance(parts, list) and isinstance(bounds, list)
+        lines.append(
+            f"{r['pair']:<18} {r['kind']:<16} {r['accelerator']:<14} {r['memory_mode']:<21} "
+            f"{parts[0]:>4}->{parts[1]:<3} {r['delegate_calls_removed']:>7} "
+            f"{bounds[0]:>7}->{bounds[1]:<7} {r['boundary_bytes_removed']:>7} "
+            f"{r['glue_kernels_removed']:>6} {r['vela_cycles_before'] or '-'!s:>11} "
+            f"{r['vela_cycles_after']:>10}"
+        )
+    lines += ["", f"boundary bytes: {BOUNDARY_DEFINITION}"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as td:
+        for pair in whatif_pairs():
+            keeps_tosa = pair.fragmented.artifacts is not None
+            before = truth(
+                pair.fragmented, Path(td) / f"{pair.name}_before" if keeps_tosa else None
+            )
+            after = truth(pair.fixed, Path(td) / pair.name)
+            rows.append(row(pair, before, after))
+    print(json.dumps(rows, indent=1) if args.json else table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
