@@ -31,9 +31,31 @@ from tests.support.whatif_pairs import (  # noqa: E402
     whatif_pairs,
 )
 
+import pte_adapter  # noqa: E402
+
+
+def predicted(pair: WhatIfPair) -> dict[str, object]:
+    """What the what-if says from the fragmented `.pte` alone (every fixable island fixed)."""
+    ma = pte_adapter.open_analysis(pair.fragmented.pte, profile=False).method("forward")
+    s = ma.what_if.all if ma is not None and ma.what_if is not None else None
+    if s is None:
+        return {"fix": None}
+    return {
+        "fix": s.fix,
+        "npu_partitions_after": s.npu_partitions_after,
+        "delegate_calls_removed": s.delegate_calls_removed,
+        "boundary_bytes_removed": s.boundary_bytes_removed,
+        "glue_kernels_removed": s.glue_kernels_removed,
+        "npu_cycles_after": s.npu_cycles_after,
+        "npu_cycles_after_as_vela": s.npu_cycles_after_as_vela,
+        "boundary_cycles_removed": s.boundary_cycles_removed,
+        "island_cycles": s.island_cycles,
+    }
+
 
 def row(pair: WhatIfPair, before: Truth, after: Truth) -> dict[str, object]:
     return {
+        "predicted": predicted(pair),
         "pair": pair.name,
         "kind": pair.kind,
         "fragmented": before.program,
@@ -72,7 +94,34 @@ def table(rows: list[dict[str, object]]) -> str:
             f"{r['glue_kernels_removed']:>6} {r['vela_cycles_before'] or '-'!s:>11} "
             f"{r['vela_cycles_after']:>10}"
         )
-    lines += ["", f"boundary bytes: {BOUNDARY_DEFINITION}"]
+    lines += ["", f"boundary bytes: {BOUNDARY_DEFINITION}", "", prediction_table(rows)]
+    return "\n".join(lines)
+
+
+def prediction_table(rows: list[dict[str, object]]) -> str:
+    """The what-if's prediction from the fragmented `.pte` beside the re-export's truth."""
+    head = (
+        f"{'pair':<18} {'fix predicted':<26} {'parts':>9} {'calls -':>9} {'B -':>15} "
+        f"{'glue -':>7} {'NPU cycles as Vela':>19} {'Vela after':>10} {'error':>7}"
+    )
+    lines = ["predicted (from the fragmented .pte) / true (the re-export)", head, "-" * len(head)]
+    for r in rows:
+        p = r["predicted"]
+        assert isinstance(p, dict)
+        parts = r["npu_partitions"]
+        assert isinstance(parts, list)
+        cycles = p.get("npu_cycles_after_as_vela")
+        vela = r["vela_cycles_after"]
+        assert isinstance(vela, int)
+        error = f"{cycles / vela - 1:+.1%}" if isinstance(cycles, int) else "-"
+        lines.append(
+            f"{r['pair']:<18} {p.get('fix')!s:<26} "
+            f"{p.get('npu_partitions_after')!s:>4}/{parts[1]:<4} "
+            f"{p.get('delegate_calls_removed')!s:>4}/{r['delegate_calls_removed']!s:<4} "
+            f"{p.get('boundary_bytes_removed')!s:>7}/{r['boundary_bytes_removed']!s:<7} "
+            f"{p.get('glue_kernels_removed')!s:>3}/{r['glue_kernels_removed']!s:<3} "
+            f"{cycles if cycles is not None else '-'!s:>19} {vela:>10} {error:>7}"
+        )
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ from tests.support.examples import EXAMPLE_PTES
 
 if TYPE_CHECKING:
     from tests.support.vela import VelaRun
+    from tests.support.whatif_pairs import Truth
 
 
 @pytest.fixture(params=EXAMPLE_PTES, ids=[p.stem for p in EXAMPLE_PTES])
@@ -31,3 +32,12 @@ def vela_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, VelaRun]:
     from tests.support.vela import all_ethosu_partitions, vela_runs
 
     return vela_runs(all_ethosu_partitions(), tmp_path_factory.mktemp("vela"))
+
+
+@pytest.fixture(scope="session")
+def whatif_truths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Truth]:
+    """What-if pair name -> the truth of its fixed side (tests/support/whatif_pairs.py), Vela run
+    once per sidecar for every test that asks."""
+    from tests.support.whatif_pairs import truth, whatif_pairs
+
+    return {p.name: truth(p.fixed, tmp_path_factory.mktemp(p.name)) for p in whatif_pairs()}

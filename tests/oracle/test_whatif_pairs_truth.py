@@ -40,10 +40,9 @@ def _base(operator: str) -> str:
     return ".".join(operator.replace("::", ".").split(".")[:2])
 
 
-@pytest.fixture(scope="module")
-def truths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Truth]:
-    """pair name -> the truth of its fixed side, Vela run once per sidecar."""
-    return {p.name: truth(p.fixed, tmp_path_factory.mktemp(p.name)) for p in PAIRS}
+@pytest.fixture
+def truths(whatif_truths: dict[str, Truth]) -> dict[str, Truth]:
+    return whatif_truths
 
 
 def test_the_pairs_cover_every_fix_two_accelerators_and_two_memory_modes() -> None:
