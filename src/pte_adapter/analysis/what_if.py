@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
-from pte_adapter.analysis.source import PartitionSource
+from pte_adapter.analysis.source import PartitionSource, operator_base
 from pte_adapter.analysis.what_if_merge import (
     MethodFlow,
     crossings_removed,
@@ -119,7 +119,7 @@ def _kernel_fix(reasons: list[Reason]) -> tuple[str, str]:
     return fix, r.text
 
 
-def _fix_text(fix: str, subject: str, layer: str, alternatives: str) -> str:
+def _fix_text(fix: str, subject: str, layer: str) -> str:
     name = f"{subject} ({layer})" if layer else subject
     return {
         "remove_check": f"{name} is supported: remove the partitioner check that refused it",
@@ -131,7 +131,6 @@ def _fix_text(fix: str, subject: str, layer: str, alternatives: str) -> str:
         "other_target": f"{name} is refused on the Ethos-U55 only: an Ethos-U85 takes it",
         "replace_operator": (
             f"{name} has no lowering for this target: write the layer with operators it lowers"
-            + (f" ({alternatives})" if alternatives else "")
         ),
         "unknown": f"{name}: nothing in the file says what would let the partitioner take it",
     }.get(fix, f"{name}: {fix}")
@@ -153,20 +152,16 @@ def _island_fix(
     per_kernel = [(i, *_kernel_fix(kernels.get(i, []))) for i in compute]
     fixes = list(dict.fromkeys(f for _, f, _ in per_kernel))
     layer = source.layer if source is not None else ""
-    subjects = ", ".join(dict.fromkeys(_short(operator_at(method, i)) for i in compute))
+    subjects = ", ".join(dict.fromkeys(operator_base(operator_at(method, i)) for i in compute))
     if len(fixes) == 1:
-        return fixes[0], _fix_text(fixes[0], subjects, layer, "")
+        return fixes[0], _fix_text(fixes[0], subjects, layer)
     by_fix: dict[str, list[str]] = {}
     for i, f, _ in per_kernel:
         names = by_fix.setdefault(f, [])
-        if (name := _short(operator_at(method, i))) not in names:
+        if (name := operator_base(operator_at(method, i))) not in names:
             names.append(name)
-    parts = "; ".join(_fix_text(f, ", ".join(names), "", "") for f, names in by_fix.items())
+    parts = "; ".join(_fix_text(f, ", ".join(names), "") for f, names in by_fix.items())
     return "mixed", f"its kernels need different fixes: {parts}"
-
-
-def _short(name: str) -> str:
-    return ".".join(name.replace("::", ".").split(".")[:2])
 
 
 def _prices(method: Method, parts: MethodPartitions, group: list[int]) -> list[OperatorPrice]:
@@ -180,7 +175,7 @@ def _prices(method: Method, parts: MethodPartitions, group: list[int]) -> list[O
     instructions = [i for k in islands for i in parts.partitions[k].instructions]
     if target is None or first.delegate_index is None:
         return [
-            OperatorPrice(i, _short(operator_at(method, i)), (), None, "no cost model")
+            OperatorPrice(i, operator_base(operator_at(method, i)), (), None, "no cost model")
             for i in instructions
             if method.instructions[i].kind is InstructionKind.KERNEL
         ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pte_adapter.backends import is_glue
+from pte_adapter.delegates.arm.partition_rules import operator_base
 from pte_adapter.delegates.ethosu.commands import FeatureMap, NpuOperation, WeightStream
 from pte_adapter.delegates.ethosu.perf_compute import compute_bound
 from pte_adapter.delegates.ethosu.perf_memory import finish, memory_traffic
@@ -69,11 +70,6 @@ _FREE = {
     "aten.expand_copy",
 }
 _BLOCK_ELEMENTS = 2048
-
-
-def operator_base(name: str) -> str:
-    """`aten::add.out` -> `aten.add`."""
-    return ".".join(name.replace("::", ".").split(".")[:2])
 
 
 def _feature_map(t: Tensor) -> FeatureMap:
