@@ -16,7 +16,7 @@ import pytest
 import pte_adapter
 from pte_adapter.analysis.partitions import Partition, crossings_of
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.analysis.what_if import WhatIf
+from pte_adapter.analysis.what_if import FIXES, WhatIf
 from pte_adapter.backends import CPU
 from tests.support.examples import example
 
@@ -91,15 +91,7 @@ def test_every_island_with_a_compute_kernel_has_a_what_if(example_pte: Path) -> 
         assert ma.what_if is not None
         assert [s.partition for s in ma.what_if.islands] == expected
         for s in ma.what_if.islands:
-            assert s.fix in {
-                "remove_check",
-                "quantize",
-                "quantize_or_remove_check",
-                "other_target",
-                "replace_operator",
-                "unknown",
-                "mixed",
-            }
+            assert s.fix in FIXES
             assert s.text
 
 
