@@ -228,8 +228,21 @@ def predict(
             + ", ".join(parts.partitions[i].name for i in stranded)
             + " has no delegate partition beside it"
         )
+    if _dynamic(method, parts, islands):
+        out.notes.append("dynamic shapes in the island: priced at their upper bounds")
     _price_scenario(method, parts, groups, out)
     return out
+
+
+def _dynamic(method: Method, parts: MethodPartitions, islands: list[int]) -> bool:
+    """Whether a tensor an island's kernels read or write has a dynamic shape."""
+    for k in islands:
+        for i in parts.partitions[k].instructions:
+            for a in method.instructions[i].args:
+                t = method.tensor(a)
+                if t is not None and t.dynamism != "static":
+                    return True
+    return False
 
 
 def _estimate(method: Method, p: Partition) -> DelegateEstimate | None:
