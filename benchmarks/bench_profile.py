@@ -75,6 +75,9 @@ PHASES = [
     ("analysis: roles", "pte_adapter.analysis.program_analysis", "instruction_role_ids"),
     ("analysis: blocks", "pte_adapter.analysis.program_analysis", "fold_partitions"),
     ("analysis: bundle", "pte_adapter.analysis.program_analysis", "analyse_bundle"),
+    ("analysis: what-if", "pte_adapter.analysis.program_analysis", "method_what_if"),
+    ("profile: ETDump placed", "pte_adapter.analysis.program_analysis", "join_profile"),
+    ("profile: measured", "pte_adapter.analysis.program_analysis", "measure_program"),
     ("render: plan", "pte_adapter.render.model_explorer", "program_plan"),
     ("render: Model Explorer builder", "pte_adapter.render.model_explorer", "build_graph"),
 ]

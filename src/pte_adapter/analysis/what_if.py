@@ -31,9 +31,8 @@ from pte_adapter.analysis.source import PartitionSource, operator_base
 from pte_adapter.analysis.what_if_merge import (
     MethodFlow,
     crossings_removed,
-    has_delegate,
     kept_on_cpu,
-    merged_groups,
+    merge_plan,
     operator_at,
 )
 from pte_adapter.analysis.why import Reason
@@ -137,12 +136,12 @@ def _fix_text(fix: str, subject: str, layer: str) -> str:
 
 
 def _island_fix(
-    method: Method, island: Partition, reasons: list[Reason], source: PartitionSource | None
+    method: Method,
+    island: Partition,
+    by_instruction: dict[int, list[Reason]],
+    source: PartitionSource | None,
 ) -> tuple[str, str]:
-    mine = [r for r in reasons if r.instruction in set(island.instructions)]
-    kernels: dict[int, list[Reason]] = {}
-    for r in mine:
-        kernels.setdefault(r.instruction, []).append(r)
+    kernels = {i: by_instruction[i] for i in island.instructions if i in by_instruction}
     compute = [
         i
         for i in island.instructions
@@ -164,28 +163,37 @@ def _island_fix(
     return "mixed", f"its kernels need different fixes: {parts}"
 
 
-def _prices(method: Method, parts: MethodPartitions, group: list[int]) -> list[OperatorPrice]:
-    """The group's absorbed islands' kernels, priced by the group's backend."""
+def _prices(
+    method: Method, parts: MethodPartitions, group: list[int], costs: _Costs
+) -> list[OperatorPrice]:
+    """The group's absorbed islands' kernels, priced by the group's backend (each island once
+    per method: every scenario that absorbs it joins it to the same partition)."""
     delegates = [parts.partitions[i] for i in group if not parts.partitions[i].is_cpu]
-    islands = [i for i in group if parts.partitions[i].is_cpu]
-    if not delegates or not islands:
+    if not delegates:
         return []
     first = delegates[0]
     target = backend_info(first.backend).price_operators
-    instructions = [i for k in islands for i in parts.partitions[k].instructions]
-    if target is None or first.delegate_index is None:
-        return [
-            OperatorPrice(i, operator_base(operator_at(method, i)), (), None, "no cost model")
-            for i in instructions
-            if method.instructions[i].kind is InstructionKind.KERNEL
-        ]
-    try:
-        priced: list[OperatorPrice] = hook(target)(
-            method, instructions, method.delegates[first.delegate_index]
-        )
-    except DecoderUnavailable:
-        return []
-    return priced
+    out: list[OperatorPrice] = []
+    for k in group:
+        if not parts.partitions[k].is_cpu:
+            continue
+        if k not in costs.prices:
+            instructions = parts.partitions[k].instructions
+            if target is None or first.delegate_index is None:
+                costs.prices[k] = [
+                    OperatorPrice(i, operator_base(operator_at(method, i)), (), None, "no model")
+                    for i in instructions
+                    if method.instructions[i].kind is InstructionKind.KERNEL
+                ]
+            else:
+                try:
+                    costs.prices[k] = hook(target)(
+                        method, instructions, method.delegates[first.delegate_index]
+                    )
+                except DecoderUnavailable:
+                    costs.prices[k] = []
+        out.extend(costs.prices[k])
+    return out
 
 
 def predict(
@@ -196,14 +204,14 @@ def predict(
     text: str,
     partition: int | None,
     flow: MethodFlow,
+    costs: _Costs,
 ) -> WhatIf:
     """The partitioning and NPU time if the given islands' kernels ran on their neighbours."""
-    absorbed = set(islands)
-    groups = merged_groups(parts, absorbed)
-    merged = [g for g in groups if len(g) > 1 and has_delegate(parts, g)]
-    stranded = [i for i in islands if [i] in groups]
+    merged, stranded = merge_plan(parts, islands)
     before_calls = len(parts.delegate_partitions)
-    after_calls = sum(1 for g in groups if has_delegate(parts, g))
+    after_calls = before_calls - sum(
+        sum(not parts.partitions[i].is_cpu for i in g) - 1 for g in merged
+    )
     kept = {i for g in merged for i in kept_on_cpu(method, parts, g, flow)}
     fewer_crossings, bytes_removed = crossings_removed(method, parts, merged, kept, flow)
     absorbed_glue = sum(
@@ -230,7 +238,7 @@ def predict(
         )
     if _dynamic(method, parts, islands):
         out.notes.append("dynamic shapes in the island: priced at their upper bounds")
-    _price_scenario(method, parts, groups, out)
+    _price_scenario(method, parts, merged, out, costs)
     return out
 
 
@@ -274,29 +282,51 @@ def _boundary_saved(
     return saved, saved_vela
 
 
+@dataclass
+class _Costs:
+    """The method's partitions' estimates, summed once for every scenario."""
+
+    backends: list[str]  # every delegate backend of the method
+    estimated: int  # delegate partitions with an estimate
+    accelerator: str
+    clock_hz: float
+    cycles: int
+    cycles_as_vela: int
+    # Island index -> its kernels priced by the partition it joins (filled as scenarios ask).
+    prices: dict[int, list[OperatorPrice]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, method: Method, parts: MethodPartitions) -> _Costs:
+        rows = [e for p in parts.delegate_partitions if (e := _estimate(method, p)) is not None]
+        return cls(
+            sorted({p.backend for p in parts.delegate_partitions}),
+            len(rows),
+            rows[0].target.accelerator if rows else "",
+            rows[0].target.clock_hz if rows else 0.0,
+            sum(e.cycles for e in rows),
+            sum(e.cycles_as_vela if e.cycles_as_vela is not None else e.cycles for e in rows),
+        )
+
+
 def _price_scenario(
-    method: Method, parts: MethodPartitions, groups: list[list[int]], out: WhatIf
+    method: Method, parts: MethodPartitions, groups: list[list[int]], out: WhatIf, costs: _Costs
 ) -> None:
-    rows = [(p, e) for p in parts.delegate_partitions if (e := _estimate(method, p)) is not None]
-    if not rows:
-        backends = sorted({p.backend for p in parts.delegate_partitions})
-        if backends:
-            out.notes.append(f"no cost model for {', '.join(backends)}: time only from an ETDump")
+    if not costs.estimated:
+        if costs.backends:
+            out.notes.append(
+                f"no cost model for {', '.join(costs.backends)}: time only from an ETDump"
+            )
         return
     if out.fix == "other_target":
         out.notes.append(
             "NPU time on the other target not predicted: this file holds command streams for "
-            f"{rows[0][1].target.accelerator} only"
+            f"{costs.accelerator} only"
         )
         return
-    clock = rows[0][1].target.clock_hz
-    out.npu_cycles_before = sum(e.cycles for _, e in rows)
-    before_vela = sum(
-        e.cycles_as_vela if e.cycles_as_vela is not None else e.cycles for _, e in rows
-    )
+    out.npu_cycles_before = costs.cycles
     island_cycles = 0
     for g in groups:
-        for price in _prices(method, parts, g):
+        for price in _prices(method, parts, g, costs):
             if price.cycles is None:
                 out.not_priced.append(f"{price.operator}: {price.why_not}")
             else:
@@ -309,10 +339,10 @@ def _price_scenario(
     out.island_cycles = island_cycles
     out.boundary_cycles_removed = saved
     out.lower_bound = bool(out.not_priced)
-    out.npu_cycles_after = out.npu_cycles_before + island_cycles - saved
-    out.npu_cycles_after_as_vela = before_vela + island_cycles - saved_vela
-    out.npu_time_after_us = round(out.npu_cycles_after / clock * 1e6, 1)
-    if len(rows) < len(parts.delegate_partitions):
+    out.npu_cycles_after = costs.cycles + island_cycles - saved
+    out.npu_cycles_after_as_vela = costs.cycles_as_vela + island_cycles - saved_vela
+    out.npu_time_after_us = round(out.npu_cycles_after / costs.clock_hz * 1e6, 1)
+    if costs.estimated < len(parts.delegate_partitions):
         out.notes.append("some partitions have no estimate: the NPU time covers the others")
 
 
@@ -328,14 +358,19 @@ def method_what_if(
         return None
     scenarios: list[WhatIf] = []
     flow: MethodFlow | None = None
+    costs: _Costs | None = None
+    by_instruction: dict[int, list[Reason]] = {}
+    for r in reasons:
+        by_instruction.setdefault(r.instruction, []).append(r)
     for p in parts.cpu_islands:
         if not p.compute_ops:
             continue
         source = sources[p.index] if p.index < len(sources) else None
-        fix, text = _island_fix(method, p, reasons, source)
+        fix, text = _island_fix(method, p, by_instruction, source)
         flow = flow or MethodFlow(method, parts)
-        scenarios.append(predict(method, parts, [p.index], fix, text, p.index, flow))
-    if not scenarios or flow is None:
+        costs = costs or _Costs.of(method, parts)
+        scenarios.append(predict(method, parts, [p.index], fix, text, p.index, flow, costs))
+    if not scenarios or flow is None or costs is None:
         return None
     fixable = [s for s in scenarios if s.fix != "unknown"]
     every: WhatIf | None = None
@@ -345,7 +380,7 @@ def method_what_if(
         n = len(fixable)
         text = f"{n} island{'s' if n != 1 else ''} fixed ({', '.join(kinds)})"
         islands = [s.partition for s in fixable if s.partition is not None]
-        every = predict(method, parts, islands, fix, text, None, flow)
+        every = predict(method, parts, islands, fix, text, None, flow, costs)
     return MethodWhatIf(scenarios, every)
 
 

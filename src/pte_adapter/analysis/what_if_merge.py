@@ -61,6 +61,29 @@ def has_delegate(parts: MethodPartitions, group: list[int]) -> bool:
     return any(not parts.partitions[i].is_cpu for i in group)
 
 
+def merge_plan(parts: MethodPartitions, islands: list[int]) -> tuple[list[list[int]], list[int]]:
+    """(the groups that become one partition each, the islands with nothing to join). One island
+    looks only at its neighbours, as `merged_groups` would; several walk the method."""
+    if len(islands) == 1:
+        i, n = islands[0], len(parts.partitions)
+        before = parts.partitions[i - 1] if i > 0 else None
+        after = parts.partitions[i + 1] if i + 1 < n else None
+        prev = before is not None and not before.is_cpu
+        nxt = after is not None and not after.is_cpu
+        if prev and nxt and before is not None and after is not None:
+            if before.backend == after.backend:
+                return [[i - 1, i, i + 1]], []
+            return [[i - 1, i]], []
+        if prev:
+            return [[i - 1, i]], []
+        if nxt:
+            return [[i, i + 1]], []
+        return [], [i]
+    groups = merged_groups(parts, set(islands))
+    merged = [g for g in groups if len(g) > 1 and has_delegate(parts, g)]
+    return merged, [i for i in islands if [i] in groups]
+
+
 class MethodFlow:
     """What every scenario of a method looks up, made once: who reads each instruction's
     results, who wrote each value, the reads touching each instruction, the crossings per
