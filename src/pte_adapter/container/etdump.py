@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from pte_adapter.container import files
 from pte_adapter.container._generated.etdump_schema import ENUMS, FILE_IDENTIFIER, TABLES, Field
 from pte_adapter.container.flatbuf import FlatBuffer, Table
 from pte_adapter.errors import PteFormatError
@@ -190,12 +191,11 @@ def _read_root(fb: FlatBuffer, name: str, size: int) -> ETDump:
     return ETDump(name, size, version, runs)
 
 
-def load_etdump(path: str | Path) -> ETDump:
+def load_etdump(path: str | Path, inside: Path | None = None) -> ETDump:
+    """The ETDump at `path`: a regular file (inside the folder `inside`, when given) of at most
+    MAX_FILE_BYTES, checked before a byte is read (`container/files.py`)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
+    data = files.read_regular(path, MAX_FILE_BYTES, path.name, inside)
     return read_etdump(data, path.name)
 
 
