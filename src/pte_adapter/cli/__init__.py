@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pte_adapter.cli.inert import inert_output
 from pte_adapter.cli.report import ReportUsageError
 from pte_adapter.errors import PteFormatError
 
@@ -270,6 +271,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; everything it prints goes through `cli/inert.py` (no control character
+    from a file reaches the terminal)."""
+    with inert_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

@@ -41,6 +41,11 @@ MAX_ENTRIES = 10_000  # zip members; a real ETRecord has ~4 per recorded graph
 MAX_JSON_PART = 64 << 20  # bytes of one JSON part after decompression
 MAX_JSON_TOTAL = 256 << 20  # bytes of all JSON parts read
 MAX_NODES = 1_000_000  # graph nodes over all methods
+# Bytes a JSON part may inflate to: 1 MiB, plus 64 per zipped byte (ETRecord.save's parts inflate
+# 2-37 times; a part of repeated nodes made to be parsed slowly, 150-450 times). Work stays linear
+# in the file's size: a few KB zipped cannot become seconds of parsing.
+MAX_INFLATED_FLOOR = 1 << 20
+MAX_INFLATION = 64
 # Nodes of one debug handle: a handle marks one node of the exported graph, and the edge nodes it
 # was decomposed into share it (a handful; an instruction's join walks them all).
 MAX_NODES_PER_HANDLE = 1_000
@@ -195,13 +200,19 @@ def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: _Budge
     part = f"{label}:{info.filename}"
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise PteFormatError(f"unsupported zip compression {info.compress_type}", part=part)
-    limit = min(MAX_JSON_PART, MAX_JSON_TOTAL - budget.json_bytes)
+    inflated = MAX_INFLATED_FLOOR + MAX_INFLATION * info.compress_size
+    limit = min(MAX_JSON_PART, MAX_JSON_TOTAL - budget.json_bytes, inflated)
+    why = (
+        f" from {info.compress_size} zipped bytes (more than {MAX_INFLATION} times: not read)"
+        if limit == inflated
+        else ""
+    )
     if info.file_size > limit:
-        raise LimitExceededError(f"{info.file_size} bytes of JSON (limit {limit})", part=part)
+        raise LimitExceededError(f"{info.file_size} bytes of JSON (limit {limit}){why}", part=part)
     with zf.open(info) as f:
         data = f.read(limit + 1)  # the header may lie: never decompress past the limit
     if len(data) > limit:
-        raise LimitExceededError(f"more than {limit} bytes of JSON", part=part)
+        raise LimitExceededError(f"more than {limit} bytes of JSON{why}", part=part)
     budget.json_bytes += len(data)
     budget.json_values += files.json_values(data)
     if budget.json_values > files.MAX_JSON_VALUES:
