@@ -51,8 +51,8 @@ class InertStream:
 def inert_output() -> Iterator[None]:
     """stdout and stderr wrapped by `InertStream` for the length of the block."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = InertStream(saved[0])  # type: ignore[assignment]
-    sys.stderr = InertStream(saved[1])  # type: ignore[assignment]
+    sys.stdout = InertStream(saved[0])
+    sys.stderr = InertStream(saved[1])
     try:
         yield
     finally:
