@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -253,6 +254,20 @@ def case_etrecord_json_bloat(folder: Path, scale: int) -> Path:
 
 
 @case
+def case_etrecord_json_values(folder: Path, scale: int) -> Path:
+    """An edge-program part padded with 1M x scale small numbers: inflating only a few times (so
+    the inflation cap lets it through), with a value per two bytes."""
+    import random
+
+    pte = _copy_arm(folder)
+    handles, edge = _etrecord_parts()
+    rng = random.Random(33)
+    edge["padding"] = [rng.randrange(10) for _ in range(1_000_000 * scale)]
+    _write_etrecord(pte, handles, edge)
+    return pte
+
+
+@case
 def case_etdump_zero_latency(folder: Path, scale: int) -> Path:
     """The example's ETDump with every tick scaled to zero (and a second, negative, as `.ns`)."""
     from tests.support.etdumps import rescaled_etdump
@@ -427,6 +442,53 @@ def _status(status: str, text: str) -> str:
     return {0: "ok", 1: "ok", 2: "usage", 3: "format"}.get(code, "internal")
 
 
+def _library_roots() -> tuple[str, ...]:
+    """Where Python, the installed packages and this project's sources live: what a command may
+    open besides the program's folder and its output folder (lazy imports, Model Explorer's
+    files)."""
+    import pte_adapter
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path}
+    roots.add(str(Path(pte_adapter.__file__).resolve().parents[1]))
+    return tuple(os.path.realpath(r) for r in roots if r and r != os.getcwd() and r != "/")
+
+
+def watch_opens() -> list[str]:
+    """Every path opened (Python's `open` audit event: `open()`, `os.open`, `io.open_code`) or
+    listed (`os.scandir`, `os.listdir`) from now on in this process, resolved. An audit hook
+    cannot be removed: call it in a forked child."""
+    seen: list[str] = []
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in ("open", "os.scandir", "os.listdir") and args:
+            path = args[0]
+            if not isinstance(path, (str, bytes, os.PathLike)):
+                return
+            name = os.fsdecode(path)
+            flags = args[2] if event == "open" and len(args) > 2 else None
+            if isinstance(flags, int) and flags & getattr(os, "O_NOFOLLOW", 0):
+                # The last component is never followed (a symlink there fails with ELOOP).
+                head, tail = os.path.split(name)
+                seen.append(os.path.join(os.path.realpath(head or "."), tail))
+            else:
+                seen.append(os.path.realpath(name))
+
+    sys.addaudithook(hook)
+    return seen
+
+
+def outside(seen: list[str], allowed: tuple[str, ...]) -> list[str]:
+    """The paths of `seen` in none of the `allowed` folders (or files)."""
+    roots = tuple(os.path.realpath(a) for a in allowed) + _library_roots()
+    return sorted(
+        {
+            p
+            for p in seen
+            if not any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+        }
+    )
+
+
 def run_case(pte: Path, out: Path) -> list[Run]:
     """Every command and the Model Explorer conversion on one case's program."""
     runs = []
@@ -464,9 +526,14 @@ def _in_child(name: str, pte: Path, out: Path) -> dict[str, Any]:
             out.mkdir(parents=True, exist_ok=True)
             _reset_peak()
             start = _status_mb("VmRSS")
+            seen = watch_opens()
             with in_folder(out):
                 runs = [asdict(r) for r in run_case(pte, out)]
-            payload = json.dumps({"runs": runs, "mb": _status_mb("VmHWM") - start}).encode()
+            mb = _status_mb("VmHWM") - start
+            opened_outside = outside(
+                seen, (str(pte.parent), str(out), os.devnull, "/proc/self", f"/proc/{os.getpid()}")
+            )
+            payload = json.dumps({"runs": runs, "mb": mb, "outside": opened_outside}).encode()
         except BaseException as e:
             payload, code = json.dumps(f"{type(e).__name__}: {e}").encode(), 1
         with os.fdopen(write_end, "wb") as w:
@@ -479,7 +546,7 @@ def _in_child(name: str, pte: Path, out: Path) -> dict[str, Any]:
     result = json.loads(payload) if payload else f"child died: status {status}"
     if isinstance(result, str):
         return {"case": name, "crash": result}
-    return {"case": name, "runs": result["runs"], "mb": result["mb"]}
+    return {"case": name, **result}
 
 
 @contextlib.contextmanager
@@ -507,3 +574,7 @@ def main(spec_path: str) -> int:
     for name, pte in spec["cases"]:
         print(json.dumps(_in_child(name, Path(pte), Path(spec["out"]) / name)), flush=True)
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
