@@ -360,6 +360,100 @@ def case_markup_file_name(folder: Path, scale: int) -> Path:
     return pte
 
 
+# --- shared tables: vectors pointing many times at one table --------------------------------
+
+
+def _point_all_at_last(data: bytearray, vector: int, base: int = 0) -> None:
+    """Every uoffset of the table vector whose length sits at `vector` (relative to `base`, where
+    the FlatBuffer starts) now points at the table its last element points at: the file is the
+    same size, and one table stands for all."""
+    n = int.from_bytes(data[base + vector : base + vector + 4], "little")
+    last = base + vector + 4 * n  # the last element's slot
+    target = last + int.from_bytes(data[last : last + 4], "little")
+    for k in range(n):
+        elem = base + vector + 4 + 4 * k
+        data[elem : elem + 4] = (target - elem).to_bytes(4, "little")
+
+
+def _vector_pos(table: Any, slot: int) -> int:
+    return int(table._ref(slot, "vector"))
+
+
+@case
+def case_shared_instructions(folder: Path, scale: int) -> Path:
+    """A program re-serialised with 500 x scale instructions in its chain (copies of its first),
+    then every entry of the chain's instruction vector pointed at one of them."""
+    from copy import deepcopy
+
+    from pte_adapter.container._generated import program_schema as S
+    from pte_adapter.container.pte import PteFile
+
+    pte = _copy_profiled(folder)
+    n = 500 * scale
+
+    def more_instructions(program: Any) -> None:
+        chain = program.execution_plan[0].chains[0]
+        chain.instructions = [deepcopy(chain.instructions[0]) for _ in range(n)]
+
+    _reserialised(EXAMPLES / f"{PROFILED}.pte", pte, more_instructions)
+    data = bytearray(pte.read_bytes())
+    root = PteFile(bytes(data), pte.name).root
+    plan = next(root.iter_tables(S.Program.execution_plan, "execution_plan"))
+    chain = next(plan.iter_tables(S.ExecutionPlan.chains, "chains"))
+    _point_all_at_last(data, _vector_pos(chain, S.Chain.instructions))
+    pte.write_bytes(bytes(data))
+    return pte
+
+
+@case
+def case_shared_methods(folder: Path, scale: int) -> Path:
+    """A program re-serialised with 100 x scale methods (copies of its one), then every entry of
+    its method vector pointed at one of them."""
+    from copy import deepcopy
+
+    from pte_adapter.container._generated import program_schema as S
+    from pte_adapter.container.pte import PteFile
+
+    pte = _copy_profiled(folder)
+
+    def more_methods(program: Any) -> None:
+        program.execution_plan = [deepcopy(program.execution_plan[0]) for _ in range(100 * scale)]
+
+    _reserialised(EXAMPLES / f"{PROFILED}.pte", pte, more_methods)
+    data = bytearray(pte.read_bytes())
+    root = PteFile(bytes(data), pte.name).root
+    _point_all_at_last(data, _vector_pos(root, S.Program.execution_plan))
+    pte.write_bytes(bytes(data))
+    return pte
+
+
+@case
+def case_shared_events(folder: Path, scale: int) -> Path:
+    """The example's ETDump with its first run's events repeated to 2,000 x scale by ExecuTorch's
+    ETDump serializer, then every entry pointed at one event."""
+    from copy import deepcopy
+
+    from executorch.devtools.etdump.serialize import (
+        deserialize_from_etdump_flatcc,
+        serialize_to_etdump_flatcc,
+    )
+
+    from pte_adapter.container._generated.etdump_schema import TABLES
+    from pte_adapter.container.flatbuf import FlatBuffer
+
+    pte = _copy_profiled(folder)
+    etdump = deserialize_from_etdump_flatcc((EXAMPLES / f"{PROFILED}.etdp").read_bytes())
+    run = etdump.run_data[0]
+    events = run.events or []
+    run.events = [deepcopy(events[k % len(events)]) for k in range(2_000 * scale)]
+    data = bytearray(serialize_to_etdump_flatcc(etdump))  # no size prefix: the root is at 0
+    root = FlatBuffer(bytes(data), "etdump").root()
+    first_run = next(root.iter_tables(TABLES["ETDump"]["run_data"].slot, "run_data"))
+    _point_all_at_last(data, _vector_pos(first_run, TABLES["RunData"]["events"].slot))
+    (folder / f"{PROFILED}.etdp").write_bytes(bytes(data))
+    return pte
+
+
 # --- running them -----------------------------------------------------------------------------
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
