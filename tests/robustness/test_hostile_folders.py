@@ -11,18 +11,11 @@ name, so a reader that quietly skips the hostile file does not pass for one that
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-import pte_adapter
-from tests.support.examples import ROOT
-from tests.support.hostile import CASES, VICTIM_TEXT
+from tests.support.hostile import CASES, VICTIM_TEXT, run_in_subprocess
 
 SCALES = (1, 10)
 MAX_SECONDS = 2.0
@@ -60,22 +53,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], di
     for scale in SCALES:
         for name, build in CASES.items():
             cases.append([f"{name}@{scale}", str(build(root / f"{name}@{scale}", scale))])
-    spec = root / "spec.json"
-    spec.write_text(json.dumps({"cases": cases, "out": str(root / "out")}))
-    src = Path(pte_adapter.__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.support.hostile", str(spec)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
     out: dict[tuple[str, int], dict[str, Any]] = {}
-    for line in run.stdout.splitlines():
-        record = json.loads(line)
+    for record in run_in_subprocess(cases, root):
         name, scale = record["case"].split("@")
         record["root"] = root
         out[(name, int(scale))] = record

@@ -583,10 +583,10 @@ def outside(seen: list[str], allowed: tuple[str, ...]) -> list[str]:
     )
 
 
-def run_case(pte: Path, out: Path) -> list[Run]:
-    """Every command and the Model Explorer conversion on one case's program."""
+def run_case(pte: Path, out: Path, commands: tuple[tuple[str, ...], ...] = COMMANDS) -> list[Run]:
+    """Every command (or those given) and the Model Explorer conversion on one case's program."""
     runs = []
-    for command in COMMANDS:
+    for command in commands:
         argv = [a.format(pte=pte, out=out, folder=pte.parent) for a in command]
         status, text, seconds = _limited(lambda argv=argv: _cli(argv))
         controls = sorted({f"U+{ord(c):04X}" for c in text if c in TERMINAL_CONTROLS})
@@ -609,7 +609,9 @@ def _reset_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")
 
 
-def _in_child(name: str, pte: Path, out: Path) -> dict[str, Any]:
+def _in_child(
+    name: str, pte: Path, out: Path, commands: tuple[tuple[str, ...], ...] = COMMANDS
+) -> dict[str, Any]:
     """Run one case in a forked child (its own peak memory, a clean state for the next case)."""
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -622,7 +624,7 @@ def _in_child(name: str, pte: Path, out: Path) -> dict[str, Any]:
             start = _status_mb("VmRSS")
             seen = watch_opens()
             with in_folder(out):
-                runs = [asdict(r) for r in run_case(pte, out)]
+                runs = [asdict(r) for r in run_case(pte, out, commands)]
             mb = _status_mb("VmHWM") - start
             opened_outside = outside(
                 seen, (str(pte.parent), str(out), os.devnull, "/proc/self", f"/proc/{os.getpid()}")
@@ -653,11 +655,43 @@ def in_folder(folder: Path) -> Iterator[None]:
         os.chdir(old)
 
 
+def run_in_subprocess(
+    cases: list[list[str]], root: Path, commands: tuple[tuple[str, ...], ...] | None = None
+) -> list[dict[str, Any]]:
+    """Run `cases` ([name, program path]) through `main` in a fresh interpreter with this
+    checkout's sources first on its path; the records it printed, one per case."""
+    import subprocess
+
+    import pte_adapter
+    from tests.support.examples import ROOT
+
+    spec: dict[str, Any] = {"cases": cases, "out": str(root / "out")}
+    if commands is not None:
+        spec["commands"] = commands
+    spec_path = root / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    src = Path(pte_adapter.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.support.hostile", str(spec_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"the hostile runner failed:\n{run.stderr[-3000:]}")
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
 def main(spec_path: str) -> int:
-    """Run the cases of a spec (`{"cases": [[name, program path], ...], "out": folder}`), each in
+    """Run the cases of a spec (`{"cases": [[name, program path], ...], "out": folder}`, and
+    optionally `"commands"`: the argument lists to run instead of COMMANDS), each in
     a forked child, and print one JSON line per case: its runs and the memory it added (the
     child's peak over its resident size when it started)."""
     spec: dict[str, Any] = json.loads(Path(spec_path).read_text())
+    commands = tuple(tuple(c) for c in spec.get("commands", COMMANDS))
     import pte_adapter.cli
     import pte_adapter.explorer.convert  # noqa: F401 - imports are not the case's memory
 
@@ -666,7 +700,8 @@ def main(spec_path: str) -> int:
         _cli([a.format(pte=warm, out=spec["out"], folder=spec["out"]) for a in command])
     _explorer(Path(warm))
     for name, pte in spec["cases"]:
-        print(json.dumps(_in_child(name, Path(pte), Path(spec["out"]) / name)), flush=True)
+        record = _in_child(name, Path(pte), Path(spec["out"]) / name, commands)
+        print(json.dumps(record), flush=True)
     return 0
 
 
