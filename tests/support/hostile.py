@@ -216,11 +216,11 @@ def _write_etrecord(pte: Path, handles: dict[str, Any], edge: dict[str, Any]) ->
 
 @case
 def case_etrecord_one_handle(folder: Path, scale: int) -> Path:
-    """The ETRecord's first delegate call lists one handle 3000 x scale times, and as many edge
+    """The ETRecord's first delegate call lists one handle 1500 x scale times, and as many edge
     nodes carry it (the join was handles x nodes)."""
     pte = _copy_arm(folder)
     handles, edge = _etrecord_parts()
-    n = 3000 * scale
+    n = 1500 * scale
     handles["forward"]["1"] = [5] * n
     nodes = edge["graph_module"]["graph"]["nodes"]
     carrier = next(x for x in nodes if x["metadata"].get("debug_handle") == "5")
@@ -245,25 +245,29 @@ def case_etrecord_handle_repeated(folder: Path, scale: int) -> Path:
 
 @case
 def case_etrecord_json_bloat(folder: Path, scale: int) -> Path:
-    """An edge-program part padded with 2M x scale empty lists (a few KB zipped per million)."""
+    """An edge-program part padded with 500,000 x scale empty lists (a few KB zipped)."""
     pte = _copy_arm(folder)
     handles, edge = _etrecord_parts()
-    edge["padding"] = [[]] * (2_000_000 * scale)
+    edge["padding"] = [[]] * (500_000 * scale)
     _write_etrecord(pte, handles, edge)
     return pte
 
 
 @case
 def case_etrecord_json_values(folder: Path, scale: int) -> Path:
-    """An edge-program part padded with 1M x scale small numbers: inflating only a few times (so
-    the inflation cap lets it through), with a value per two bytes."""
+    """An edge-program part padded with 400,000 x scale small numbers: inflating only a few times
+    (so the inflation cap lets it through), with a value per two bytes (10 x: over the value cap)."""
     import random
 
     pte = _copy_arm(folder)
     handles, edge = _etrecord_parts()
-    rng = random.Random(33)
-    edge["padding"] = [rng.randrange(10) for _ in range(1_000_000 * scale)]
-    _write_etrecord(pte, handles, edge)
+    digits = random.Random(33).choices("0123456789", k=400_000 * scale)
+    text = json.dumps(edge)[:-1] + ', "padding": [' + ",".join(digits) + "]}"
+    parts = {
+        "debug_handle_map": json.dumps(handles).encode(),
+        "edge_dialect_exported_program/forward": text.encode(),
+    }
+    _rewrite_zip(EXAMPLES / f"{ARM}.etrecord", pte.with_suffix(".etrecord"), parts)
     return pte
 
 
@@ -381,7 +385,7 @@ def _vector_pos(table: Any, slot: int) -> int:
 
 @case
 def case_shared_instructions(folder: Path, scale: int) -> Path:
-    """A program re-serialised with 500 x scale instructions in its chain (copies of its first),
+    """A program re-serialised with 100 x scale instructions in its chain (copies of its first),
     then every entry of the chain's instruction vector pointed at one of them."""
     from copy import deepcopy
 
@@ -389,7 +393,7 @@ def case_shared_instructions(folder: Path, scale: int) -> Path:
     from pte_adapter.container.pte import PteFile
 
     pte = _copy_profiled(folder)
-    n = 500 * scale
+    n = 100 * scale
 
     def more_instructions(program: Any) -> None:
         chain = program.execution_plan[0].chains[0]
@@ -407,7 +411,7 @@ def case_shared_instructions(folder: Path, scale: int) -> Path:
 
 @case
 def case_shared_methods(folder: Path, scale: int) -> Path:
-    """A program re-serialised with 100 x scale methods (copies of its one), then every entry of
+    """A program re-serialised with 20 x scale methods (copies of its one), then every entry of
     its method vector pointed at one of them."""
     from copy import deepcopy
 
@@ -417,7 +421,7 @@ def case_shared_methods(folder: Path, scale: int) -> Path:
     pte = _copy_profiled(folder)
 
     def more_methods(program: Any) -> None:
-        program.execution_plan = [deepcopy(program.execution_plan[0]) for _ in range(100 * scale)]
+        program.execution_plan = [deepcopy(program.execution_plan[0]) for _ in range(20 * scale)]
 
     _reserialised(EXAMPLES / f"{PROFILED}.pte", pte, more_methods)
     data = bytearray(pte.read_bytes())
@@ -429,7 +433,7 @@ def case_shared_methods(folder: Path, scale: int) -> Path:
 
 @case
 def case_shared_events(folder: Path, scale: int) -> Path:
-    """The example's ETDump with its first run's events repeated to 2,000 x scale by ExecuTorch's
+    """The example's ETDump with its first run's events repeated to 200 x scale by ExecuTorch's
     ETDump serializer, then every entry pointed at one event."""
     from copy import deepcopy
 
@@ -445,7 +449,7 @@ def case_shared_events(folder: Path, scale: int) -> Path:
     etdump = deserialize_from_etdump_flatcc((EXAMPLES / f"{PROFILED}.etdp").read_bytes())
     run = etdump.run_data[0]
     events = run.events or []
-    run.events = [deepcopy(events[k % len(events)]) for k in range(2_000 * scale)]
+    run.events = [deepcopy(events[k % len(events)]) for k in range(200 * scale)]
     data = bytearray(serialize_to_etdump_flatcc(etdump))  # no size prefix: the root is at 0
     root = FlatBuffer(bytes(data), "etdump").root()
     first_run = next(root.iter_tables(TABLES["ETDump"]["run_data"].slot, "run_data"))
