@@ -26,6 +26,7 @@ SECRET = "SECRET-BYTES-OUTSIDE"
 MUST_SAY: dict[str, tuple[str, ...]] = {
     "fifos": ("FIFO (named pipe), not a regular file",),
     "fifo_alone": ("FIFO (named pipe), not a regular file",),
+    "fifo_program": ("FIFO (named pipe), not a regular file",),
     "devices": ("a symlink leads outside the program's folder",),
     "sparse_giants": ("(limit 268435456): not read",),
     "directories": ("it is a directory, not a regular file",),

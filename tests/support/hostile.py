@@ -93,6 +93,15 @@ def case_fifos(folder: Path, scale: int) -> Path:
 
 
 @case
+def case_fifo_program(folder: Path, scale: int) -> Path:
+    """The program itself is a FIFO (Model Explorer's cache hashed it before converting)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pte = folder / f"{ARM}.pte"
+    os.mkfifo(pte)
+    return pte
+
+
+@case
 def case_fifo_alone(folder: Path, scale: int) -> Path:
     """One FIFO under a scaled ETDump name and one as `.ptd` (the single-candidate path)."""
     pte = _copy_profiled(folder)
@@ -522,12 +531,13 @@ def _cli(argv: list[str]) -> str:
 
 
 def _explorer(pte: Path) -> str:
+    """What Model Explorer calls (the adapter, through its cache), and its JSON of the graphs."""
     from pte_adapter.errors import PteFormatError
-    from pte_adapter.explorer.convert import convert_path
+    from pte_adapter.explorer.adapter import PteAdapter
     from pte_adapter.render.model_explorer import graphs_to_json
 
     try:
-        graphs = convert_path(pte)
+        graphs = PteAdapter().convert(str(pte), {})["graphs"]
         return f"exit 0\n{len(json.dumps(graphs_to_json(graphs)))} bytes of graphs"
     except PteFormatError as e:
         return f"exit 3\n{e}"

@@ -82,3 +82,8 @@ def test_json_values_bound_what_the_parser_builds() -> None:
             count += 1
             stack += v if isinstance(v, list) else list(v.values()) if isinstance(v, dict) else []
         assert files.json_values(text.encode()) >= count
+
+
+def test_a_device_is_refused_by_its_kind_before_it_is_read() -> None:
+    with pytest.raises(PteFormatError, match="a character device, not a regular file"):
+        files.read_regular(Path("/dev/zero"), 1 << 20)
