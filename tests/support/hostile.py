@@ -363,6 +363,22 @@ def case_names_with_escapes(folder: Path, scale: int) -> Path:
 
 
 @case
+def case_long_artifact_path(folder: Path, scale: int) -> Path:
+    """`debug_artifact_path` of 300 x scale characters (every folder made from it is too long for
+    the system), beside the real artifacts folder."""
+    pte = _copy_arm(folder)
+
+    def edit(program: Any) -> None:
+        for d in program.execution_plan[0].delegates:
+            for spec in d.compile_specs:
+                if spec.key == "debug_artifact_path":
+                    spec.value = ("a" * 300 * scale).encode()
+
+    _reserialised(EXAMPLES / f"{ARM}.pte", pte, edit)
+    return pte
+
+
+@case
 def case_markup_file_name(folder: Path, scale: int) -> Path:
     """A program named like an image tag, corrupt after its header (the error names the file)."""
     folder.mkdir(parents=True, exist_ok=True)
