@@ -457,6 +457,27 @@ def case_shared_methods(folder: Path, scale: int) -> Path:
 
 
 @case
+def case_shared_tosa_operators(folder: Path, scale: int) -> Path:
+    """The Arm example's sidecar `.tosa` (written by the TOSA serializer) with every entry of its
+    main block's operator vector pointed at one operator (scale: a second such sidecar per
+    step)."""
+    from pte_adapter.container.flatbuf import FlatBuffer
+    from pte_adapter.delegates.tosa._generated import tosa_schema as T
+
+    pte = _copy_arm(folder)
+    sidecar = folder / f"{ARM}_artifacts" / TOSA_SIDECAR
+    data = bytearray(sidecar.read_bytes())
+    root = FlatBuffer(bytes(data), sidecar.name).root()
+    region = next(root.iter_tables(T.SLOTS["TosaGraph"]["regions"], "regions"))
+    block = next(region.iter_tables(T.SLOTS["TosaRegion"]["blocks"], "blocks"))
+    _point_all_at_last(data, _vector_pos(block, T.SLOTS["TosaBasicBlock"]["operators"]))
+    sidecar.write_bytes(bytes(data))
+    for k in range(1, scale):
+        shutil.copyfile(sidecar, sidecar.with_name(f"output_tag{10 + k}_TOSA-1.0+INT.tosa"))
+    return pte
+
+
+@case
 def case_shared_events(folder: Path, scale: int) -> Path:
     """The example's ETDump with its first run's events repeated to 200 x scale by ExecuTorch's
     ETDump serializer, then every entry pointed at one event."""
