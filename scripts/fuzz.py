@@ -30,6 +30,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.support import fuzz as fs
 
 
+def _folders(inputs: int, seed: int) -> int:
+    """Run folder mutations; print each failure (its seed rebuilds it) and the edit kinds made."""
+    import tempfile
+
+    from tests.support.folder_fuzz import run_folders
+
+    with tempfile.TemporaryDirectory(prefix="pte_fuzz_folders_") as tmp:
+        bad, made = run_folders(inputs, seed, Path(tmp))
+    for failure in bad:
+        print("FAIL", json.dumps(failure, default=str))
+    print(f"{inputs} folders, {len(bad)} failures; edits made: {', '.join(sorted(made))}")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--iterations", type=int, default=10_000)
@@ -42,7 +56,15 @@ def main(argv: list[str] | None = None) -> int:
         help="address space each worker may add after start-up (0: no limit)",
     )
     ap.add_argument("--save", type=Path, help="write minimised failing inputs here as JSON")
+    ap.add_argument(
+        "--folders",
+        type=int,
+        default=0,
+        help="instead: this many folder mutations (tests/support/folder_fuzz.py), from --seed",
+    )
     args = ap.parse_args(argv)
+    if args.folders:
+        return _folders(args.folders, args.seed)
 
     snapshot = fs.snapshot_examples()
 

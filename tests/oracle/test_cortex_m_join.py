@@ -90,7 +90,8 @@ def test_join_matches_the_inspector(stem: str, workdir: Path) -> None:
             assert ins.index not in ours
             continue
         mine = ours[ins.index]
-        assert mine.handles == event.debug_handles, ins.index
+        # A handle the Inspector lists twice is one handle to the adapter (its join stays linear).
+        assert mine.handles == list(dict.fromkeys(event.debug_handles)), ins.index
         assert list(dict.fromkeys(mine.nodes)) == event.nodes, ins.index  # it names each once
         assert [(m.path, m.cls) for m in mine.modules] == _layers(event), ins.index
         assert mine.source_line == _line(event), ins.index

@@ -146,19 +146,38 @@ class _Recorder:
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
+        import pte_adapter.container.files as files_mod
         import pte_adapter.container.pte as pte_mod
         import pte_adapter.container.sources as sources_mod
         from pte_adapter.container import flatbuf
 
         rec = self
         orig_read_bytes = Path.read_bytes
+        orig_read_regular = files_mod.read_regular
+        orig_map_regular = files_mod.map_regular
         orig_vector_at = flatbuf.FlatBuffer.vector_at
         orig_follow = flatbuf.FlatBuffer.follow
         orig_table_at = flatbuf.FlatBuffer.table_at
         orig_union = flatbuf.Table.union
 
-        def map_file(path: Path) -> memoryview:
+        def map_file(path: Path, inside: Path | None = None) -> memoryview:
             data = memoryview(bytes(orig_read_bytes(path)))
+            with contextlib.suppress(ValueError):
+                rec.register(data, str(path.resolve().relative_to(rec.root)))
+            return data
+
+        def read_regular(
+            path: Path, limit: int, part: str | None = None, inside: Path | None = None
+        ) -> bytes:
+            data = orig_read_regular(path, limit, part, inside)
+            with contextlib.suppress(ValueError):
+                rec.register(data, str(path.resolve().relative_to(rec.root)))
+            return data
+
+        def map_regular(
+            path: Path, part: str | None = None, inside: Path | None = None
+        ) -> memoryview:
+            data = orig_map_regular(path, part, inside)
             with contextlib.suppress(ValueError):
                 rec.register(data, str(path.resolve().relative_to(rec.root)))
             return data
@@ -191,6 +210,8 @@ class _Recorder:
             (pte_mod, "map_file", map_file),
             (sources_mod, "map_file", map_file),
             (Path, "read_bytes", read_bytes),
+            (files_mod, "read_regular", read_regular),
+            (files_mod, "map_regular", map_regular),
             (flatbuf.FlatBuffer, "vector_at", vector_at),
             (flatbuf.FlatBuffer, "follow", follow),
             (flatbuf.FlatBuffer, "table_at", table_at),

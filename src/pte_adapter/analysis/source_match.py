@@ -16,6 +16,8 @@ is used only when everything the `.pte` can say agrees with it:
   sizes (the same layers in another model) are told apart.
 
 One mismatch and nothing of the ETRecord is used; one problem names the first few mismatches.
+The join is linear: each instruction's handles are deduplicated, each handle's nodes are capped by
+the reader, and a method's joins in total by `MAX_JOINED_NODES`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ from pte_adapter.delegates.registry import KernelRewrites, hook
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Program
 
 Rewrites = Callable[[str], KernelRewrites]
+
+# Instruction-to-node joins per method: each node is joined to the one instruction that runs it
+# (a node shared by many instructions, or a handle listed by each, would make the join quadratic).
+MAX_JOINED_NODES = 200_000
 
 
 def cpu_rewrites() -> Rewrites:
@@ -96,10 +102,18 @@ def _match_method(
         if iid not in ids:
             mismatches.append(f"{where}: it records instruction {iid}, the chain has {len(ids)}")
             return out
+    joined = 0
     for iid, index in ids.items():
         ins = method.instructions[index]
-        handles = rec.debug_handles.get(iid, [])
+        handles = list(dict.fromkeys(rec.debug_handles.get(iid, [])))
         nodes = [n for h in handles for n in rec.nodes_by_handle.get(h, [])]
+        joined += len(nodes)
+        if joined > MAX_JOINED_NODES:
+            mismatches.append(
+                f"{where}: its instructions join more than {MAX_JOINED_NODES} ETRecord nodes "
+                f"(limit {MAX_JOINED_NODES}; a real ETRecord joins each node once or twice)"
+            )
+            return out
         found = _delegate_mismatch(method, ins, rec.delegates.get(iid))
         if found is None and ins.kind is InstructionKind.KERNEL and nodes:
             found = _kernel_mismatch(method, ins, nodes, rewrites)

@@ -19,6 +19,7 @@ from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
 from pte_adapter.api.report import Report, Summary
 from pte_adapter.api.sidefiles import EtDumpChoice, choose_etdump, choose_etrecord
+from pte_adapter.container import files
 from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import read_etrecord
@@ -66,10 +67,7 @@ def load(
     program.
     """
     path = Path(path)
-    try:
-        data = map_file(path)
-    except OSError as e:
-        raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
+    data = map_file(path)
     program = read_container(data, path.name, path)
     if decode_delegates:
         decode_all(program)
@@ -89,9 +87,9 @@ def load(
 def read_etrecord_into(program: Program, path: Path, *, explicit: bool = False) -> None:
     """Read the ETRecord at `path` onto the program. A missing file is silent when it was only
     looked for beside the `.pte`; an unreadable one is a problem of the program."""
-    if not explicit and not path.is_file():
-        return
     try:
+        if not explicit and not files.probe(path):
+            return
         program.etrecord = read_etrecord(path)
     except PteFormatError as e:
         program.problems.append(f"ETRecord not used: {e}")
@@ -164,7 +162,7 @@ def read_etdump_beside(pte: str | Path, etdump: str | Path | None = None) -> ETD
     """The ETDump at `etdump`, else the one `<stem>.etdp` beside the program; None when there is
     none. Raises `PteFormatError` for an unreadable one. (`open_analysis` finds every name.)"""
     path = Path(etdump) if etdump is not None else etdump_beside(pte)
-    if etdump is None and not path.is_file():
+    if etdump is None and not files.probe(path):
         return None
     return load_etdump(path)
 

@@ -29,6 +29,7 @@ from typing import Final
 from pte_adapter.analysis.profile.join import join_profile
 from pte_adapter.analysis.profile.time_scale import TimeScale, scale_in_name
 from pte_adapter.analysis.source_match import match_source
+from pte_adapter.container import files
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import EtRecord, read_etrecord
 from pte_adapter.errors import PteFormatError
@@ -44,18 +45,38 @@ class Candidate:
     path: Path
     rule: str  # the name it was found by: "<stem>_etrecord.bin", "etdump.<scale>.bin", "given"
     time_scale: TimeScale | None = None  # an ETDump's, from its name
+    # Why the name could not even be looked up (too long, a symlink loop, no permission): the
+    # candidate is then reported, never read.
+    error: PteFormatError | None = None
+
+
+MAX_SCALED = 64  # `<base>.<scale><suffix>` files considered per name (the first, by name)
 
 
 def _scaled(folder: Path, name: str) -> list[tuple[Path, TimeScale]]:
     """`<base>.<scale><suffix>` files for `name` = `<base><suffix>` (`model.cycles.etdp`)."""
     base, dot, suffix = name.rpartition(".")
     found = []
-    for p in sorted(folder.glob(f"{glob.escape(base)}.*.{suffix}")):
+    try:
+        paths = sorted(folder.glob(f"{glob.escape(base)}.*.{suffix}"))
+    except OSError:  # a folder that cannot be listed holds no candidates
+        return []
+    for p in paths:
         token = p.name[len(base) + 1 : -len(suffix) - 1]
         scale = scale_in_name(token)
         if scale is not None and dot:
             found.append((p, scale))
     return found
+
+
+def _exists(path: Path, rule: str) -> Candidate | None:
+    """The candidate at `path` when anything goes by that name (read later, and refused then if it
+    is not a regular file inside the program's folder), or one that says why it cannot be looked
+    up."""
+    try:
+        return Candidate(path, rule) if files.probe(path) else None
+    except PteFormatError as e:
+        return Candidate(path, rule, error=e)
 
 
 def candidates(program_path: Path, names: tuple[str, ...], scaled: bool = False) -> list[Candidate]:
@@ -65,12 +86,24 @@ def candidates(program_path: Path, names: tuple[str, ...], scaled: bool = False)
     for pattern in names:
         name = pattern.format(stem=stem)
         rule = pattern.replace("{stem}", "<stem>")
-        if (folder / name).is_file() and folder / name != program_path:
-            out.append(Candidate(folder / name, rule))
-        for path, scale in _scaled(folder, name) if scaled else []:
+        found = _exists(folder / name, rule) if folder / name != program_path else None
+        out += [found] if found is not None else []
+        for path, scale in _scaled(folder, name)[:MAX_SCALED] if scaled else []:
             base, _, suffix = rule.rpartition(".")
             out.append(Candidate(path, f"{base}.<scale>.{suffix}", scale))
     return out
+
+
+def _read_etrecord(c: Candidate, folder: Path) -> EtRecord:
+    if c.error is not None:
+        raise c.error
+    return read_etrecord(c.path, inside=folder)
+
+
+def _read_etdump(c: Candidate, folder: Path | None) -> ETDump:
+    if c.error is not None:
+        raise c.error
+    return load_etdump(c.path, inside=folder)
 
 
 def _scale_of(path: Path) -> TimeScale | None:
@@ -109,7 +142,7 @@ def choose_etrecord(program: Program, program_path: Path) -> EtRecordChoice:
     read: list[tuple[Candidate, EtRecord]] = []
     for c in found:
         try:
-            read.append((c, read_etrecord(c.path)))
+            read.append((c, _read_etrecord(c, program_path.parent)))
         except PteFormatError as e:
             choice.problems.append(f"ETRecord not used: {e}")
     if len(found) == 1:
@@ -139,8 +172,10 @@ class EtDumpChoice:
 
 
 def _debug_buffer_note(dump_path: Path) -> list[str]:
-    buffer = dump_path.parent / DEBUG_BUFFER
-    if not buffer.is_file():
+    try:
+        if not files.probe(dump_path.parent / DEBUG_BUFFER):
+            return []
+    except PteFormatError:
         return []
     return [
         f"{DEBUG_BUFFER} beside {dump_path.name} is not read: it holds intermediate outputs for "
@@ -162,7 +197,7 @@ def choose_etdump(program: Program, program_path: Path, given: Path | None) -> E
     read: list[tuple[Candidate, ETDump]] = []
     for c in found:
         try:
-            read.append((c, load_etdump(c.path)))
+            read.append((c, _read_etdump(c, None if given is not None else program_path.parent)))
         except PteFormatError as e:
             if len(found) == 1:
                 choice.error = e
@@ -172,6 +207,15 @@ def choose_etdump(program: Program, program_path: Path, given: Path | None) -> E
         if read:
             choice.dump, choice.time_scale = read[0][1], found[0].time_scale
         choice.problems += _debug_buffer_note(found[0].path)
+        return choice
+    if not read:  # several, none readable: the error says why, as for one
+        shown = "; ".join(p.removeprefix("ETDump not used: ") for p in choice.problems[:3])
+        more = len(choice.problems) - 3
+        choice.error = PteFormatError(
+            f"none of the {len(found)} ETDumps beside it can be read: {shown}"
+            + (f"; and {more} more" if more > 0 else ""),
+            part=program_path.name,
+        )
         return choice
     return _fitting_etdump(program, read, choice)
 

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pte_adapter.cli.report import ReportUsageError
+from pte_adapter.cli.inert import inert_output
+from pte_adapter.cli.report import ReportUsageError, write_output
 from pte_adapter.errors import PteFormatError
 
 EXIT_OK = 0
@@ -65,10 +66,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         plan = program_plan(result)
         graphs = [build_graph(g) for g in plan.graphs]
     data = graphs_to_json(graphs, Path(args.model).name)
-    try:
-        out.write_text(json.dumps(data, ensure_ascii=False))
-    except OSError as e:
-        raise UsageError(f"-o {out}: cannot write: {e.strerror or e}") from e
+    write_output(out, json.dumps(data, ensure_ascii=False), UsageError)
     n = len(data["graphs"])
     print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
     if getattr(args, "npu_overlay", None):
@@ -282,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; everything it prints goes through `cli/inert.py` (no control character
+    from a file reaches the terminal)."""
+    with inert_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

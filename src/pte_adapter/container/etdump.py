@@ -22,14 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from pte_adapter.container import files
 from pte_adapter.container._generated.etdump_schema import ENUMS, FILE_IDENTIFIER, TABLES, Field
 from pte_adapter.container.flatbuf import FlatBuffer, Table
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import LimitExceededError, PteFormatError
 
 SIZE_PREFIX: Final = 4
 # The largest ETDump this reader opens (a million events is about 100 MB): beyond that the file is
 # not one a person profiles by hand, and reading it would hold that much in Python objects.
 MAX_FILE_BYTES: Final = 256 << 20
+# Events over all runs (a run of a large model records a few thousand); event tables may not be
+# shared either (`FlatBuffer.claim`).
+MAX_EVENTS: Final = 2_000_000
 
 _ROOT = TABLES["ETDump"]
 _RUN = TABLES["RunData"]
@@ -184,18 +188,24 @@ def read_etdump(data: bytes | bytearray | memoryview, name: str = "<etdump>") ->
 def _read_root(fb: FlatBuffer, name: str, size: int) -> ETDump:
     root = fb.root(FILE_IDENTIFIER)
     version = root.int(_ROOT["version"].slot, _ROOT["version"].fmt)
-    runs = [
-        _read_run(i, t) for i, t in enumerate(root.iter_tables(_ROOT["run_data"].slot, "run_data"))
-    ]
+    run_tables = root.iter_tables(_ROOT["run_data"].slot, "run_data", once=True)
+    runs = []
+    events = 0
+    for i, t in enumerate(run_tables):
+        events += t.vector_len(_RUN["events"].slot)
+        if events > MAX_EVENTS:
+            raise LimitExceededError(
+                f"more than {MAX_EVENTS} events (limit {MAX_EVENTS})", part=name
+            )
+        runs.append(_read_run(i, t))
     return ETDump(name, size, version, runs)
 
 
-def load_etdump(path: str | Path) -> ETDump:
+def load_etdump(path: str | Path, inside: Path | None = None) -> ETDump:
+    """The ETDump at `path`: a regular file (inside the folder `inside`, when given) of at most
+    MAX_FILE_BYTES, checked before a byte is read (`container/files.py`)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
+    data = files.read_regular(path, MAX_FILE_BYTES, path.name, inside)
     return read_etdump(data, path.name)
 
 
@@ -204,7 +214,7 @@ def _read_run(index: int, t: Table) -> RunData:
     run.allocators = [
         _text(a, _ALLOCATOR["name"]) for a in t.iter_tables(_RUN["allocators"].slot, "allocators")
     ]
-    for i, ev in enumerate(t.iter_tables(_RUN["events"].slot, "events")):
+    for i, ev in enumerate(t.iter_tables(_RUN["events"].slot, "events", once=True)):
         profile = ev.table(_EVENT["profile_event"].slot, "profile_event")
         if profile is not None:
             run.profile_events.append(_read_profile(i, profile))

@@ -15,8 +15,9 @@ An ETRecord (`<stem>.etrecord`, written by `ETRecord.save`) is a zip. Only its J
 Parts named `*_state_dict`, `*_constants`, `*_example_inputs`, `reference_outputs` and
 `representative_inputs` are pickles or torch archives: never opened. The work is bounded: the
 number of zip entries, the bytes of each JSON part after decompression (a zip bomb stops at the
-limit, whatever the header claims), JSON nesting (Python's parser raises RecursionError, caught)
-and the number of graph nodes. Anything malformed raises `PteFormatError` naming the part.
+limit, whatever the header claims), the values all JSON parts may build (counted before parsing:
+`container/files.py`), JSON nesting (Python's parser raises RecursionError, caught), the number of
+graph nodes, and each debug handle's nodes (`MAX_NODES_PER_HANDLE`). Anything malformed raises `PteFormatError` naming the part.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pte_adapter.container import files
 from pte_adapter.errors import LimitExceededError, PteFormatError
 
 IDENTIFIER = "ETRECORD_V0"
@@ -39,6 +41,14 @@ MAX_ENTRIES = 10_000  # zip members; a real ETRecord has ~4 per recorded graph
 MAX_JSON_PART = 64 << 20  # bytes of one JSON part after decompression
 MAX_JSON_TOTAL = 256 << 20  # bytes of all JSON parts read
 MAX_NODES = 1_000_000  # graph nodes over all methods
+# Bytes a JSON part may inflate to: 1 MiB, plus 64 per zipped byte (ETRecord.save's parts inflate
+# 2-37 times; a part of repeated nodes made to be parsed slowly, 150-450 times). Work stays linear
+# in the file's size: a few KB zipped cannot become seconds of parsing.
+MAX_INFLATED_FLOOR = 1 << 20
+MAX_INFLATION = 64
+# Nodes of one debug handle: a handle marks one node of the exported graph, and the edge nodes it
+# was decomposed into share it (a handful; an instruction's join walks them all).
+MAX_NODES_PER_HANDLE = 1_000
 MAX_STACK_TEXT = 64 << 10  # characters of one stack trace kept
 
 _PICKLED_SUFFIXES = ("_state_dict", "_constants", "_example_inputs")
@@ -78,9 +88,15 @@ class EtRecord:
     methods: dict[str, EtRecordMethod]
 
 
-def read_etrecord(file: str | Path | IO[bytes], name: str | None = None) -> EtRecord:
-    """Read an ETRecord from a path or a binary file object; raise PteFormatError if malformed."""
+def read_etrecord(
+    file: str | Path | IO[bytes], name: str | None = None, inside: Path | None = None
+) -> EtRecord:
+    """Read an ETRecord from a path (a regular file, inside the folder `inside` when given:
+    `container/files.py`) or a binary file object; raise PteFormatError if malformed."""
     label = name or (Path(file).name if isinstance(file, (str, Path)) else "<etrecord>")
+    if isinstance(file, (str, Path)):
+        with files.open_regular(Path(file), label, inside) as f:
+            return read_etrecord(f, label)
     try:
         with zipfile.ZipFile(file) as zf:
             return _read(zf, label)
@@ -109,6 +125,7 @@ def read_etrecord(file: str | Path | IO[bytes], name: str | None = None) -> EtRe
 class _Budget:
     def __init__(self) -> None:
         self.json_bytes = 0
+        self.json_values = 0  # an upper bound, counted before each part is parsed
         self.nodes = 0
 
 
@@ -159,7 +176,14 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
         method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget)
         for node in method.nodes:
             if node.debug_handle is not None:
-                method.nodes_by_handle.setdefault(node.debug_handle, []).append(node)
+                same = method.nodes_by_handle.setdefault(node.debug_handle, [])
+                same.append(node)
+                if len(same) > MAX_NODES_PER_HANDLE:
+                    raise LimitExceededError(
+                        f"more than {MAX_NODES_PER_HANDLE} graph nodes carry debug handle "
+                        f"{node.debug_handle} (limit {MAX_NODES_PER_HANDLE})",
+                        part=f"{label}:{info.filename}",
+                    )
     return EtRecord(label, methods)
 
 
@@ -176,14 +200,27 @@ def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: _Budge
     part = f"{label}:{info.filename}"
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise PteFormatError(f"unsupported zip compression {info.compress_type}", part=part)
-    limit = min(MAX_JSON_PART, MAX_JSON_TOTAL - budget.json_bytes)
+    inflated = MAX_INFLATED_FLOOR + MAX_INFLATION * info.compress_size
+    limit = min(MAX_JSON_PART, MAX_JSON_TOTAL - budget.json_bytes, inflated)
+    why = (
+        f" from {info.compress_size} zipped bytes (more than {MAX_INFLATION} times: not read)"
+        if limit == inflated
+        else ""
+    )
     if info.file_size > limit:
-        raise LimitExceededError(f"{info.file_size} bytes of JSON (limit {limit})", part=part)
+        raise LimitExceededError(f"{info.file_size} bytes of JSON (limit {limit}){why}", part=part)
     with zf.open(info) as f:
         data = f.read(limit + 1)  # the header may lie: never decompress past the limit
     if len(data) > limit:
-        raise LimitExceededError(f"more than {limit} bytes of JSON", part=part)
+        raise LimitExceededError(f"more than {limit} bytes of JSON{why}", part=part)
     budget.json_bytes += len(data)
+    budget.json_values += files.json_values(data)
+    if budget.json_values > files.MAX_JSON_VALUES:
+        raise LimitExceededError(
+            f"more than {files.MAX_JSON_VALUES} JSON values (commas and brackets) in the JSON "
+            "parts read so far: not parsed",
+            part=part,
+        )
     try:
         return json.loads(data)
     except RecursionError as e:
@@ -216,7 +253,7 @@ def _handle_list(v: Any, part: str) -> list[int]:
         if isinstance(h, bool) or not isinstance(h, int):
             raise PteFormatError(f"debug handle {str(h)[:40]!r} is not an integer", part=part)
         out.append(h)
-    return out
+    return list(dict.fromkeys(out))  # a handle listed twice is one handle
 
 
 def _graph_nodes(doc: Any, part: str, budget: _Budget) -> list[FxNode]:

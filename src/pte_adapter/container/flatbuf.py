@@ -72,7 +72,7 @@ _bool = bool
 class FlatBuffer:
     """Bytes holding one FlatBuffer, plus what an error message needs to say where it is."""
 
-    __slots__ = ("base", "data", "part", "size", "tables_left", "unpack_left")
+    __slots__ = ("base", "claimed", "data", "part", "size", "tables_left", "unpack_left")
 
     def __init__(
         self,
@@ -93,6 +93,20 @@ class FlatBuffer:
             max_tables = min(DEFAULT_MAX_TABLES, MIN_TABLES + int(self.size * TABLES_PER_BYTE))
         self.tables_left = max_tables
         self.unpack_left = MIN_UNPACKED_BYTES + UNPACKED_BYTES_PER_BYTE * self.size
+        # Tables handed out by `iter_tables(..., once=True)`, per kind: their position -> where.
+        self.claimed: dict[str, dict[int, str]] = {}
+
+    def claim(self, kind: str, pos: int, where: str) -> None:
+        """Refuse a second use of the table at `pos` as a `kind` (an instruction, a method, an
+        event): ExecuTorch's writers never share these, and a file whose vectors point thousands
+        of times at one table would multiply the work of everything after the reader."""
+        first = self.claimed.setdefault(kind, {}).setdefault(pos, where)
+        if first != where:
+            raise self.error(
+                f"{where} is the same table as {first}: ExecuTorch writes each of its {kind} "
+                "as a table of its own (shared tables are refused)",
+                pos,
+            )
 
     # -- errors -----------------------------------------------------------------------------------
 
@@ -382,7 +396,9 @@ class Table:
     def tables(self, slot: _int, what: str = "vector") -> list[Table]:
         return list(self.iter_tables(slot, what))
 
-    def iter_tables(self, slot: _int, what: str = "vector") -> Iterator[Table]:
+    def iter_tables(self, slot: _int, what: str = "vector", once: _bool = False) -> Iterator[Table]:
+        """The tables of a vector; with `once`, each table may appear once in the whole buffer as
+        a `what` (`FlatBuffer.claim`)."""
         pos = self._ref(slot, what)
         if pos == 0:
             return
@@ -390,7 +406,10 @@ class Table:
         self.charge(4 * n, pos, what)
         for i in range(n):
             elem = start + 4 * i
-            yield self.fb.table_at(self.follow(elem, what, i), what, self, i)
+            table = self.fb.table_at(self.follow(elem, what, i), what, self, i)
+            if once:
+                self.fb.claim(what, table.pos, f"{what}[{i}] of the table at byte {self.pos}")
+            yield table
 
     def strings(self, slot: _int, what: str = "vector") -> list[str]:
         pos = self._ref(slot, what)

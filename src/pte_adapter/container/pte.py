@@ -14,13 +14,12 @@ until a decoder asks for them.
 
 from __future__ import annotations
 
-import mmap
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 from pte_adapter.container._generated import flat_tensor_schema, program_schema
+from pte_adapter.container.files import map_regular
 from pte_adapter.container.flatbuf import FlatBuffer
 from pte_adapter.errors import PteFormatError
 
@@ -49,14 +48,10 @@ class Span:
         return self.offset + self.size
 
 
-def map_file(path: Path) -> memoryview:
-    """Memory-map a file read-only (an empty file gives an empty view)."""
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            return memoryview(b"")
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    return memoryview(mapped)
+def map_file(path: Path, inside: Path | None = None) -> memoryview:
+    """Memory-map a regular file read-only (an empty file gives an empty view); anything else (a
+    FIFO, a device, a folder, a symlink leading out of `inside`) is a `PteFormatError`."""
+    return map_regular(path, str(path) if inside is None else path.name, inside)
 
 
 class BinaryFile:

@@ -39,7 +39,7 @@ class DataSources:
             if self.folder is not None and self.folder.is_dir():
                 for p in sorted(self.folder.glob("*.ptd")):
                     try:
-                        self._ptds.append(PtdFile(map_file(p), p.name))
+                        self._ptds.append(PtdFile(map_file(p, inside=self.folder), p.name))
                     except (PteFormatError, OSError) as e:
                         self.ptd_problems.append(f"{p.name}: {e}")
         return self._ptds

@@ -8,6 +8,7 @@ from typing import Any
 from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
 
 from pte_adapter import __version__
+from pte_adapter.errors import PteFormatError
 from pte_adapter.explorer.cache import GraphCache
 from pte_adapter.explorer.convert import convert_with_folders
 
@@ -36,5 +37,24 @@ class PteAdapter(Adapter):  # type: ignore[misc]
 
     def convert(self, model_path: str, settings: dict[str, Any]) -> ModelExplorerGraphs:
         # A PteFormatError propagates: Model Explorer shows its message as the conversion error
-        # (and nothing is kept).
-        return {"graphs": CACHE.get(Path(model_path), convert_with_folders)}
+        # (and nothing is kept), made inert first (`inert_error`).
+        try:
+            return {"graphs": CACHE.get(Path(model_path), convert_with_folders)}
+        except PteFormatError as e:
+            raise PteFormatError(inert_error(str(e))) from e
+
+
+# Words of an error message Model Explorer's home page turns into a link (`linkifyErrorMessage`).
+_LINKED_WORD = "go/"
+
+
+def inert_error(message: str) -> str:
+    """The message as Model Explorer should show it. Its home page binds a conversion error as
+    HTML (`[innerHTML]`, through Angular's sanitizer, which keeps `<img src=...>`: a file named
+    `<img src=https://...>x.pte` made the page fetch that URL), and makes a link of each word that
+    starts with `go/`. So `&`, `<` and `>` become entities (shown as themselves), and such a word
+    gets a zero-width space (`&#8203;`) in front."""
+    text = message.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return " ".join(
+        f"&#8203;{word}" if word.startswith(_LINKED_WORD) else word for word in text.split(" ")
+    )

@@ -25,8 +25,10 @@ XNNPACK GPT); a program larger than the bound is converted every time and never 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -65,8 +67,10 @@ def _folder_state(folder: Path, depth: int) -> tuple[object, ...]:
     out: list[object] = []
     for e in entries:
         try:
-            out.append((e.name, _state(e.stat(follow_symlinks=True))))
-            if depth > 0 and e.is_dir(follow_symlinks=True):
+            # A symlink's own state: what it points at outside the folder is never read
+            # (container/files.py), so it is neither listed nor a reason to convert again.
+            out.append((e.name, _state(e.stat(follow_symlinks=False))))
+            if depth > 0 and e.is_dir(follow_symlinks=False):
                 out.append(_folder_state(Path(e.path), depth - 1))
         except OSError:
             out.append((e.name, "unreadable"))
@@ -77,6 +81,8 @@ def fingerprint(path: Path, version: str, extra_folders: tuple[Path, ...] = ()) 
     """Everything a conversion of `path` depends on (the module's docstring); raises OSError when
     the file cannot be read."""
     st = path.stat()
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the hash: the conversion refuses it
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
     folders = tuple(_folder_state(f, 0) for f in extra_folders)
     return (
         version,

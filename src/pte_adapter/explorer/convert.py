@@ -11,7 +11,7 @@ from model_explorer import graph_builder as gb
 
 from pte_adapter.api import open_analysis
 from pte_adapter.backends import for_file
-from pte_adapter.delegates.arm.artifacts import spec_folders
+from pte_adapter.delegates.arm.artifacts import is_folder_inside, spec_folders
 from pte_adapter.render.model_explorer import program_graphs
 from pte_adapter.render.payload_file import payload_file_graphs
 
@@ -55,5 +55,6 @@ def _convert(path: Path) -> tuple[list[gb.Graph], tuple[Path, ...]]:
     for method in result.program.methods:
         for delegate in method.delegates:
             for folder in spec_folders(path, delegate.spec("debug_artifact_path")):
-                folders[folder] = None
+                if is_folder_inside(folder, path.parent):  # the only ones read
+                    folders[folder] = None
     return program_graphs(result), tuple(folders)

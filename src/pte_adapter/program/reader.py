@@ -15,7 +15,7 @@ from pte_adapter.container._generated import program_schema as S
 from pte_adapter.container.flatbuf import Table
 from pte_adapter.container.pte import PteFile
 from pte_adapter.container.sources import DataSources
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import LimitExceededError, PteFormatError
 from pte_adapter.program.model import (
     INSTRUCTION_KIND_BY_TAG,
     SHAPE_DYNAMISM,
@@ -36,6 +36,12 @@ from pte_adapter.program.model import (
     ValueKind,
     ValuePayload,
 )
+
+# Structure a program may have (a real one has a few methods and at most tens of thousands of
+# instructions; every instruction costs each view some work). Instruction, chain and method
+# tables may not be shared either (`FlatBuffer.claim`): the work stays linear in the file's size.
+MAX_METHODS = 1_000
+MAX_INSTRUCTIONS = 500_000
 
 
 def read_program(pte: PteFile, path: Path | None = None) -> Program:
@@ -60,8 +66,20 @@ def read_program(pte: PteFile, path: Path | None = None) -> Program:
         sources=sources,
     )
     constants = _ConstantIndex(pte, root)
-    for i, plan in enumerate(root.iter_tables(S.Program.execution_plan, "execution_plan")):
+    plans = root.iter_tables(S.Program.execution_plan, "execution_plan", once=True)
+    instructions = 0
+    for i, plan in enumerate(plans):
+        if i >= MAX_METHODS:
+            raise LimitExceededError(
+                f"more than {MAX_METHODS} methods (limit {MAX_METHODS})", part=pte.name
+            )
         program.methods.append(_read_method(plan, i, pte, root, constants, sources))
+        instructions += len(program.methods[-1].instructions)
+        if instructions > MAX_INSTRUCTIONS:
+            raise LimitExceededError(
+                f"more than {MAX_INSTRUCTIONS} instructions (limit {MAX_INSTRUCTIONS})",
+                part=pte.name,
+            )
     return program
 
 
@@ -276,9 +294,10 @@ def _read_method(
     ]
     chains: list[Chain] = []
     instructions: list[Instruction] = []
-    for ci, chain in enumerate(plan.iter_tables(S.ExecutionPlan.chains, "chains")):
+    for ci, chain in enumerate(plan.iter_tables(S.ExecutionPlan.chains, "chains", once=True)):
         first = len(instructions)
-        for pos, ins in enumerate(chain.iter_tables(S.Chain.instructions, "instructions")):
+        chain_instructions = chain.iter_tables(S.Chain.instructions, "instructions", once=True)
+        for pos, ins in enumerate(chain_instructions):
             instructions.append(_read_instruction(ins, len(instructions), ci, pos))
         chains.append(
             Chain(

@@ -7,6 +7,7 @@ opens (`pte-adapter export`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
@@ -24,15 +25,35 @@ def _style(colours: Colour) -> gb.GraphNodeStyle:
     )
 
 
+# Model Explorer's side panel (`expandable-info-text`, `parseUrlInfo`) draws an attribute value as a
+# link when the whole value is a markdown link `[text](url)`, starts with `http://` or `https://`,
+# or with one of Google's short-link prefixes (then `http://` is put in front).
+_MARKDOWN_LINK = re.compile(r"^\[([^\]]+)\]\(([^)]+)\)$")
+_LINK_PREFIXES = ("http://", "https://", "go/", "b/", "cl/", "cs/", "google3/")
+# Put in front of such a value: nothing is shown, and the value no longer starts like a link.
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def inert_attribute(value: str) -> str:
+    """The value as shown, but never drawn as a link: names and compile specs come from the file,
+    and a file could otherwise put `[download the fixed model](https://...)` in the side panel."""
+    if value.startswith(_LINK_PREFIXES) or _MARKDOWN_LINK.match(value):
+        return ZERO_WIDTH_SPACE + value
+    return value
+
+
 def _value(v: str | NodeLink) -> gb.NodeAttributeValue:
     if isinstance(v, NodeLink):
         return gb.NodeIdsNodeAttributeValue(nodeIds=list(v.node_ids))
-    return v
+    return inert_attribute(v)
 
 
 def _ports(ports: list[Port]) -> list[gb.MetadataItem]:
     return [
-        gb.MetadataItem(id=p.id, attrs=[gb.KeyValue(key=k, value=v) for k, v in p.attrs.items()])
+        gb.MetadataItem(
+            id=p.id,
+            attrs=[gb.KeyValue(key=k, value=inert_attribute(v)) for k, v in p.attrs.items()],
+        )
         for p in ports
     ]
 
@@ -61,7 +82,14 @@ def build_node(n: Node) -> gb.GraphNode:
 
 def build_graph(g: Graph) -> gb.Graph:
     graph = gb.Graph(id=g.id, nodes=[build_node(n) for n in g.nodes])
-    graph.groupNodeAttributes = g.group_attrs
+    graph.groupNodeAttributes = (
+        {
+            group: {k: inert_attribute(v) for k, v in attrs.items()}
+            for group, attrs in g.group_attrs.items()
+        }
+        if g.group_attrs is not None
+        else None
+    )
     if g.group_styles is not None:
         graph.groupNodeConfigs = [
             gb.GroupNodeConfig(

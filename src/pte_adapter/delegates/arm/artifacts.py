@@ -11,8 +11,9 @@ absolute on the machine that exported it. So the folder is looked for, in order:
 
 The compile spec is text from the file, so it may name any folder (`/`, `../../..`, a network
 share). Only folders inside the `.pte`'s folder are searched: a spec folder that lies outside it
-(judged on the path as written, with `..` folded, before symlinks) is dropped, so opening a file
-never makes the adapter list or read `.tosa`/`debug.json` files elsewhere on the machine.
+(judged on the path as written, with `..` folded, and again with its symlinks resolved) is
+dropped, so opening a file never makes the adapter list or read `.tosa`/`debug.json` files
+elsewhere on the machine.
 """
 
 from __future__ import annotations
@@ -20,11 +21,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pte_adapter.container.files import inside_folder
+
 
 def _inside(folder: Path, here: Path) -> bool:
     """Whether `folder`, as written (`..` folded, symlinks not followed), lies in `here`."""
     f, h = os.path.abspath(folder), os.path.abspath(here)
     return f == h or f.startswith(h.rstrip(os.sep) + os.sep)
+
+
+def is_folder_inside(folder: Path, here: Path) -> bool:
+    """Whether `folder` is a directory that lies in `here` once its symlinks are resolved too (a
+    symlinked `<stem>_artifacts` leading elsewhere is not searched). A name that cannot be looked
+    up (too long, a symlink loop, no permission) is no folder."""
+    try:
+        return folder.is_dir() and inside_folder(folder, here)
+    except (OSError, ValueError):
+        return False
 
 
 def spec_folders(pte_path: Path | None, artifact_path: str | None) -> list[Path]:
@@ -46,7 +59,10 @@ def candidate_folders(pte_path: Path | None, artifact_path: str | None) -> list[
     unique: list[Path] = []
     seen: set[Path] = set()
     for folder in out:
-        key = folder.resolve() if folder.exists() else folder
+        try:
+            key = folder.resolve() if folder.exists() else folder
+        except (OSError, ValueError, RuntimeError):  # too long, a loop: compared as written
+            key = folder
         if key not in seen:
             seen.add(key)
             unique.append(folder)
@@ -54,4 +70,6 @@ def candidate_folders(pte_path: Path | None, artifact_path: str | None) -> list[
 
 
 def existing_folders(pte_path: Path | None, artifact_path: str | None) -> list[Path]:
-    return [f for f in candidate_folders(pte_path, artifact_path) if f.is_dir()]
+    here = pte_path.parent if pte_path is not None else None
+    folders = candidate_folders(pte_path, artifact_path)
+    return [f for f in folders if here is not None and is_folder_inside(f, here)]

@@ -27,9 +27,9 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from pte_adapter.container import files
 from pte_adapter.delegates.arm._generated import partition_rules as rules
-from pte_adapter.delegates.arm.artifacts import spec_folders
-from pte_adapter.errors import PteFormatError
+from pte_adapter.delegates.arm.artifacts import is_folder_inside, spec_folders
 from pte_adapter.program.delegate_graph import PartitionerRejection, PartitionerReport
 from pte_adapter.program.model import Delegate
 
@@ -76,15 +76,10 @@ def _add(into: list[PartitionerRejection], header: list[str], row: list[list[str
         )
 
 
-def read_partition_report(path: Path, name: str) -> PartitionerReport:
-    """Read and parse one report; raise PteFormatError when it cannot be read."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_REPORT_BYTES:
-            raise PteFormatError(f"{size} bytes (limit {MAX_REPORT_BYTES})", part=name)
-        data = path.read_bytes()
-    except OSError as e:
-        raise PteFormatError(f"cannot read: {e.strerror or e}", part=name) from e
+def read_partition_report(path: Path, name: str, inside: Path | None = None) -> PartitionerReport:
+    """Read and parse one report (a regular file of at most MAX_REPORT_BYTES, inside the folder
+    `inside` when given); raise PteFormatError when it cannot be read."""
+    data = files.read_regular(path, MAX_REPORT_BYTES, name, inside)
     return parse_partition_report(data.decode("utf-8", errors="replace"), name)
 
 
@@ -94,8 +89,9 @@ def partition_report(pte_path: Path | None, delegate: Delegate) -> PartitionerRe
         return None
     for folder in spec_folders(pte_path, delegate.spec("debug_artifact_path")):
         path = folder / REPORT
-        if path.is_file():
-            return read_partition_report(path, os.path.relpath(path, pte_path.parent))
+        name = os.path.relpath(path, pte_path.parent)
+        if is_folder_inside(folder, pte_path.parent) and files.probe(path, name):
+            return read_partition_report(path, name, pte_path.parent)
     return None
 
 

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pte_adapter.backends import SIDECARS_TOSA_BY_IO, SIDECARS_TOSA_IDENTICAL, backend_info
-from pte_adapter.delegates.arm.artifacts import candidate_folders
-from pte_adapter.errors import PteFormatError
+from pte_adapter.container import files
+from pte_adapter.delegates.arm.artifacts import candidate_folders, is_folder_inside
+from pte_adapter.errors import LimitExceededError, PteFormatError
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Program
 
@@ -39,6 +40,7 @@ NPU_GRAPH = "NPU operations"
 SOURCE_GRAPH = "TOSA source"
 # Sidecars larger than this are not read (a .tosa beside a small .pte is never this big).
 MAX_SIDECAR_BYTES = 2**31
+MAX_SIDECARS = 256  # `output_tag*_*.tosa` files considered per folder (one per delegate)
 
 Signature = tuple[tuple[tuple[int, ...], str], ...]
 
@@ -48,7 +50,7 @@ class Sidecar:
     path: Path
     tag: str
     spec: str
-    data: bytes = b""
+    data: bytes | memoryview = b""  # memory-mapped: only what the reader walks is paged in
     model: TosaModel | None = None
     error: str = ""
     inputs: Signature = ()
@@ -107,33 +109,50 @@ def _signature(graph: DelegateGraph, ids: list[str]) -> Signature:
     return tuple(out)
 
 
-def _sidecar_folder(folders: list[Path]) -> Path | None:
-    """The first searched folder that holds any `output_tag*_*.tosa`."""
+def _listed(folder: Path) -> list[Path]:
+    """The `output_tag*_*.tosa` names in a folder, the first MAX_SIDECARS by name (a folder that
+    cannot be listed has none)."""
+    try:
+        return sorted(folder.glob(SIDECAR_GLOB))[:MAX_SIDECARS]
+    except OSError:
+        return []
+
+
+def _sidecar_folder(folders: list[Path], here: Path) -> Path | None:
+    """The first searched folder inside the program's folder that holds any
+    `output_tag*_*.tosa`."""
     for folder in folders:
-        if folder.is_dir() and any(folder.glob(SIDECAR_GLOB)):
+        if is_folder_inside(folder, here) and _listed(folder):
             return folder
     return None
 
 
-def _load_sidecars(folder: Path, cache: dict[Path, list[Sidecar]]) -> list[Sidecar]:
+def _load_sidecars(folder: Path, here: Path, cache: dict[Path, list[Sidecar]]) -> list[Sidecar]:
     key = folder.resolve()
     if key in cache:
         return cache[key]
     found: list[Sidecar] = []
-    for path in sorted(folder.glob(SIDECAR_GLOB)):
+    for path in _listed(folder):
         m = _SIDECAR_NAME.match(path.name)
-        if m is None or not path.is_file():
+        if m is None:
             continue
         sidecar = Sidecar(path, m.group(1), m.group(2))
         try:
-            if path.stat().st_size > MAX_SIDECAR_BYTES:
-                raise PteFormatError("too large to read", part=path.name)
-            sidecar.data = path.read_bytes()
-        except (OSError, PteFormatError) as e:
+            data = files.map_regular(path, path.name, inside=here)
+            if len(data) > MAX_SIDECAR_BYTES:
+                raise LimitExceededError(
+                    f"{len(data)} bytes (limit {MAX_SIDECAR_BYTES}): not read", part=path.name
+                )
+            sidecar.data = data
+        except PteFormatError as e:
             sidecar.error = str(e)
         found.append(sidecar)
     cache[key] = found
     return found
+
+
+def _is_payload(data: bytes | memoryview, payloads: set[bytes]) -> bool:
+    return any(len(data) == len(p) and data == p for p in payloads)
 
 
 def _payload_bytes(program: Program, delegate: Delegate) -> bytes | None:
@@ -162,7 +181,9 @@ def attach_tosa_sidecars(program: Program) -> None:
             if rule == SIDECARS_TOSA_IDENTICAL:
                 _note_tosa_sidecar(program, delegate, folders, cache, tosa_payloads)
             elif rule == SIDECARS_TOSA_BY_IO:
-                candidates.append(_Candidate(delegate, folders, _sidecar_folder(folders)))
+                candidates.append(
+                    _Candidate(delegate, folders, _sidecar_folder(folders, program.path.parent))
+                )
     if not candidates:
         return
     for cand in candidates:
@@ -174,8 +195,8 @@ def attach_tosa_sidecars(program: Program) -> None:
         if cand.folder is None:
             continue
         spec = cand.delegate.spec("tosa_spec")
-        for sidecar in _load_sidecars(cand.folder, cache):
-            if sidecar.data in tosa_payloads:
+        for sidecar in _load_sidecars(cand.folder, program.path.parent, cache):
+            if _is_payload(sidecar.data, tosa_payloads):
                 continue  # a TOSABackend delegate's own file
             _parse(sidecar)
             if sidecar.model is None:
@@ -298,10 +319,13 @@ def _note_tosa_sidecar(
     if payload is None:
         return
     tosa_payloads.add(payload)
-    folder = _sidecar_folder(folders)
+    if program.path is None:
+        return
+    here = program.path.parent
+    folder = _sidecar_folder(folders, here)
     if folder is None:
         return
-    for sidecar in _load_sidecars(folder, cache):
-        if sidecar.data == payload:
+    for sidecar in _load_sidecars(folder, here, cache):
+        if len(sidecar.data) == len(payload) and sidecar.data == payload:
             delegate.decoded.summary["tosa_sidecar"] = f"{sidecar.path} (identical to the payload)"
             return

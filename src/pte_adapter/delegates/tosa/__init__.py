@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from pte_adapter.container import files
 from pte_adapter.delegates.arm.artifacts import existing_folders
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.delegates.tosa.debuginfo import DebugJson, load_debug_json
@@ -45,7 +46,8 @@ def find_debug_json(pte_path: Path | None, artifact_path: str | None) -> DebugJs
     `problem` says why), so that a broken file is reported rather than ignored."""
     broken: DebugJson | None = None
     for folder in existing_folders(pte_path, artifact_path):
-        found = load_debug_json(folder / "debug.json")
+        inside = pte_path.parent if pte_path is not None else None
+        found = load_debug_json(folder / "debug.json", inside)
         if found is not None and not found.problem:
             return found
         broken = broken or found
@@ -114,12 +116,13 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
 def read_tosa_file(path: str | Path) -> list[DelegateGraph]:
     """The graphs of a bare `.tosa` file (main block first). Raises `PteFormatError` on bad bytes."""
     path = Path(path)
-    size = path.stat().st_size
-    if size > MAX_TOSA_FILE_BYTES:
+    data = files.map_regular(path, str(path))  # a FIFO or a device is refused, never read
+    if len(data) > MAX_TOSA_FILE_BYTES:
         from pte_adapter.errors import LimitExceededError
 
-        raise LimitExceededError(f"{size} bytes is more than this reader loads", part=str(path))
-    data = path.read_bytes()
+        raise LimitExceededError(
+            f"{len(data)} bytes is more than this reader loads", part=str(path)
+        )
     model = read_tosa(data, path.name)
     debug_json = find_debug_json(path, None) if _needs_debug_json(model) else None
     built = to_delegate_graphs(model, main_name="TOSA main", prefix="TOSA", debug_json=debug_json)

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from pte_adapter.container import files
+from pte_adapter.errors import PteFormatError
+
 # A frame line of a Python stack trace: File "path", line N, in function
 _FRAME: Final = re.compile(r'File "([^"]+)", line (\d+)(?:, in (\S+))?')
 # Pieces of a module path as torch.export writes it in different releases:
@@ -139,19 +142,24 @@ class DebugJson:
     problem: str = ""  # why the file could not be used (then `by_output` is empty)
 
 
-def load_debug_json(path: Path) -> DebugJson | None:
-    """Read a `DebugMode.JSON` file. None when there is no such file; a file that exists but
-    cannot be used (too big, unreadable, not JSON, not a list of debug objects) comes back with
-    `problem` set, so the caller can say so instead of silently showing no source mapping."""
+def load_debug_json(path: Path, inside: Path | None = None) -> DebugJson | None:
+    """Read a `DebugMode.JSON` file (a regular file, inside the folder `inside` when given).
+    None when there is no such file; a file that exists but cannot be used (too big, unreadable,
+    not JSON, not a list of debug objects) comes back with `problem` set, so the caller can say so
+    instead of silently showing no source mapping."""
     try:
-        if not path.is_file():
+        if not files.probe(path):
             return None
-        size = path.stat().st_size
-        if size > MAX_DEBUG_JSON_BYTES:
-            return DebugJson(path, {}, f"{path.name}: {size} bytes is more than this reader loads")
-        events = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError as e:
-        return DebugJson(path, {}, f"{path.name} could not be read: {e.strerror or e}")
+        data = files.read_regular(path, MAX_DEBUG_JSON_BYTES, path.name, inside)
+        if files.json_values(data) > files.MAX_JSON_VALUES:
+            return DebugJson(
+                path, {}, f"{path.name}: more than {files.MAX_JSON_VALUES} JSON values: not parsed"
+            )
+        events = json.loads(data.decode("utf-8", errors="replace"))
+    except PteFormatError as e:
+        return DebugJson(path, {}, f"{path.name} could not be read: {e.what}")
+    except RecursionError:
+        return DebugJson(path, {}, f"{path.name} is not usable: JSON nested too deeply")
     except ValueError as e:
         return DebugJson(path, {}, f"{path.name} is not valid JSON: {e}")
     if not isinstance(events, list):

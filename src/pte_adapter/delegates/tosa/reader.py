@@ -179,9 +179,11 @@ def read_tosa(
             sw += f"-{modifier}"
     blocks: list[TosaBlock] = []
     rs = T.SLOTS["TosaRegion"]
-    for r_i, region in enumerate(root.iter_tables(T.SLOTS["TosaGraph"]["regions"], "regions")):
+    for r_i, region in enumerate(
+        root.iter_tables(T.SLOTS["TosaGraph"]["regions"], "regions", once=True)
+    ):
         rname = region.string(rs["name"], "name") or f"region{r_i}"
-        for b_i, block in enumerate(region.iter_tables(rs["blocks"], "blocks")):
+        for b_i, block in enumerate(region.iter_tables(rs["blocks"], "blocks", once=True)):
             blocks.append(_read_block(block, rname, b_i, known_ops, version, problems))
     if not blocks:
         raise fb.error("TOSA graph has no basic block", 0)
@@ -223,7 +225,7 @@ def _read_block(
         tensors.setdefault(shape.name, shape)
     operators = [
         _read_operator(op, i, tensors, known_ops, version, problems, name)
-        for i, op in enumerate(block.iter_tables(s["operators"], "operators"))
+        for i, op in enumerate(block.iter_tables(s["operators"], "operators", once=True))
     ]
     return TosaBlock(
         region,

@@ -101,7 +101,7 @@ def _graph(
     root: Table, consts: _Constants, problems: list[str]
 ) -> tuple[DelegateGraph, Counter[str]]:
     graph = DelegateGraph(name="XNNPACK graph")
-    for i, t in enumerate(root.iter_tables(_GRAPH["xvalues"].slot, "xvalues")):
+    for i, t in enumerate(root.iter_tables(_GRAPH["xvalues"].slot, "xvalues", once=True)):
         rec = read_record(t, "XValue")
         info = _tensor(rec, consts, problems)
         if info is None:
@@ -112,7 +112,7 @@ def _graph(
             problems.append(f"xvalues[{i}] reuses value id {info.id}")
         graph.tensors[info.id] = info
     kinds: Counter[str] = Counter()
-    for i, t in enumerate(root.iter_tables(_GRAPH["xnodes"].slot, "xnodes")):
+    for i, t in enumerate(root.iter_tables(_GRAPH["xnodes"].slot, "xnodes", once=True)):
         node = _node(i, read_record(t, "XNode"), problems)
         kinds[node.kind] += 1
         for tid in node.inputs + node.outputs:

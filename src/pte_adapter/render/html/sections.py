@@ -209,7 +209,8 @@ def size_section(report: SizeReport) -> str:
 
 def _latency_svg(m: MethodTimes) -> str:
     lat = m["latency_ms"]
-    top = max(lat) * 1.1 if lat else 1.0
+    # A zero (or, from end ticks before start ticks, negative) latency never divides.
+    top = max(max(lat, default=0.0), 0.0) * 1.1 or 1.0
     w, h, left = 1000.0, 140.0, 60.0
     body = []
     for v in ticks(top):
