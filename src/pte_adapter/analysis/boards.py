@@ -104,9 +104,7 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
-def board_for(
-    name: str | None, sizes: dict[str, int | None]
-) -> Board | None:
+def board_for(name: str | None, sizes: dict[str, int | None]) -> Board | None:
     """The board to check against: a preset, the user's sizes overriding (or replacing) its
     regions; None when neither is given. Raises ValueError naming the known boards."""
     given = {k: v for k, v in sizes.items() if v is not None}
@@ -119,8 +117,11 @@ def board_for(
         raise ValueError(f"unknown board {name!r}; known boards: {', '.join(sorted(BOARDS))}")
     if not given:
         return board
-    return Board(board.name, {**board.regions, **given}, board.source + "; overridden: "
-                 + ", ".join(f"{k} {v}" for k, v in given.items()))
+    return Board(
+        board.name,
+        {**board.regions, **given},
+        board.source + "; overridden: " + ", ".join(f"{k} {v}" for k, v in given.items()),
+    )
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,12 @@ REGION_NAMES = {
     OFF_CHIP_FLASH: "off-chip flash",
 }
 # Vela's memory names -> regions.
-_VELA_MEMORY = {"Sram": SRAM, "Dram": DRAM, "OnChipFlash": ON_CHIP_FLASH, "OffChipFlash": OFF_CHIP_FLASH}
+_VELA_MEMORY = {
+    "Sram": SRAM,
+    "Dram": DRAM,
+    "OnChipFlash": ON_CHIP_FLASH,
+    "OffChipFlash": OFF_CHIP_FLASH,
+}
 
 # Arm's bare-metal runner's pool size build options (examples/arm/executor_runner/CMakeLists.txt).
 METHOD_POOL = "ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE"
@@ -161,7 +166,9 @@ def _npu_partitions(
             mem = d.decoded.memory
             if mem is not None:
                 index = by_delegate.get(d.index, -1)
-                out.append(NpuPartitionMemory(method.name, index, d.index, mem, vela_memory_summary(mem)))
+                out.append(
+                    NpuPartitionMemory(method.name, index, d.index, mem, vela_memory_summary(mem))
+                )
     return out
 
 
@@ -212,16 +219,20 @@ def _file_items(
     weights_out = sum(p.memory.weight_bytes for p in npu if p.memory.weights_source)
     parts = [Part("cpu_constants", "CPU kernels' constant data", inside, True, "constant tensors")]
     if npu:
-        parts.append(
-            Part("npu_commands", "NPU command streams", commands, True, "cmd_data blocks")
-        )
+        parts.append(Part("npu_commands", "NPU command streams", commands, True, "cmd_data blocks"))
         parts.append(
             Part("npu_weights", "NPU weights", weights_in, True, "weight_data blocks in the file")
         )
     what = "program file (bundle)" if program.bundle is not None else "program file"
     items = [
         Placed(
-            "program", what, program.file_size, region, True, "the file's size", why,
+            "program",
+            what,
+            program.file_size,
+            region,
+            True,
+            "the file's size",
+            why,
             parts=tuple(parts),
         )
     ]
@@ -232,8 +243,13 @@ def _file_items(
         ]
         items.append(
             Placed(
-                "external_data", "external data (.ptd)", outside + weights_out, region, True,
-                "the named data the program reads from .ptd files", why,
+                "external_data",
+                "external data (.ptd)",
+                outside + weights_out,
+                region,
+                True,
+                "the named data the program reads from .ptd files",
+                why,
                 parts=tuple(p for p in ext_parts if p.bytes),
             )
         )
@@ -267,19 +283,31 @@ def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
             ("outputs", "outputs", (OUTPUT, INPUT_OUTPUT)),
         ):
             parts.append(Part(key, what, _io_bytes(memory, kinds), True, "planned input tensors"))
-    why = "Arm's runner takes it from its method allocator pool, which its linker scripts put in DDR"
+    why = (
+        "Arm's runner takes it from its method allocator pool, which its linker scripts put in DDR"
+    )
     items = [
         Placed(
-            "arenas", f"planned arenas of {method.name}", aligned, DRAM, True,
-            f"non_const_buffer_sizes {sizes} (each rounded up to {ALIGN} bytes)", why, METHOD_POOL,
+            "arenas",
+            f"planned arenas of {method.name}",
+            aligned,
+            DRAM,
+            True,
+            f"non_const_buffer_sizes {sizes} (each rounded up to {ALIGN} bytes)",
+            why,
+            METHOD_POOL,
             tuple(parts),
         )
     ]
     if len(sizes) >= FAST_MEMORY_ARENA and sizes[FAST_MEMORY_ARENA - 1]:
         items.append(
             Placed(
-                "fast_arena", "planned fast memory (mem_id 3)", sizes[FAST_MEMORY_ARENA - 1], SRAM,
-                True, "non_const_buffer_sizes[3]",
+                "fast_arena",
+                "planned fast memory (mem_id 3)",
+                sizes[FAST_MEMORY_ARENA - 1],
+                SRAM,
+                True,
+                "non_const_buffer_sizes[3]",
                 "Arm's runner takes mem_id 3 from its planned fast memory pool in SRAM",
                 FAST_MEMORY_POOL,
             )
@@ -292,9 +320,14 @@ def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
     if sum(unplanned):
         items.append(
             Placed(
-                "unplanned_inputs", "inputs not in the plan", sum(unplanned), DRAM, True,
+                "unplanned_inputs",
+                "inputs not in the plan",
+                sum(unplanned),
+                DRAM,
+                True,
                 "input tensors without a memory plan",
-                "Arm's runner allocates them from its method allocator pool", METHOD_POOL,
+                "Arm's runner allocates them from its method allocator pool",
+                METHOD_POOL,
             )
         )
     return items
@@ -329,8 +362,11 @@ def _scratch_items(npu: list[NpuPartitionMemory]) -> list[Placed]:
         big = max(placed, key=lambda p: p.memory.scratch_bytes)
         items.append(
             Placed(
-                "scratch", "NPU scratch (temp allocator)", big.memory.scratch_bytes,
-                _VELA_MEMORY.get(big.memory.arena_memory or "", SRAM), True,
+                "scratch",
+                "NPU scratch (temp allocator)",
+                big.memory.scratch_bytes,
+                _VELA_MEMORY.get(big.memory.arena_memory or "", SRAM),
+                True,
                 f"scratch_size of {big.method} partition {big.partition}, the largest of "
                 f"{len(placed)} (partitions run one at a time)",
                 f"{big.memory.memory_mode}'s arena is {big.memory.arena_memory} in "
@@ -343,8 +379,11 @@ def _scratch_items(npu: list[NpuPartitionMemory]) -> list[Placed]:
         big = max(cached, key=lambda p: p.memory.fast_scratch_bytes)
         items.append(
             Placed(
-                "fast_scratch", "NPU fast scratch", big.memory.fast_scratch_bytes,
-                _VELA_MEMORY.get(big.memory.cache_memory or "", SRAM), True,
+                "fast_scratch",
+                "NPU fast scratch",
+                big.memory.fast_scratch_bytes,
+                _VELA_MEMORY.get(big.memory.cache_memory or "", SRAM),
+                True,
                 f"the highest address {big.method} partition {big.partition}'s commands touch "
                 "in region 2, the largest",
                 f"{big.memory.memory_mode}'s staging cache is {big.memory.cache_memory}",
@@ -356,19 +395,26 @@ def _scratch_items(npu: list[NpuPartitionMemory]) -> list[Placed]:
 
 def _pools(items: list[Placed], method: Method | None) -> list[Pool]:
     pools = []
-    estimate, how = bookkeeping(method) if method is not None else (0, "")
+    estimate = bookkeeping(method)[0] if method is not None else 0
     method_items = [i for i in items if i.pool == METHOD_POOL and i.exact]
     if method is not None:
         pools.append(
             Pool(
-                METHOD_POOL, "method allocator", DRAM, sum(i.bytes for i in method_items),
-                estimate, "planned arenas (exact) and the runtime's bookkeeping (" + how + ")",
+                METHOD_POOL,
+                "method allocator",
+                DRAM,
+                sum(i.bytes for i in method_items),
+                estimate,
+                "planned arenas (exact) and the runtime's bookkeeping (estimate, see the item)",
             )
         )
     for option, what, note in (
         (FAST_MEMORY_POOL, "planned fast memory", "mem_id 3 of the memory plan"),
-        (SCRATCH_POOL, "temp allocator", "the largest NPU scratch; a CPU kernel's own temporary "
-         "allocations are not in the file"),
+        (
+            SCRATCH_POOL,
+            "temp allocator",
+            "the largest NPU scratch; a CPU kernel's own temporary allocations are not in the file",
+        ),
         (FAST_SCRATCH_POOL, "fast scratch temp allocator", "the largest NPU fast scratch"),
     ):
         mine = [i for i in items if i.pool == option]
@@ -380,8 +426,14 @@ def _pools(items: list[Placed], method: Method | None) -> list[Pool]:
 def _bookkeeping_item(method: Method) -> Placed:
     est, how = bookkeeping(method)
     return Placed(
-        "bookkeeping", "runtime bookkeeping (estimate)", est, DRAM, False, how,
-        "Arm's runner takes it from its method allocator pool", METHOD_POOL,
+        "bookkeeping",
+        "runtime bookkeeping (estimate)",
+        est,
+        DRAM,
+        False,
+        how,
+        "Arm's runner takes it from its method allocator pool",
+        METHOD_POOL,
     )
 
 

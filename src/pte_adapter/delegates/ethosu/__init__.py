@@ -22,8 +22,8 @@ from pte_adapter.delegates.ethosu.binstream import (
 )
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
-from pte_adapter.delegates.ethosu.memory_use import delegate_memory
 from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
+from pte_adapter.delegates.ethosu.memory_use import delegate_memory
 from pte_adapter.delegates.ethosu.perf import (
     ASSUMPTIONS,
     Memory,
