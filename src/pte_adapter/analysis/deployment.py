@@ -67,7 +67,7 @@ ALIGN = 16  # the runner allocates every planned buffer 16-byte aligned
 BOOKKEEPING = {"value": 16, "tensor": 48, "dimension": 4, "instruction": 8, "argument": 4}
 DELEGATE_HANDLE = 64
 BOOKKEEPING_SOURCE = (
-    "estimate: {values} values x 16 + {tensors} tensors x 48 + {dims} dimensions x 4 + "
+    "{values} values x 16 + {tensors} tensors x 48 + {dims} dimensions x 4 + "
     "{instructions} instructions x 8 + {args} arguments x 4 + {delegates} delegates x 64 bytes "
     "(ExecuTorch's Method::init on a 32-bit CPU; a backend's own allocations are not counted)"
 )

@@ -15,7 +15,7 @@ COLOURS = {
     "fast_arena": ("#fff8e1", "#ff8f00"),
     "unplanned_inputs": ("#fbe9e7", "#bf360c"),
     "scratch": ("#e8f5e9", "#2e7d32"),
-    "fast_scratch": ("#f1f8e9", "#558b2f"),
+    "fast_scratch": ("#e0f7fa", "#00838f"),
     "bookkeeping": ("#f5f5f5", "#616161"),
 }
 LABEL_W, BAR_W, ROW_H = 120.0, 760.0, 30.0
