@@ -114,6 +114,7 @@ def fit_text(dmap: DeploymentMap, checked: FitResult | None = None) -> list[str]
         lines.append(
             f"  {q.method} partition {q.partition} ({q.memory.accelerator} {q.memory.system_config}"
             f" {q.memory.memory_mode}): {figures or 'nothing'}"
+            + (f" (assumed: {'; '.join(q.memory.assumed)})" if q.memory.assumed else "")
         )
     lines += [f"problem: {p}" for p in dmap.problems]
     if checked is not None:
@@ -139,5 +140,9 @@ def fit_facts(dmap: DeploymentMap | None, method: str) -> dict[str, str]:
     if dmap is None or dmap.method != method:
         return {}
     regions = ", ".join(f"{REGION_NAMES[r]} {short(n)}" for r, n in dmap.region_bytes().items())
-    pools = ", ".join(f"{p.what} {short(p.suggested_bytes)}" for p in dmap.pools)
+    pools = ", ".join(
+        f"{p.what} {short(p.suggested_bytes)}"
+        + (f" (of which {short(p.estimated_bytes)} estimated)" if p.estimated_bytes else "")
+        for p in dmap.pools
+    )
     return {"deployment_memory": f"{regions}; pools: {pools} (pte-adapter fit)"}
