@@ -34,7 +34,7 @@ from pte_adapter.analysis.memory import INPUT, INPUT_OUTPUT, OUTPUT, MethodMemor
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.delegates.ethosu.memory_use import vela_memory_summary
 from pte_adapter.program.delegate_graph import DelegateMemory
-from pte_adapter.program.model import Method, Program
+from pte_adapter.program.model import InstructionKind, Method, Program
 
 SRAM, DRAM, ON_CHIP_FLASH, OFF_CHIP_FLASH = "sram", "dram", "on_chip_flash", "off_chip_flash"
 REGIONS = (SRAM, DRAM, ON_CHIP_FLASH, OFF_CHIP_FLASH)
@@ -61,15 +61,27 @@ FAST_MEMORY_POOL = "ET_ARM_BAREMETAL_PLANNED_FAST_MEMORY_SIZE"
 FAST_MEMORY_ARENA = 3
 ALIGN = 16  # the runner allocates every planned buffer 16-byte aligned
 
-# The bookkeeping estimate: bytes per counted thing in the method allocator on a 32-bit Cortex-M
-# (ExecuTorch's Method::init): an EValue; a TensorImpl with its pointers; its strides (one int32
-# per dimension); per instruction, its kernel pointer and argument list; per delegate, its handle.
-BOOKKEEPING = {"value": 16, "tensor": 48, "dimension": 4, "instruction": 8, "argument": 4}
-DELEGATE_HANDLE = 64
+# The bookkeeping estimate: bytes per counted thing that ExecuTorch's Method::init takes from the
+# method allocator on a 32-bit Cortex-M (runtime/executor/method.cpp, tensor_parser_portable.cpp):
+# an EValue (8-byte payload and tag); a TensorImpl (four pointers, dim, numel, numel bound, dtype,
+# dynamism, device) and its strides (one int32 per dimension); per instruction, its kernel
+# pointer and argument span; per argument, an EValue pointer; per KernelCall argument, a
+# TensorMeta for the kernel lookup; per delegate, its BackendDelegate and the backend's handle
+# (a guess: a backend's own allocations are not in the file).
+BOOKKEEPING = {
+    "values": 16,
+    "tensors": 32,
+    "dims": 4,
+    "instructions": 12,
+    "args": 4,
+    "kernel_args": 12,
+    "delegates": 64,
+}
 BOOKKEEPING_SOURCE = (
-    "{values} values x 16 + {tensors} tensors x 48 + {dims} dimensions x 4 + "
-    "{instructions} instructions x 8 + {args} arguments x 4 + {delegates} delegates x 64 bytes "
-    "(ExecuTorch's Method::init on a 32-bit CPU; a backend's own allocations are not counted)"
+    "{values} values x 16 + {tensors} tensors x 32 + {dims} dimensions x 4 + {instructions} "
+    "instructions x 12 + {args} arguments x 4 + {kernel_args} kernel arguments x 12 + "
+    "{delegates} delegates x 64 bytes (ExecuTorch's Method::init on a 32-bit CPU; a backend's own "
+    "allocations are not counted)"
 )
 
 
@@ -336,22 +348,17 @@ def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
 def bookkeeping(method: Method) -> tuple[int, str]:
     """The runtime's own bookkeeping in the method allocator: an estimate, and how it was made."""
     tensors = [t for v in method.values if (t := method.tensor(v.index)) is not None]
+    kernels = [i for i in method.instructions if i.kind is InstructionKind.KERNEL]
     counts = {
         "values": len(method.values),
         "tensors": len(tensors),
         "dims": sum(len(t.sizes) for t in tensors),
         "instructions": len(method.instructions),
         "args": sum(len(i.args) for i in method.instructions),
+        "kernel_args": sum(len(i.args) for i in kernels),
         "delegates": len(method.delegates),
     }
-    est = (
-        counts["values"] * BOOKKEEPING["value"]
-        + counts["tensors"] * BOOKKEEPING["tensor"]
-        + counts["dims"] * BOOKKEEPING["dimension"]
-        + counts["instructions"] * BOOKKEEPING["instruction"]
-        + counts["args"] * BOOKKEEPING["argument"]
-        + counts["delegates"] * DELEGATE_HANDLE
-    )
+    est = sum(counts[k] * BOOKKEEPING[k] for k in BOOKKEEPING)
     return est, BOOKKEEPING_SOURCE.format(**counts)
 
 
