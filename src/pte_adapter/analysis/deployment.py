@@ -21,7 +21,7 @@ What lands where:
   delegates): an estimate from the program's counts, labelled as such, never added to an exact
   figure.
 
-The runner loads one method: `forward` when there is one, else the first with instructions.
+The runner loads one method: the program's first.
 Arm's runner (examples/arm/executor_runner in ExecuTorch) names the pool build options; its
 sources are cited in docs/fit.md.
 """
@@ -140,7 +140,7 @@ class NpuPartitionMemory:
 
 @dataclass
 class DeploymentMap:
-    method: str | None  # the method the runner loads (None: no method with instructions)
+    method: str | None  # the method the runner loads, the program's first (None: no method)
     items: list[Placed]
     pools: list[Pool]
     partitions: list[NpuPartitionMemory]
@@ -160,9 +160,9 @@ class DeploymentMap:
 
 
 def runner_method(program: Program) -> Method | None:
-    """The method Arm's runner would load: `forward`, else the first with instructions."""
-    runnable = [m for m in program.methods if m.instructions]
-    return next((m for m in runnable if m.name == "forward"), runnable[0] if runnable else None)
+    """The method Arm's runner loads: the program's first (`program.get_method_name(0)` in
+    arm_executor_runner.cpp)."""
+    return program.methods[0] if program.methods else None
 
 
 def _npu_partitions(
@@ -294,7 +294,7 @@ def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
             ("inputs", "inputs", (INPUT, INPUT_OUTPUT)),
             ("outputs", "outputs", (OUTPUT, INPUT_OUTPUT)),
         ):
-            parts.append(Part(key, what, _io_bytes(memory, kinds), True, "planned input tensors"))
+            parts.append(Part(key, what, _io_bytes(memory, kinds), True, f"planned {what}"))
     why = (
         "Arm's runner takes it from its method allocator pool, which its linker scripts put in DDR"
     )

@@ -94,7 +94,7 @@ def fit_json(dmap: DeploymentMap, checked: FitResult | None = None) -> dict[str,
 
 
 def fit_text(dmap: DeploymentMap, checked: FitResult | None = None) -> list[str]:
-    lines = [f"method loaded: {dmap.method or '(none with instructions)'}", "", "memory map:"]
+    lines = [f"method Arm's runner loads (the first): {dmap.method or '(none)'}", "", "memory map:"]
     for region, total in dmap.region_bytes().items():
         lines.append(f"  {REGION_NAMES[region]}: {human(total)}")
         for i in (i for i in dmap.items if i.region == region):
