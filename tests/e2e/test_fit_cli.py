@@ -131,3 +131,18 @@ def test_graph_info_and_report_show_the_map() -> None:
     assert section.count("<rect") == len(wide.deployment.items)
     for name in ("SRAM", "DRAM", "off-chip flash", "ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE"):
         assert name in section
+
+
+def test_a_fit_only_without_the_estimate_is_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    """The gate counts exact figures; the estimated bookkeeping beside them is a note."""
+    path = example("convnet_dedicated_sram_ethosu85")
+    dmap = pte_adapter.analyse(pte_adapter.load(path)).deployment
+    assert dmap is not None
+    exact, everything = dmap.region_bytes(exact_only=True), dmap.region_bytes()
+    assert everything["dram"] > exact["dram"]
+    argv = ["fit", str(path), "--sram", "1MiB", "--dram", str(exact["dram"])]
+    assert main(argv) == EXIT_OK
+    err = capsys.readouterr().err
+    assert err.startswith("note: DRAM fits only without the estimated ")
+    assert main([*argv[:-1], str(exact["dram"] - 1)]) == EXIT_CHECK_FAILED
+    assert "does not fit: DRAM overflows by 1 bytes" in capsys.readouterr().err

@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pte_adapter.analysis.boards import board_for, fit, parse_size
+    from pte_adapter.analysis.boards import BOARD_REGION_NAMES, board_for, fit, parse_size
     from pte_adapter.api import open_analysis
     from pte_adapter.render.fit_report import fit_json, fit_text
 
@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     near = [r for r in checked.regions if r.used + r.estimated > r.capacity]
     for r in near:
         print(
-            f"note: {r.region} fits only without the estimated {r.estimated} bytes of runtime "
+            f"note: {BOARD_REGION_NAMES[r.region]} fits only without the estimated "
+            f"{r.estimated} bytes of runtime "
             "bookkeeping",
             file=sys.stderr,
         )
