@@ -1319,6 +1319,132 @@ def build_convnet_cortex_m_ethosu85():
     }
 
 
+class MemoryModeNet(nn.Module):
+    """Three convolutions and a pooling: small, fully delegated, with enough feature maps that
+    Vela's scratch, and with Dedicated_Sram its fast scratch, are more than a few bytes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.conv3 = nn.Conv2d(32, 32, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        return self.pool(F.relu(self.conv3(x)))
+
+
+def _memory_mode_example(name: str, target: str, system_config: str, memory_mode: str):
+    art = f"{name}_artifacts"
+    _reset_outputs(f"{name}.pte", art)
+    spec = ethosu_spec(target, art, system_config=system_config, memory_mode=memory_mode)
+    prog = arm_lower(
+        _seeded(MemoryModeNet),
+        (torch.randn(1, 3, 32, 32),),
+        spec,
+        backend="ethosu",
+        extract_delegate_segments=True,
+    )
+    files = [_write_pte(prog, name)]
+    _reset_outputs(os.path.join(art, "out.tosa"), os.path.join(art, "output"))
+    return {
+        "files": files,
+        "sidecars": [art],
+        "settings": {
+            "model": "MemoryModeNet",
+            "input": [1, 3, 32, 32],
+            "target": target,
+            "compile_flags": spec.compiler_flags,
+            "tosa_spec": str(spec.tosa_spec),
+            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)",
+            "extract_delegate_segments": True,
+        },
+    }
+
+
+@example(
+    "convnet_dedicated_sram_ethosu85",
+    "ethos-u",
+    "Small conv net fully delegated to Ethos-U85-256 in the Dedicated_Sram_384KB memory mode "
+    "(Ethos_U85_SYS_DRAM_Mid): weights and the scratch arena in DRAM, a 384 KiB fast scratch "
+    "cache in SRAM; TOSA in convnet_dedicated_sram_ethosu85_artifacts/.",
+)
+def build_convnet_dedicated_sram_ethosu85():
+    return _memory_mode_example(
+        "convnet_dedicated_sram_ethosu85",
+        "ethos-u85-256",
+        "Ethos_U85_SYS_DRAM_Mid",
+        "Dedicated_Sram_384KB",
+    )
+
+
+@example(
+    "convnet_sram_only_ethosu55",
+    "ethos-u",
+    "Small conv net fully delegated to Ethos-U55-128 in the Sram_Only memory mode "
+    "(Ethos_U55_High_End_Embedded): weights and scratch both in SRAM; TOSA in "
+    "convnet_sram_only_ethosu55_artifacts/.",
+)
+def build_convnet_sram_only_ethosu55():
+    return _memory_mode_example(
+        "convnet_sram_only_ethosu55",
+        "ethos-u55-128",
+        "Ethos_U55_High_End_Embedded",
+        "Sram_Only",
+    )
+
+
+class WideNet(nn.Module):
+    """Two convolutions on a 256x256 image and a pooling: few weights, large feature maps, so
+    the NPU's scratch (about 2 MiB) is far larger than the file."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        return self.pool(F.relu(self.conv2(F.relu(self.conv1(x)))))
+
+
+@example(
+    "wide_scratch_ethosu55",
+    "ethos-u",
+    "Two convolutions on a 256x256 image, fully delegated to Ethos-U55-128 "
+    "(Ethos_U55_High_End_Embedded, Shared_Sram): a small file whose NPU scratch (more than "
+    "2 MiB) does not fit the Corstone-300's SRAM; TOSA in wide_scratch_ethosu55_artifacts/.",
+)
+def build_wide_scratch_ethosu55():
+    name = "wide_scratch_ethosu55"
+    art = f"{name}_artifacts"
+    _reset_outputs(f"{name}.pte", art)
+    spec = ethosu_spec("ethos-u55-128", art)
+    prog = arm_lower(
+        _seeded(WideNet),
+        (torch.randn(1, 3, 256, 256),),
+        spec,
+        backend="ethosu",
+        extract_delegate_segments=True,
+    )
+    files = [_write_pte(prog, name)]
+    _reset_outputs(os.path.join(art, "out.tosa"), os.path.join(art, "output"))
+    return {
+        "files": files,
+        "sidecars": [art],
+        "settings": {
+            "model": "WideNet",
+            "input": [1, 3, 256, 256],
+            "target": "ethos-u55-128",
+            "compile_flags": spec.compiler_flags,
+            "tosa_spec": str(spec.tosa_spec),
+            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)",
+            "extract_delegate_segments": True,
+        },
+    }
+
+
 # --------------------------------------------------------------------------------------
 # Examples: a BundledProgram as Arm's aot_arm_compiler.py --bundleio writes it
 # --------------------------------------------------------------------------------------

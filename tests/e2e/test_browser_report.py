@@ -89,6 +89,9 @@ def test_a_report_renders_alone(browser: Any, shots: Path, tmp_path: Path, name:
             assert opened.box_fills(k) == want
         text = opened.page.locator("body").inner_text()
         assert "Memory" in text and "Peak" in text and "Size" in text
+        # The deployment memory map: one bar part per item of the map.
+        assert "Will it fit" in text and result.deployment is not None
+        assert opened.page.locator("section#fit svg rect").count() == len(result.deployment.items)
         if result.profile_summary is not None:
             assert "Measured" in text and opened.page.locator("svg.latency").count() == 1
         opened.page.screenshot(path=str(shots / f"{name}.png"), full_page=True)

@@ -194,6 +194,7 @@ def test_summary_json_is_stable_and_complete(capsys: pytest.CaptureFixture[str])
         "methods",
         "constant_methods",
         "problems",
+        "fit",
     }
     assert set(method) == set(MethodSummary.__dataclass_fields__) | {"what_if"}
     assert set(method["partitions"][0]) == set(PartitionSummary.__dataclass_fields__)

@@ -16,6 +16,7 @@ from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
 from pte_adapter.analysis.bundle_size import file_size_report
 from pte_adapter.analysis.constants import ConstantValue, MethodConstants, method_constants
+from pte_adapter.analysis.deployment import DeploymentMap, deployment_map
 from pte_adapter.analysis.memory import MethodMemory, method_memory
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
@@ -89,6 +90,8 @@ class ProgramAnalysis:
     profile_error: PteFormatError | None = None
     # The BundledProgram the program came from: its test cases per method (`tests` of each).
     bundle: BundleAnalysis | None = None
+    # The deployment memory map: what lands in which memory, the runner's pool sizes (fit).
+    deployment: DeploymentMap | None = None
     _size: SizeReport | None = field(default=None, repr=False)
 
     def method(self, name: str) -> MethodAnalysis | None:
@@ -165,6 +168,9 @@ def analyse(
     ]
     constants = {m.name: m.constants.returns for m in methods if m.is_constant}
     result = ProgramAnalysis(program, methods, source, problems, constants)
+    result.deployment = deployment_map(
+        program, {m.name: m.partitions for m in methods}, {m.name: m.memory for m in methods}
+    )
     if program.bundle is not None:
         result.bundle = analyse_bundle(program.bundle, program.methods)
         problems.extend(f"bundle: {p}" for p in result.bundle.problems)

@@ -1,6 +1,7 @@
 """`pte-adapter` commands. Thin: parse arguments, call the API, print.
 
-Exit codes: 0 ok; 1 a `check` limit was exceeded, or `diff --fail-on-regression` found a regression;
+Exit codes: 0 ok; 1 a `check` limit was exceeded, `diff --fail-on-regression` found a regression,
+or `fit` found that the program does not fit;
 2 bad command line (including `check` with no limit or an unknown `--method`, and an `export -o`
 that cannot be written); 3 the file is missing, unreadable or not a valid `.pte` (one line on
 stderr says what and where); 4 internal error.
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pte_adapter.cli.fit import FitUsageError
 from pte_adapter.cli.inert import inert_output
 from pte_adapter.cli.report import ReportUsageError, write_output
 from pte_adapter.errors import PteFormatError
@@ -257,6 +259,7 @@ def _diff_parser(sub: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pte_adapter.cli.fit import add_parser as add_fit_parser
     from pte_adapter.cli.profile import add_parser as add_profile_parser
 
     parser = argparse.ArgumentParser(
@@ -274,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         _size_parser,
         _diff_parser,
         _report_parser,
+        add_fit_parser,
     ):
         add(sub)
     return parser
@@ -291,7 +295,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (UsageError, ReportUsageError) as e:
+    except (UsageError, ReportUsageError, FitUsageError) as e:
         print(f"pte-adapter {args.command}: {e}", file=sys.stderr)
         return EXIT_USAGE
     except PteFormatError as e:

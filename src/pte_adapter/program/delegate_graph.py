@@ -131,6 +131,28 @@ class PartitionerReport:
     rejections: dict[str, list[PartitionerRejection]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DelegateMemory:
+    """Where an NPU delegate's data lives on the device and how much of each, as its compiler
+    placed it (Ethos-U: Vela's memory mode and system config). Memory names are the compiler's
+    ("Sram", "Dram", "OffChipFlash", "OnChipFlash"); None when the names could not be resolved."""
+
+    accelerator: str
+    system_config: str
+    memory_mode: str
+    const_memory: str | None  # where the command stream and weights are read from (region 0)
+    arena_memory: str | None  # where the scratch lives (region 1)
+    cache_memory: str | None  # where the fast scratch lives (region 2)
+    command_bytes: int
+    weight_bytes: int
+    weights_source: str  # "" in the payload; else the file that holds them (a .ptd), or "missing"
+    scratch_bytes: int  # region 1, as the payload records it
+    fast_scratch_bytes: int  # region 2: the highest address its commands touch
+    arena_cache_size: int | None  # the fast scratch the memory mode sets aside (None: unlimited)
+    assumed: tuple[str, ...] = ()  # names the compile spec left out, defaults used
+    problems: tuple[str, ...] = ()
+
+
 @dataclass
 class DecodedDelegate:
     """What a decoder learned from one payload. Problems are reported, never raised."""
@@ -149,3 +171,5 @@ class DecodedDelegate:
     estimate: DelegateEstimate | None = None
     # The partitioner's own report of the export, when one was found (`Backend.partition_report`).
     partitioner_report: PartitionerReport | None = None
+    # Where its data lives on the device and how much of it (an NPU's: Ethos-U).
+    memory: DelegateMemory | None = None

@@ -24,6 +24,7 @@ from pte_adapter.delegates.ethosu.boundary_layout import boundary_layout
 from pte_adapter.delegates.ethosu.commands import CommandStream, NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import NpuConfig, parse_cop
 from pte_adapter.delegates.ethosu.dataflow import MAX_LIVE_WRITES, Producer, trace
+from pte_adapter.delegates.ethosu.memory_use import delegate_memory
 from pte_adapter.delegates.ethosu.perf import (
     ASSUMPTIONS,
     Memory,
@@ -154,6 +155,11 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     _summary(stream, config, ops, result.summary)
     _cross_check(ctx, config, result.summary, result.problems)
     _stats(stream, config, ops, result.stats)
+    accelerator = config.accelerator_config if config is not None else ctx.spec_text("target")
+    if accelerator:
+        flags = _flags(ctx)
+        system_config, memory_mode = _flag(flags, "--system-config"), _flag(flags, "--memory-mode")
+        result.memory = delegate_memory(stream, ops, accelerator, system_config, memory_mode)
     if config is not None and commands is not None:
         _estimate(ctx, config, ops, graph, result)
     graph.attrs.update(result.summary)

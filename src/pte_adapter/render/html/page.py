@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.facts import human_bytes
+from pte_adapter.render.html.fit import fit_section
 from pte_adapter.render.html.memory import memory_section
 from pte_adapter.render.html.sections import (
     estimate_table,
@@ -102,6 +103,8 @@ def report_fragment(result: ProgramAnalysis, *, full: bool = True) -> str:
             body.append(numbers_table(ma))
     if full:
         body.append(section("Size", size_section(result.size()), "size"))
+        if result.deployment is not None:
+            body.append(section("Will it fit", fit_section(result.deployment), "fit"))
         profile = profile_section(result)
         if profile:
             body.append(section("Measured", profile, "measured"))

@@ -30,6 +30,7 @@ from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_text import constant_text
+from pte_adapter.render.fit_report import fit_facts
 from pte_adapter.render.memory_facts import memory_facts, partition_memory_facts
 from pte_adapter.render.names import block_group_name, partition_group_names
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
@@ -238,7 +239,11 @@ def _outputs_and_jumps(b: _Builder) -> None:
 def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: list[str]) -> None:
     """The method's numbers (graph attributes) and each partition's, with its colour."""
     method, parts = ma.method, ma.partitions
-    numbers = {**facts.method_facts(result, ma), **memory_facts(ma)}
+    numbers = {
+        **facts.method_facts(result, ma),
+        **memory_facts(ma),
+        **fit_facts(result.deployment, ma.name),
+    }
     # A bundle's test cases right under the file and method names, where the panel opens.
     head: dict[str, str] = {k: numbers[k] for k in ("file", "method") if k in numbers}
     head.update(what_if_method_facts(ma.what_if))

@@ -1,0 +1,148 @@
+"""The deployment memory map as text (`pte-adapter fit`) and as JSON (`fit --json`, and the `fit`
+key of `summary --json`): every size an integer number of bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pte_adapter.analysis.boards import BOARD_REGION_NAMES, FitResult
+from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
+
+
+def human(n: int) -> str:
+    """Bytes for people: 1.44 MiB (1510192 bytes)."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.2f} {unit} ({n} bytes)"
+    return f"{n} bytes"
+
+
+def fit_json(dmap: DeploymentMap, checked: FitResult | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "method": dmap.method,
+        "regions": dmap.region_bytes(),
+        "regions_exact": dmap.region_bytes(exact_only=True),
+        "items": [
+            {
+                "key": i.key,
+                "what": i.what,
+                "bytes": i.bytes,
+                "region": i.region,
+                "exact": i.exact,
+                "source": i.source,
+                "why_here": i.why_here,
+                "pool": i.pool or None,
+                "parts": [
+                    {"key": p.key, "what": p.what, "bytes": p.bytes, "exact": p.exact}
+                    for p in i.parts
+                ],
+            }
+            for i in dmap.items
+        ],
+        "pools": [
+            {
+                "option": p.option,
+                "what": p.what,
+                "region": p.region,
+                "exact_bytes": p.exact_bytes,
+                "estimated_bytes": p.estimated_bytes,
+                "suggested_bytes": p.suggested_bytes,
+                "note": p.note,
+            }
+            for p in dmap.pools
+        ],
+        "npu_partitions": [
+            {
+                "method": p.method,
+                "partition": p.partition,
+                "delegate": p.delegate,
+                "accelerator": p.memory.accelerator,
+                "system_config": p.memory.system_config,
+                "memory_mode": p.memory.memory_mode,
+                "command_bytes": p.memory.command_bytes,
+                "weight_bytes": p.memory.weight_bytes,
+                "weights_in": p.memory.weights_source or None,
+                "scratch_bytes": p.memory.scratch_bytes,
+                "fast_scratch_bytes": p.memory.fast_scratch_bytes,
+                "arena_cache_size": p.memory.arena_cache_size,
+                "vela": dict(p.vela),
+                "assumed": list(p.memory.assumed),
+            }
+            for p in dmap.partitions
+        ],
+        "problems": list(dmap.problems),
+    }
+    if checked is not None:
+        out["board"] = {
+            "name": checked.board.name,
+            "source": checked.board.source,
+            "fits": checked.ok,
+            "regions": [
+                {
+                    "region": r.region,
+                    "capacity": r.capacity,
+                    "used": r.used,
+                    "estimated": r.estimated,
+                    "overflow": r.overflow,
+                    "items": [{"key": k, "bytes": n} for k, _, n in r.items],
+                }
+                for r in checked.regions
+            ],
+            "overflows": checked.overflows(),
+        }
+    return out
+
+
+def fit_text(dmap: DeploymentMap, checked: FitResult | None = None) -> list[str]:
+    lines = [f"method Arm's runner loads (the first): {dmap.method or '(none)'}", "", "memory map:"]
+    for region, total in dmap.region_bytes().items():
+        lines.append(f"  {REGION_NAMES[region]}: {human(total)}")
+        for i in (i for i in dmap.items if i.region == region):
+            how = "exact" if i.exact else "ESTIMATE"
+            lines.append(f"    {i.what}: {i.bytes} bytes [{how}: {i.source}]")
+            lines += [f"      of which {p.what}: {p.bytes} bytes" for p in i.parts if p.bytes]
+    lines += ["", "pool sizes for Arm's bare-metal runner (cmake -D...):"]
+    for p in dmap.pools:
+        est = f" + {p.estimated_bytes} estimated" if p.estimated_bytes else ""
+        lines.append(
+            f"  {p.option}={p.suggested_bytes}  ({p.what}: {p.exact_bytes} exact{est}; {p.note})"
+        )
+    if dmap.partitions:
+        lines += ["", "per NPU partition (as Vela's summary reports it):"]
+    for q in dmap.partitions:
+        figures = ", ".join(f"{k} {v}" for k, v in q.vela.items() if v)
+        lines.append(
+            f"  {q.method} partition {q.partition} ({q.memory.accelerator} {q.memory.system_config}"
+            f" {q.memory.memory_mode}): {figures or 'nothing'}"
+            + (f" (assumed: {'; '.join(q.memory.assumed)})" if q.memory.assumed else "")
+        )
+    lines += [f"problem: {p}" for p in dmap.problems]
+    if checked is not None:
+        lines += ["", f"on {checked.board.name} ({checked.board.source}):"]
+        for r in checked.regions:
+            est = f" (+{r.estimated} estimated)" if r.estimated else ""
+            lines.append(
+                f"  {BOARD_REGION_NAMES[r.region]}: {r.used}{est} of {r.capacity} bytes"
+                + (f"  OVERFLOW by {r.overflow}" if r.overflow else "")
+            )
+    return lines
+
+
+def short(n: int) -> str:
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n} B"
+
+
+def fit_facts(dmap: DeploymentMap | None, method: str) -> dict[str, str]:
+    """The one Graph info line of the method the runner loads: `deployment_memory`."""
+    if dmap is None or dmap.method != method:
+        return {}
+    regions = ", ".join(f"{REGION_NAMES[r]} {short(n)}" for r, n in dmap.region_bytes().items())
+    pools = ", ".join(
+        f"{p.what} {short(p.suggested_bytes)}"
+        + (f" (of which {short(p.estimated_bytes)} estimated)" if p.estimated_bytes else "")
+        for p in dmap.pools
+    )
+    return {"deployment_memory": f"{regions}; pools: {pools} (pte-adapter fit)"}
