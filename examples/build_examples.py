@@ -2433,7 +2433,8 @@ def write_readme(out: str, doc: dict):
     if others:
         lines += [
             "",
-            "Other programs in this folder, built by `build_vgf_example.py`: "
+            "Other programs in this folder, built by `build_vgf_example.py` and "
+            "`build_vulkan_examples.py`: "
             + ", ".join(f"`{o}`" for o in others)
             + ".",
         ]

@@ -13,11 +13,13 @@ PYTHONHASHSEED=0, the way build_examples.py builds its own, so the bytes repeat)
 
 - `vulkan_cnn_island`  small CNN, float32: two conv blocks with a `log1p` between them, which the
                        Vulkan operator registry does not have, so it stays on the CPU as an island
-                       between two Vulkan partitions
+                       between two Vulkan partitions; its mean over H and W is refused by the
+                       registry's argument check, a second island; an upsampling by scale
+                       factors
 - `vulkan_mv2`         MobileNetV2 (width 0.35, 10 classes, 96x96 input), `force_fp16`: float32
                        tensors held as float16 on the GPU (their staging dtype stays float32)
 - `vulkan_transformer` one pre-norm transformer block (layer norm, 4-head self-attention, GELU
-                       MLP) over 16 tokens of width 32, float32
+                       MLP) over 2 to 16 tokens (a dynamic dimension) of width 32, float32
 
 Every path handed to the toolchain is relative (the build runs inside the output folder), so no
 machine path ends up in the files; the script checks that. Each program's memory plan, as
@@ -41,6 +43,7 @@ ABS_PATH_RE = re.compile(rb"/(tmp|root|work|home)/")
 
 def _cnn_island():  # type: ignore[no-untyped-def]
     import torch
+    import torch.nn.functional as F
 
     class CnnIsland(torch.nn.Module):
         def __init__(self) -> None:
@@ -56,10 +59,12 @@ def _cnn_island():  # type: ignore[no-untyped-def]
             # log1p is not in the Vulkan operator registry: a CPU island between two partitions.
             y = torch.log1p(y)
             y = torch.clamp(self.conv3(y), 0.0, 6.0)
+            # Upsampled by scale factors: a list of doubles among the call's arguments.
+            y = F.interpolate(y, scale_factor=2.0, mode="nearest")
             return self.fc(y.mean(dim=(2, 3)))
 
     torch.manual_seed(SEED)
-    return CnnIsland().eval(), (torch.randn(1, 3, 16, 16),), {}
+    return CnnIsland().eval(), (torch.randn(1, 3, 16, 16),), {}, None
 
 
 def _mv2():  # type: ignore[no-untyped-def]
@@ -70,7 +75,7 @@ def _mv2():  # type: ignore[no-untyped-def]
 
     torch.manual_seed(SEED)
     model = MobileNetV2(width_mult=0.35, num_classes=10).eval().requires_grad_(False)
-    return model, (torch.randn(1, 3, 96, 96),), {"force_fp16": True}
+    return model, (torch.randn(1, 3, 96, 96),), {"force_fp16": True}, None
 
 
 def _transformer():  # type: ignore[no-untyped-def]
@@ -100,7 +105,9 @@ def _transformer():  # type: ignore[no-untyped-def]
             return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
     torch.manual_seed(SEED)
-    return Block().eval(), (torch.randn(1, 16, 32),), {}
+    # The token count is dynamic (2 to 16): sizes become symbolic ints in the payload.
+    tokens = torch.export.Dim("tokens", min=2, max=16)
+    return Block().eval(), (torch.randn(1, 16, 32),), {}, {"x": {1: tokens}}
 
 
 MODELS: dict[str, Callable] = {  # type: ignore[type-arg]
@@ -119,11 +126,11 @@ def build(name: str) -> list[str]:
     sys.path.insert(0, str(HERE))
     import memory_plan  # beside this script
 
-    model, example, options = MODELS[name]()
+    model, example, options, dynamic = MODELS[name]()
     path = f"{name}.pte"
     if os.path.exists(path):
         os.remove(path)
-    ep = torch.export.export(model, example)
+    ep = torch.export.export(model, example, dynamic_shapes=dynamic)
     with memory_plan.recording():
         prog = to_edge_transform_and_lower(
             ep, partitioner=[VulkanPartitioner(options)]

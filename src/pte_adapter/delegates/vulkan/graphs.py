@@ -176,7 +176,10 @@ def tensor_info(
 
 
 def op_node(index: int, call: OperatorCall, values: list[VkValue], problems: list[str]) -> OpNode:
-    rule = partition_rules.OPERATORS.get(call.name)
+    # A torch (not edge) operator is named without its namespace ("sym_size.int").
+    rule = partition_rules.OPERATORS.get(call.name) or partition_rules.OPERATORS.get(
+        f"aten.{call.name}"
+    )
     names = list(rule.args) if rule is not None else []
     attrs: dict[str, str] = {"node_id": str(call.node_id)}
     params: dict[str, int] = {}
