@@ -11,9 +11,10 @@ stamped with the version they came from:
 
 - per registered operator (`aten.mean.dim`): the dtype sets of its inputs and outputs, whether it
   takes tensors of more than 4 dimensions, whether it can resize (dynamic shapes), the name of its
-  argument check (`are_node_inputs_supported_fn`) and of its storage choice (`pick_io_storage_fn`),
-  and the names of its schema arguments (the delegate serialises one value per schema argument,
-  then the output: the decoder labels a call's arguments with them);
+  argument check (`are_node_inputs_supported_fn`) and of its storage choice (`pick_io_storage_fn`);
+- the names of the schema arguments of those operators and of every `et_vk` operator (the delegate
+  serialises one value per schema argument, then the output: the decoder labels a call's arguments
+  with them);
 - the dtypes the delegate can hold at all (`utils._VULKAN_DTYPES`);
 - the words the partitioner logs for each refusal (its `log_skip` calls).
 
@@ -58,14 +59,11 @@ def operator_rules() -> dict[str, tuple[Any, ...]]:
     for key, features in registry.vulkan_supported_ops.items():
         if isinstance(key, str):
             name = key.replace("::", ".")
-            schema = None
         else:
             schema = getattr(key, "_schema", None)
             if schema is None:
                 continue  # a Python callable (operator.getitem, operator.add) is never a kernel
-            # As the delegate names a call: namespace.name.overload ("aten.add.Tensor").
-            name = f"{schema.name.replace('::', '.')}.{schema.overload_name or 'default'}"
-        args = tuple(a.name for a in schema.arguments) if schema is not None else ()
+            name = _call_name(schema)
         out[name] = (
             _sets(features.inputs_dtypes),
             _sets(features.outputs_dtypes),
@@ -73,8 +71,31 @@ def operator_rules() -> dict[str, tuple[Any, ...]]:
             bool(features.supports_resize),
             _fn_name(features.are_node_inputs_supported_fn),
             _fn_name(features.pick_io_storage_fn),
-            args,
         )
+    return dict(sorted(out.items()))
+
+
+def _call_name(schema: Any) -> str:
+    """As the delegate names a call: namespace.name.overload ("aten.add.Tensor")."""
+    return f"{schema.name.replace('::', '.')}.{schema.overload_name or 'default'}"
+
+
+def argument_names() -> dict[str, tuple[str, ...]]:
+    """Schema argument names of every registered operator and of every operator of the Vulkan
+    backend's own `et_vk` library (its passes insert some that are not in the registry, e.g.
+    `et_vk.prepack`)."""
+    import executorch.backends.vulkan.custom_ops_lib  # noqa: F401  (defines the et_vk library)
+    import executorch.backends.vulkan.op_registry as registry
+    import torch
+
+    schemas = [getattr(k, "_schema", None) for k in registry.vulkan_supported_ops]
+    for op in torch._C._dispatch_get_all_op_names():
+        ns, _, rest = op.partition("::")
+        if ns == "et_vk":
+            name, _, overload = rest.partition(".")
+            packet = getattr(torch.ops.et_vk, name)
+            schemas.append(getattr(packet, overload or "default")._schema)
+    out = {_call_name(s): tuple(a.name for a in s.arguments) for s in schemas if s is not None}
     return dict(sorted(out.items()))
 
 
@@ -133,7 +154,6 @@ def render() -> str:
         "    supports_resize: bool  # dynamic shapes",
         "    args_check: str  # are_node_inputs_supported_fn, when it is not allow_node",
         "    storage_pick: str  # pick_io_storage_fn, when set",
-        "    args: tuple[str, ...]  # schema argument names, in the order the delegate stores them",
         "",
         "",
         f"EXECUTORCH_VERSION: Final = {version!r}",
@@ -149,6 +169,12 @@ def render() -> str:
         "# Registered operator (namespace.name.overload) -> its features.",
         "OPERATORS: Final[dict[str, OpRule]] = {",
         *[f"    {k!r}: OpRule{v!r}," for k, v in ops.items()],
+        "}",
+        "",
+        "# Operator -> its schema argument names, in the order a call stores them (its output",
+        "# follows them).",
+        "ARGUMENTS: Final[dict[str, tuple[str, ...]]] = {",
+        *[f"    {k!r}: {v!r}," for k, v in argument_names().items()],
         "}",
         "",
     ]

@@ -177,10 +177,8 @@ def tensor_info(
 
 def op_node(index: int, call: OperatorCall, values: list[VkValue], problems: list[str]) -> OpNode:
     # A torch (not edge) operator is named without its namespace ("sym_size.int").
-    rule = partition_rules.OPERATORS.get(call.name) or partition_rules.OPERATORS.get(
-        f"aten.{call.name}"
-    )
-    names = list(rule.args) if rule is not None else []
+    args = partition_rules.ARGUMENTS
+    names = list(args.get(call.name) or args.get(f"aten.{call.name}") or ())
     attrs: dict[str, str] = {"node_id": str(call.node_id)}
     params: dict[str, int] = {}
     inputs: list[str] = []
