@@ -23,18 +23,22 @@ PYTHONHASHSEED=0, the way build_examples.py builds its own, so the bytes repeat)
 
 Every path handed to the toolchain is relative (the build runs inside the output folder), so no
 machine path ends up in the files; the script checks that. Each program's memory plan, as
-ExecuTorch planned it, is recorded beside it (`<name>.memory.json`, examples/memory_plan.py).
+ExecuTorch planned it, is recorded beside it (`<name>.memory.json`, examples/memory_plan.py), and
+so are the nodes the partitioner refused with the reason it logged (`<name>.vulkan_skips.json`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SEED = 20240611
@@ -131,14 +135,47 @@ def build(name: str) -> list[str]:
     if os.path.exists(path):
         os.remove(path)
     ep = torch.export.export(model, example, dynamic_shapes=dynamic)
-    with memory_plan.recording():
+    with memory_plan.recording(), captured_skips(name):
         prog = to_edge_transform_and_lower(
             ep, partitioner=[VulkanPartitioner(options)]
         ).to_executorch()
         with open(path, "wb") as f:
             prog.write_to_file(f)
         memory_plan.write(prog, name)
-    return [path, f"{name}.memory.json"]
+    return [path, f"{name}.memory.json", f"{name}.vulkan_skips.json"]
+
+
+@contextlib.contextmanager
+def captured_skips(name: str) -> Iterator[None]:
+    """Record every node the Vulkan partitioner refused, with the reason it logs
+    (`VulkanSupportedOperators.log_skip`), into `<name>.vulkan_skips.json`: the partitioner's own
+    words, which the adapter's reasons (from the `.pte` alone) are tested against."""
+    from importlib import metadata
+
+    from executorch.backends.vulkan.partitioner import vulkan_partitioner as vp
+
+    skips: list[dict[str, str]] = []
+    original = vp.VulkanSupportedOperators.log_skip
+
+    def log_skip(self: Any, node: Any, reason: str) -> None:
+        if node.op == "call_function":
+            target = getattr(node.target, "__name__", str(node.target))
+            skips.append({"node": node.name, "target": target, "reason": reason})
+        original(self, node, reason)
+
+    vp.VulkanSupportedOperators.log_skip = log_skip  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        vp.VulkanSupportedOperators.log_skip = original  # type: ignore[method-assign]
+    doc = {
+        "generator": "examples/build_vulkan_examples.py (VulkanSupportedOperators.log_skip)",
+        "executorch": metadata.version("executorch"),
+        "skips": skips,
+    }
+    with open(f"{name}.vulkan_skips.json", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from this file.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.delegates.vulkan.layout import payload_layout
+from pte_adapter.delegates.vulkan.partition_rules import operator_base
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode
 from pte_adapter.program.model import Delegate, Program
 from tests.support.examples import EXAMPLES
@@ -277,3 +279,31 @@ def test_layout_accounts_for_every_payload_byte(path: Path) -> None:
         assert header.bytes_size == sum(s.size for s in spans if s.kind == "vulkan_raw_bytes")
         named = {ref.named_key for ref in oracle(path)[key][1].constants if ref.named_key}
         assert set(layout.named_keys) == named
+
+
+# The partitioner's log words (captured while each example was built) -> the kind of our reason.
+_KIND_BY_LOG = {
+    "no operator implementation": "not_listed",
+    "op args not supported": "check",
+    "dtype not supported": "dtype",
+    "op does not support high dim tensors": "rank",
+}
+
+
+@pytest.mark.parametrize("path", VK_EXAMPLES, ids=lambda p: p.name)
+def test_reasons_agree_with_what_the_partitioner_logged(path: Path) -> None:
+    """Every CPU compute kernel's reason, from the `.pte` and the pinned rules, against the reason
+    the real VulkanPartitioner logged for that node while the example was built
+    (`<stem>.vulkan_skips.json`, examples/build_vulkan_examples.py)."""
+    from pte_adapter.api import open_analysis
+
+    skips = json.loads(path.with_suffix(".vulkan_skips.json").read_text())["skips"]
+    logged = {".".join(s["target"].split(".")[:2]): s["reason"] for s in skips}
+    analysis = open_analysis(path, profile=False)
+    reasons = [r for m in analysis.methods for r in m.reasons]
+    assert {operator_base(r.operator) for r in reasons} == set(logged)
+    for r in reasons:
+        said = logged[operator_base(r.operator)]
+        assert r.backend == "Vulkan" and r.by == "rules"
+        assert r.kind == _KIND_BY_LOG[said], (r, said)
+        assert f'"{said}"' in r.text and "ExecuTorch 1.5.1" in r.text, r.text
