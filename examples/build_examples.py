@@ -2434,9 +2434,7 @@ def write_readme(out: str, doc: dict):
         lines += [
             "",
             "Other programs in this folder, built by `build_vgf_example.py` and "
-            "`build_vulkan_examples.py`: "
-            + ", ".join(f"`{o}`" for o in others)
-            + ".",
+            "`build_vulkan_examples.py`: " + ", ".join(f"`{o}`" for o in others) + ".",
         ]
     lines += [
         "",
