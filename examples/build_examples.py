@@ -2433,8 +2433,10 @@ def write_readme(out: str, doc: dict):
     if others:
         lines += [
             "",
-            "Other programs in this folder, built by `build_vgf_example.py` and "
-            "`build_vulkan_examples.py`: " + ", ".join(f"`{o}`" for o in others) + ".",
+            "Other programs in this folder, built by `build_vgf_example.py`, "
+            "`build_vulkan_examples.py` and `build_coreml_examples.py`: "
+            + ", ".join(f"`{o}`" for o in others)
+            + ".",
         ]
     lines += [
         "",

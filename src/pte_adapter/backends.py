@@ -317,11 +317,21 @@ VULKAN = register(
         partition_rules="pte_adapter.delegates.vulkan.partition_rules:reasons",
     )
 )
+COREML = register(
+    Backend(
+        "CoreMLBackend",
+        "Apple Core ML",
+        "Core ML partition",
+        ("#b2dfdb", "#004d40"),
+        "teal",
+        decoder="pte_adapter.delegates.coreml:decode",
+        layout="pte_adapter.delegates.coreml.layout:payload_layout",
+    )
+)
 # ExecuTorch's other backends (the ids of ExecuTorch 1.5.1's BackendDetails classes; MPSBackend
 # from earlier releases): named and coloured, their payloads shown as opaque bytes.
 _OPAQUE: tuple[tuple[str, str, str, Colour, str], ...] = (
     ("QnnBackend", "Qualcomm QNN (Hexagon)", "QNN partition", ("#f8bbd0", "#880e4f"), "pink"),
-    ("CoreMLBackend", "Apple Core ML", "Core ML partition", ("#b2dfdb", "#004d40"), "teal"),
     ("MPSBackend", "Apple MPS", "MPS partition", ("#c5cae9", "#1a237e"), "indigo"),
     (
         "NeuropilotBackend",

@@ -48,6 +48,7 @@ KIND_BY_BACKEND = {
     "XnnpackBackend": "xnnpack",
     "VgfBackend": "vgf",
     "VulkanBackend": "vulkan",
+    "CoreMLBackend": "coreml",
 }
 
 INTERESTING_U32 = (
