@@ -12,6 +12,7 @@ from pte_adapter.delegates import coreml
 from pte_adapter.delegates.coreml.filetree import FileTree, read_file_tree
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.explorer.convert import convert_path
+from pte_adapter.program.delegate_graph import DecodedDelegate
 from tests.support.corruption import Outcomes, byte_edits
 from tests.support.examples import example
 
@@ -67,3 +68,22 @@ def test_a_broken_index_keeps_the_program_open(tmp_path: Path) -> None:
     assert convert_path(bad)
     dec = coreml.decode(memoryview(payload), DecodeContext("CoreMLBackend"))
     assert not dec.problems
+
+
+def test_edits_of_the_model_specification_raise_only_format_errors() -> None:
+    """Byte edits inside model.mlmodel: the protobuf reader rejects what breaks the wire format
+    (a length past its message, a wire type that does not fit the field) and reads the rest."""
+    _, payload = _payload()
+    tree = _read(payload)
+    model = tree.find("model.mlpackage/Data/com.apple.CoreML/model.mlmodel")
+    assert model is not None
+    rng = random.Random(3507)
+    outcomes: Outcomes[DecodedDelegate] = Outcomes("model.mlmodel edits")
+    ctx = DecodeContext("CoreMLBackend")
+    for _ in range(400):
+        bad, edits = byte_edits(
+            rng, payload, most=4, span=(model.offset, model.offset + model.size)
+        )
+        outcomes.attempt(tuple(edits), coreml.decode, memoryview(bad), ctx)
+    assert 0.1 < outcomes.rejected_share < 0.95, outcomes
+    assert all("model specification" in e.part for e in outcomes.errors)

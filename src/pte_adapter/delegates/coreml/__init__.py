@@ -3,17 +3,21 @@ flattened (`filetree.py`), with `metadata.json` (the partition's input and outpu
 model's identifier) beside the package (`model.mlpackage`: `Manifest.json`, the `model.mlmodel`
 specification and its `weights/weight.bin`; or a compiled `model.mlmodelc`).
 
-The decoded view is the folder: one node per file, inside its folders, with its size and where its
-bytes are. The files' bytes are not read except the two small JSON files that name things.
+The decoded views: for an ML Program, each MIL function's operations (`mil.py`, the model
+specification read by `protobuf.py` with tables generated from the pinned coremltools' protos);
+and the folder, one node per file inside its folders, with its size and where its bytes are.
+Weights are never read, only the blob headers that say where each constant is.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from pte_adapter.delegates.coreml.filetree import FileTree, PackedFile, read_file_tree
+from pte_adapter.delegates.coreml.mil import program_graphs, read_model
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode
 
@@ -69,6 +73,27 @@ def _graph(tree: FileTree, model: PackedFile | None, base: int | None) -> Delega
     return graph
 
 
+def _program(
+    payload: memoryview,
+    tree: FileTree,
+    model: PackedFile | None,
+    inputs: list[str],
+    ctx: DecodeContext,
+    problems: list[str],
+) -> tuple[list[DelegateGraph], Counter[str]]:
+    """The ML Program's functions, when the root model is one."""
+    if model is None:
+        return [], Counter()
+    base = (ctx.payload_offset or 0) + model.offset
+    part = f"Core ML model specification ({model.path})"
+    spec = read_model(payload[model.offset : model.offset + model.size], part, base)
+    folder = model.path.rpartition("/")[0] + "/"
+    graphs, kinds = program_graphs(spec, payload, tree, folder, inputs, problems)
+    if not graphs:
+        problems.append("the model is not an ML Program: its operations are not shown")
+    return graphs, kinds
+
+
 def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     part = f"Core ML payload ({ctx.delegate_id})"
     tree = read_file_tree(payload, part, ctx.payload_offset or 0)
@@ -79,6 +104,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     inputs, outputs = _names(meta, "inputNames"), _names(meta, "outputNames")
     weights = [f for f in tree.files if f.path.startswith(PACKAGE_DATA) and "/weights/" in f.path]
     graph = _graph(tree, model, ctx.payload_offset)
+    mil_graphs, kinds = _program(payload, tree, model, inputs, ctx, problems)
     summary = {
         "format": "Core ML (flattened folder)",
         "folder": tree.root,
@@ -96,14 +122,22 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     if model is None:
         problems.append("no root model specification (the package's Manifest.json names none)")
     graph.attrs = dict(summary)
+    if mil_graphs:
+        summary["operations"] = str(sum(kinds.values()))
+        summary["operation_kinds"] = ", ".join(
+            f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        summary["functions"] = ", ".join(g.name.removeprefix("MIL function ") for g in mil_graphs)
     stats: dict[str, int | float | str] = {
+        "coreml_ops": sum(kinds.values()),
         "coreml_files": len(tree.files),
         "coreml_model_bytes": model.size if model is not None else 0,
         "coreml_weight_bytes": sum(f.size for f in weights),
         "constant_bytes": sum(f.size for f in weights),
     }
     return DecodedDelegate(
-        graphs=[graph],
+        graphs=[*mil_graphs, graph],
+        inner_op_count=sum(kinds.values()) if mil_graphs else None,
         summary=summary,
         num_inputs=len(inputs) if meta else None,
         num_outputs=len(outputs) if meta else None,
