@@ -20,6 +20,8 @@ PYTHONHASHSEED=0, the way build_examples.py builds its own, so the bytes repeat)
                        tensors held as float16 on the GPU (their staging dtype stays float32)
 - `vulkan_transformer` one pre-norm transformer block (layer norm, 4-head self-attention, GELU
                        MLP) over 2 to 16 tokens (a dynamic dimension) of width 32, float32
+- `vulkan_int8_weights` a conv and a two-layer MLP quantized by ExecuTorch's VulkanQuantizer
+                       (weight-only int8): int8 weights prepacked for `_weight_int8pack_mm`
 
 Every path handed to the toolchain is relative (the build runs inside the output folder), so no
 machine path ends up in the files; the script checks that. Each program's memory plan, as
@@ -114,10 +116,42 @@ def _transformer():  # type: ignore[no-untyped-def]
     return Block().eval(), (torch.randn(1, 16, 32),), {}, {"x": {1: tokens}}
 
 
+def _int8_weights():  # type: ignore[no-untyped-def]
+    import torch
+    from executorch.backends.vulkan.quantizer.vulkan_quantizer import (
+        VulkanQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    class ConvMlp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+            self.fc1 = torch.nn.Linear(16, 32)
+            self.fc2 = torch.nn.Linear(32, 10)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = torch.relu(self.conv(x)).mean(dim=(2, 3))
+            return self.fc2(torch.relu(self.fc1(y)))
+
+    torch.manual_seed(SEED)
+    example = (torch.randn(1, 3, 16, 16),)
+    graph = torch.export.export(ConvMlp().eval(), example).module()
+    # Weight-only int8 (the quantizer's static configuration): the linear layers' weights.
+    quantizer = VulkanQuantizer().set_global(get_symmetric_quantization_config(is_dynamic=False))
+    graph = prepare_pt2e(graph, quantizer)
+    calibration = torch.Generator().manual_seed(SEED)
+    for _ in range(4):
+        graph(torch.randn(1, 3, 16, 16, generator=calibration))
+    return convert_pt2e(graph), example, {}, None
+
+
 MODELS: dict[str, Callable] = {  # type: ignore[type-arg]
     "vulkan_cnn_island": _cnn_island,
     "vulkan_mv2": _mv2,
     "vulkan_transformer": _transformer,
+    "vulkan_int8_weights": _int8_weights,
 }
 
 

@@ -95,6 +95,7 @@ def vk_delegates(program: Program) -> dict[tuple[str, int], Delegate]:
 def test_the_vulkan_examples_ship() -> None:
     assert [p.name for p in VK_EXAMPLES] == [
         "vulkan_cnn_island.pte",
+        "vulkan_int8_weights.pte",
         "vulkan_mv2.pte",
         "vulkan_transformer.pte",
     ]

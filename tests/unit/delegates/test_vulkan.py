@@ -116,3 +116,20 @@ def test_every_operator_has_its_arguments_named(name: str) -> None:
             args = [k for k in node.attrs if k != "node_id"]
             assert args[-1] == "out"
             assert not [a for a in args if a.startswith("arg")], (node.kind, args)
+
+
+def test_int8_weights_feed_the_int8_matmul() -> None:
+    _, mlp = _decoded("vulkan_int8_weights")
+    g = mlp.graphs[0]
+    mms = [n for n in g.nodes if n.kind == "aten._weight_int8pack_mm.default"]
+    assert len(mms) == 2
+    producers = {t: n for n in g.nodes for t in n.outputs}
+    for mm, shape in zip(mms, ([32, 16], [10, 32]), strict=True):
+        # The weight is an int8 [out, in] constant, one byte per weight, with per-row scales.
+        weight = g.tensors[mm.attrs["mat2"]]
+        assert (weight.dtype, weight.shape) == ("int8", shape)
+        assert weight.constant_bytes == shape[0] * shape[1]
+        assert g.tensors[mm.attrs["scales"]].shape == [shape[0]]
+        # The bias is added after it, from a prepacked float constant.
+        (add,) = [n for n in g.nodes if n.kind == "aten.add.Tensor" and n.inputs[0] in mm.outputs]
+        assert producers[add.attrs["other"]].kind == "et_vk.prepack.default"
