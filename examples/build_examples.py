@@ -2566,7 +2566,8 @@ def write_readme(out: str, doc: dict):
     if others:
         lines += [
             "",
-            "Other programs in this folder, built by `build_vgf_example.py`: "
+            "Other programs in this folder, built by `build_vgf_example.py`, "
+            "`build_vulkan_examples.py` and `build_coreml_examples.py`: "
             + ", ".join(f"`{o}`" for o in others)
             + ".",
         ]

@@ -71,6 +71,21 @@ GENERATORS = (
     Generator(
         "xnnpack", "gen_xnnpack_tables.py", ("delegates/xnnpack/_generated/xnnpack_schema.py",)
     ),
+    Generator(
+        "vulkan_schema",
+        "gen_vulkan_schema.py",
+        ("delegates/vulkan/_generated/vulkan_schema.py",),
+    ),
+    Generator(
+        "vulkan_rules",
+        "gen_vulkan_rules.py",
+        ("delegates/vulkan/_generated/partition_rules.py",),
+    ),
+    Generator(
+        "coreml_proto",
+        "gen_coreml_proto.py",
+        ("delegates/coreml/_generated/coreml_proto.py",),
+    ),
     Generator("tosa", "gen_tosa_tables.py", ("delegates/tosa/_generated/tosa_schema.py",)),
     Generator("spirv", "gen_spirv_tables.py", ("delegates/vgf/_generated/spirv_tables.py",)),
     Generator(

@@ -308,13 +308,35 @@ XNNPACK = register(
         profile_events="pte_adapter.delegates.xnnpack.profile_events:inner_node_times",
     )
 )
+VULKAN = register(
+    Backend(
+        "VulkanBackend",
+        "Vulkan GPU (e.g. Arm Mali)",
+        "Vulkan partition",
+        ("#dcedc8", "#33691e"),
+        "light green",
+        decoder="pte_adapter.delegates.vulkan:decode",
+        magics=((4, b"VH00"),),
+        layout="pte_adapter.delegates.vulkan.layout:payload_layout",
+        partition_rules="pte_adapter.delegates.vulkan.partition_rules:reasons",
+    )
+)
+COREML = register(
+    Backend(
+        "CoreMLBackend",
+        "Apple Core ML",
+        "Core ML partition",
+        ("#b2dfdb", "#004d40"),
+        "teal",
+        decoder="pte_adapter.delegates.coreml:decode",
+        layout="pte_adapter.delegates.coreml.layout:payload_layout",
+    )
+)
 # ExecuTorch's other backends (the ids of ExecuTorch 1.5.1's BackendDetails classes; MPSBackend
 # from earlier releases): named and coloured, their payloads shown as opaque bytes.
 _OPAQUE: tuple[tuple[str, str, str, Colour, str], ...] = (
     ("QnnBackend", "Qualcomm QNN (Hexagon)", "QNN partition", ("#f8bbd0", "#880e4f"), "pink"),
-    ("CoreMLBackend", "Apple Core ML", "Core ML partition", ("#b2dfdb", "#004d40"), "teal"),
     ("MPSBackend", "Apple MPS", "MPS partition", ("#c5cae9", "#1a237e"), "indigo"),
-    ("VulkanBackend", "Vulkan GPU", "Vulkan partition", ("#dcedc8", "#33691e"), "light green"),
     (
         "NeuropilotBackend",
         "MediaTek NeuroPilot",

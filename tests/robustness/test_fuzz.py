@@ -5,7 +5,7 @@ The bounded run uses the same targets, mutators and workers as `scripts/fuzz.py`
 `tests/fuzz_support.py`): bit flips, byte and u32 sets, truncation, splices of two files, vector
 lengths inflated, union tags changed and offsets redirected (at field positions recorded from the
 project's own reader), aimed at the program, at each delegate payload kind (Ethos-U blocks and
-command stream, TOSA, XNNPACK, VGF), at `.ptd` files and at sidecar `.tosa` files.
+command stream, TOSA, XNNPACK, VGF, Vulkan, Core ML), at `.ptd` files and at sidecar `.tosa` files.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ def test_bounded_fuzz_run() -> None:
         "tosa",
         "xnnpack",
         "vgf",
+        "vulkan",
+        "coreml",
         "ptd",
         "sidecar-tosa",
         "tosa-file",

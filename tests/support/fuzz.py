@@ -47,6 +47,8 @@ KIND_BY_BACKEND = {
     "TOSABackend": "tosa",
     "XnnpackBackend": "xnnpack",
     "VgfBackend": "vgf",
+    "VulkanBackend": "vulkan",
+    "CoreMLBackend": "coreml",
 }
 
 INTERESTING_U32 = (
@@ -89,7 +91,7 @@ COPIED = (".pte", ".bpte", ".ptd", ".tosa", ".json", ".etrecord", ".bin", ".etdp
 
 @dataclass
 class Target:
-    kind: str  # "pte", "ethos-u", "tosa", "xnnpack", "vgf", "ptd", "sidecar-tosa", "tosa-file"
+    kind: str  # "pte", "ethos-u", "tosa", "xnnpack", "vgf", "vulkan", "ptd", "sidecar-tosa", ...
     convert: str  # file to convert, relative to examples/
     mutate: str  # file to corrupt, relative to examples/
     regions: list[tuple[int, int]]  # [start, end) ranges to aim at
@@ -307,7 +309,7 @@ def discover_targets(examples: Path) -> list[Target]:
                 elif kind == "vgf":
                     regions = [(lo, min(hi, lo + 128)), (lo, hi), *_vgf_modules(data, lo, hi)]
                     lengths += [lo + p for p in range(0, 128, 4)]
-                elif kind == "xnnpack":
+                elif kind in ("xnnpack", "vulkan"):  # a 30-byte header before the FlatBuffer
                     regions = [(lo, min(hi, lo + 32)), (lo, hi)]
                     lengths += [lo + p for p in range(8, 32, 4)]
                 targets.append(

@@ -14,9 +14,12 @@ partitioning (`Backend.cpu_rewrites`; without an ETRecord, from those rewrite ta
 Reason kinds (stable, in `summary --json`):
 - `not_listed`: no Arm operator list or registered check accepts the operator for that TOSA spec
   (the partitioner says "Not included in BaseTOSASupportList or a registered tosa_support_check"),
-  or XNNPACK has no partitioner config for it;
+  or XNNPACK has no partitioner config for it, or the operator is not in the Vulkan registry;
 - `u55`: on the list, but `EthosU55NotSupported` rejects it on the Ethos-U55 subset;
-- `rank`: a tensor has more dimensions than the Arm backend's MAX_RANK;
+- `rank`: a tensor has more dimensions than the Arm backend's MAX_RANK, or than the 4 a Vulkan
+  operator without high-dim support takes;
+- `dtype`: a tensor's dtype is one the Vulkan delegate cannot hold, or not in the Vulkan
+  operator's dtype sets;
 - `int64`: an int64 tensor and the TOSA spec has no int64 extension;
 - `not_quantized`: an INT-only TOSA spec and the kernel computes in floating point on values
   that were never quantized (an input that no dequantize made, or a result no quantize takes);

@@ -41,6 +41,7 @@ PARTITION_STATS = (
     "weight_bytes",
     "scratch_bytes",
     "xnn_nodes",
+    "vk_ops",
     "tosa_ops",
     "constant_bytes",
     "tosa_constant_bytes",
