@@ -50,6 +50,7 @@ _FIX_OF_REASON = {
     "not_listed": "replace_operator",
     "rank": "replace_operator",
     "int64": "replace_operator",
+    "dtype": "replace_operator",  # Vulkan: a dtype its registry does not take
     "check": "unknown",
     "unknown": "unknown",
 }
