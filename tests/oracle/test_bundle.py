@@ -91,7 +91,13 @@ def test_the_program_inside_shows_as_the_pte_it_is(tmp_path: Path) -> None:
     plain = summary_json(pte_adapter.analyse(pte_adapter.load(inner)))
     for key in ("file", "file_size", "bundle"):
         mine.pop(key), plain.pop(key)
+    # The deployment map counts the file as it is flashed: the whole bundle, not its program.
+    mine_fit, plain_fit = mine.pop("fit"), plain.pop("fit")
     assert mine == plain
+    program_item = next(i for i in plain_fit["items"] if i["key"] == "program")
+    bundle_item = next(i for i in mine_fit["items"] if i["key"] == "program")
+    assert program_item["bytes"] == len(inner.read_bytes())
+    assert bundle_item["bytes"] == len(BPTE.read_bytes())
 
 
 def test_bundles_written_around_other_examples(tmp_path: Path) -> None:
