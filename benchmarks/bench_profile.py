@@ -76,7 +76,7 @@ PHASES = [
     ("analysis: blocks", "pte_adapter.analysis.program_analysis", "fold_partitions"),
     ("analysis: bundle", "pte_adapter.analysis.program_analysis", "analyse_bundle"),
     ("render: plan", "pte_adapter.render.model_explorer", "program_plan"),
-    ("render: Model Explorer builder", "pte_adapter.render.model_explorer", "build_graph"),
+    ("render: Model Explorer builder", "pte_adapter.render.model_explorer", "build_graphs"),
 ]
 spent = {}
 

@@ -37,6 +37,9 @@ from pte_adapter.program.model import (
     ValuePayload,
 )
 
+# The constant method ExecuTorch's emitter adds for a method that returns gradients.
+TRAINING_GRADIENTS_PREFIX = "__et_training_gradients_index_"
+
 
 def read_program(pte: PteFile, path: Path | None = None) -> Program:
     root = pte.root
@@ -62,6 +65,9 @@ def read_program(pte: PteFile, path: Path | None = None) -> Program:
     constants = _ConstantIndex(pte, root)
     for i, plan in enumerate(root.iter_tables(S.Program.execution_plan, "execution_plan")):
         program.methods.append(_read_method(plan, i, pte, root, constants, sources))
+    names = {m.name for m in program.methods}
+    for m in program.methods:
+        m.trains = f"{TRAINING_GRADIENTS_PREFIX}{m.name}" in names
     return program
 
 

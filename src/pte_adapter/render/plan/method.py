@@ -238,7 +238,7 @@ def _outputs_and_jumps(b: _Builder) -> None:
 def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: list[str]) -> None:
     """The method's numbers (graph attributes) and each partition's, with its colour."""
     method, parts = ma.method, ma.partitions
-    numbers = {**facts.method_facts(result, ma), **memory_facts(ma)}
+    numbers = {**facts.method_facts(result, ma), **memory_facts(ma), **facts.defaults_facts(method)}
     # A bundle's test cases right under the file and method names, where the panel opens.
     head: dict[str, str] = {k: numbers[k] for k in ("file", "method") if k in numbers}
     head.update(what_if_method_facts(ma.what_if))
