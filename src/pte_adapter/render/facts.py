@@ -101,7 +101,10 @@ def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
 
 
 def defaults_facts(method: Method) -> dict[str, str]:
-    """The defaults the method graph's nodes leave out, said once (a line per kind)."""
+    """The defaults the method graph's nodes leave out, said once (a line per kind); nothing for a
+    method without tensors (a constant method returning numbers)."""
+    if not any(isinstance(v.payload, Tensor) for v in method.values):
+        return {}
     lines = [TENSOR_DEFAULTS]
     flagged = 0 if method.trains else sum(1 for v in method.values if _requires_grad(v.payload))
     if flagged:
