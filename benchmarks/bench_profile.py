@@ -79,7 +79,7 @@ PHASES = [
     ("profile: ETDump placed", "pte_adapter.analysis.program_analysis", "join_profile"),
     ("profile: measured", "pte_adapter.analysis.program_analysis", "measure_program"),
     ("render: plan", "pte_adapter.render.model_explorer", "program_plan"),
-    ("render: Model Explorer builder", "pte_adapter.render.model_explorer", "build_graph"),
+    ("render: Model Explorer builder", "pte_adapter.render.model_explorer", "build_graphs"),
 ]
 spent = {}
 

@@ -77,6 +77,9 @@ class Backend:
     # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
     # partition boundaries and that only convert or move data: counted as glue, not compute.
     cpu_glue_ops: frozenset[str] = frozenset()
+    # Values its decoded nodes and tensors leave out because they are the default, said once in
+    # the method graph's `defaults_not_shown` attribute (docs/model-explorer.md, "Defaults").
+    defaults_not_shown: str = ""
 
 
 BACKENDS: dict[str, Backend] = {}
@@ -306,6 +309,8 @@ XNNPACK = register(
         layout="pte_adapter.delegates.xnnpack.layout:payload_layout",
         partition_rules="pte_adapter.delegates.xnnpack.partition_rules:reasons",
         profile_events="pte_adapter.delegates.xnnpack.profile_events:inner_node_times",
+        defaults_not_shown="an XNNPACK node's flags: 0; an XNNPACK value's flags: 0, "
+        "external_id: none, dq_datatype: none",
     )
 )
 VULKAN = register(

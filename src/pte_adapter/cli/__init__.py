@@ -40,7 +40,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from pte_adapter.api import analyse, load, open_analysis
     from pte_adapter.backends import for_file
     from pte_adapter.cli.profile import time_scale_of
-    from pte_adapter.render.model_explorer import build_graph, graphs_to_json
+    from pte_adapter.render.model_explorer import build_graphs, graphs_to_json
     from pte_adapter.render.payload_file import payload_file_graphs
     from pte_adapter.render.plan.program import program_plan
 
@@ -66,7 +66,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
                 raise UsageError(str(e)) from e
             result = open_analysis(args.model, time_scale=scale)
         plan = program_plan(result)
-        graphs = [build_graph(g) for g in plan.graphs]
+        graphs = build_graphs(plan.graphs)
     data = graphs_to_json(graphs, Path(args.model).name)
     write_output(out, json.dumps(data, ensure_ascii=False), UsageError)
     n = len(data["graphs"])

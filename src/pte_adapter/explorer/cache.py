@@ -19,8 +19,10 @@ its path *and* a fingerprint of everything its conversion read:
 
 A name alone never serves an entry: each look-up fingerprints the file again (a few stats and two
 small reads) and converts anew when anything differs. The cache is bounded by entries and by the
-total number of nodes kept (about 5 KiB of Model Explorer objects each, measured on the 48-layer
-XNNPACK GPT); a program larger than the bound is converted every time and never kept.
+total number of nodes kept (about 2 KiB of Model Explorer objects each, measured on the 48-layer
+XNNPACK GPT: the builder shares what repeats, render/model_explorer.py); a program larger than the
+bound is converted every time and never kept. Nothing else of a conversion (the program, its
+analysis, the plan) outlives it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from pathlib import Path
 from model_explorer import graph_builder as gb
 
 MAX_ENTRIES = 4
-MAX_NODES = 40_000  # over all entries: about 5 KiB each, so at most ~200 MiB kept
+MAX_NODES = 40_000  # over all entries: about 2 KiB each, so at most ~80 MiB kept
 EDGE_BYTES = 64 * 1024
 
 Fingerprint = tuple[object, ...]

@@ -295,6 +295,9 @@ class Method:
     # takes and returns; `program.pytree` reads them. "" when the file has none.
     input_structure: str = ""
     output_structure: str = ""
+    # The program holds ExecuTorch's `__et_training_gradients_index_<name>` constant method
+    # (exir/emit/_emit_program.py): this method returns gradients, so requires_grad means trained.
+    trains: bool = False
 
     def tensor(self, index: int) -> Tensor | None:
         if 0 <= index < len(self.values):

@@ -43,6 +43,9 @@ from pte_adapter.program.model import (
 MAX_METHODS = 1_000
 MAX_INSTRUCTIONS = 500_000
 
+# The constant method ExecuTorch's emitter adds for a method that returns gradients.
+TRAINING_GRADIENTS_PREFIX = "__et_training_gradients_index_"
+
 
 def read_program(pte: PteFile, path: Path | None = None) -> Program:
     root = pte.root
@@ -80,6 +83,9 @@ def read_program(pte: PteFile, path: Path | None = None) -> Program:
                 f"more than {MAX_INSTRUCTIONS} instructions (limit {MAX_INSTRUCTIONS})",
                 part=pte.name,
             )
+    names = {m.name for m in program.methods}
+    for m in program.methods:
+        m.trains = f"{TRAINING_GRADIENTS_PREFIX}{m.name}" in names
     return program
 
 

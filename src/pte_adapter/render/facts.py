@@ -9,7 +9,7 @@ from __future__ import annotations
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
-from pte_adapter.backends import legend
+from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
 from pte_adapter.program.model import Delegate, Method, Tensor
 from pte_adapter.render.constant_text import constant_text
@@ -26,14 +26,49 @@ def human_bytes(n: int | None) -> str:
     return f"{n} B"
 
 
+# A tensor's facts whose value is the default for its kind are not repeated on every port (a
+# large program has tens of thousands): the graph's `tensor_defaults` attribute states them once
+# (docs/model-explorer.md, "Defaults"). Any other value is shown where it occurs.
+TENSOR_DEFAULTS = (
+    "a tensor's dim_order: contiguous ([0, 1, ..., n-1]), shape_dynamism: static, "
+    "requires_grad: false"
+)
+_UNTRAINED = (
+    "requires_grad is set on {n} of this method's tensors and not shown on them: the program has "
+    "no training method (no __et_training_gradients_index_{name}), so nothing in it computes a "
+    "gradient; the flag is what torch had on those tensors when the model was exported"
+)
+
+# The one non-contiguous dim order ExecuTorch names (exir/dim_order_utils.py: 4 dims only).
+_NAMED_DIM_ORDERS: dict[tuple[int, ...], str] = {(0, 2, 3, 1): "channels_last"}
+
+_DYNAMISM_TEXT = {
+    # program.fbs: bound, "memory is allocated by the compiler"; unbound, "by the runtime".
+    "dynamic_bound": "dynamic_bound (the shape shown is its upper bound)",
+    "dynamic_unbound": "dynamic_unbound (no upper bound: the runtime allocates it)",
+}
+
+
+def dim_order_text(dim_order: list[int], rank: int) -> str | None:
+    """A dim order as shown; None when it is the contiguous default for `rank` dims."""
+    if dim_order == list(range(rank)):
+        return None
+    text = "[" + ", ".join(str(d) for d in dim_order) + "]"
+    name = _NAMED_DIM_ORDERS.get(tuple(dim_order), "not contiguous" if dim_order else "")
+    return f"{text} ({name})" if name else text
+
+
 def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
     out = {
         "shape": "[" + ", ".join(str(s) for s in t.sizes) + "]",
         "dtype": t.dtype,
-        "dim_order": "[" + ", ".join(str(d) for d in t.dim_order) + "]",
-        "shape_dynamism": t.dynamism,
-        "nbytes": str(t.nbytes),
     }
+    order = dim_order_text(t.dim_order, len(t.sizes))
+    if order is not None:
+        out["dim_order"] = order
+    if t.dynamism != "static":
+        out["shape_dynamism"] = _DYNAMISM_TEXT.get(t.dynamism, t.dynamism)
+    out["nbytes"] = str(t.nbytes)
     if t.memory is not None:
         arena = t.memory.arena
         size = (
@@ -60,9 +95,30 @@ def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
         out["name"] = t.fqn
     if t.storage_offset:
         out["storage_offset"] = str(t.storage_offset)
-    if t.requires_grad:
-        out["requires_grad"] = "true"
+    if t.requires_grad and method.trains:
+        out["requires_grad"] = "true (a trained tensor: the method returns gradients)"
     return out
+
+
+def defaults_facts(method: Method) -> dict[str, str]:
+    """The defaults the method graph's nodes leave out, said once (a line per kind); nothing for a
+    method without tensors (a constant method returning numbers)."""
+    if not any(isinstance(v.payload, Tensor) for v in method.values):
+        return {}
+    lines = [TENSOR_DEFAULTS]
+    flagged = 0 if method.trains else sum(1 for v in method.values if _requires_grad(v.payload))
+    if flagged:
+        lines.append(_UNTRAINED.format(n=flagged, name=method.name))
+    for backend_id in dict.fromkeys(d.id for d in method.delegates):
+        text = backend_info(backend_id).defaults_not_shown
+        if text:
+            lines.append(text)
+    lines.append("Any other value is shown where it occurs.")
+    return {"defaults_not_shown": "\n".join(lines)}
+
+
+def _requires_grad(payload: object) -> bool:
+    return isinstance(payload, Tensor) and payload.requires_grad
 
 
 def delegate_facts(d: Delegate) -> dict[str, str]:

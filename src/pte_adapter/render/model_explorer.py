@@ -18,13 +18,6 @@ from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.render.plan.graph import Colour, Graph, Node, NodeLink, Port
 from pte_adapter.render.plan.program import program_plan
 
-
-def _style(colours: Colour) -> gb.GraphNodeStyle:
-    return gb.GraphNodeStyle(
-        backgroundColor=colours[0], borderColor=colours[1], hoveredBorderColor=colours[1]
-    )
-
-
 # Model Explorer's side panel (`expandable-info-text`, `parseUrlInfo`) draws an attribute value as a
 # link when the whole value is a markdown link `[text](url)`, starts with `http://` or `https://`,
 # or with one of Google's short-link prefixes (then `http://` is put in front).
@@ -42,74 +35,112 @@ def inert_attribute(value: str) -> str:
     return value
 
 
-def _value(v: str | NodeLink) -> gb.NodeAttributeValue:
-    if isinstance(v, NodeLink):
-        return gb.NodeIdsNodeAttributeValue(nodeIds=list(v.node_ids))
-    return inert_attribute(v)
+class _Builder:
+    """Builds Model Explorer objects, sharing every one that repeats within a conversion.
 
+    What Model Explorer's server keeps between requests (explorer/cache.py) is these objects, and
+    every full collection of Python's cycle collector walks each of them, as does the interpreter's
+    exit: a key/value pair, a port's metadata or a colour that recurs (`dtype: float32` on
+    thousands of ports) is made once and shared, and a node without subgraphs, edges or inputs
+    shares one empty list. The graphs are read-only once built (Model Explorer only serialises
+    them, with `dataclasses.asdict`, which copies), so sharing changes nothing a reader sees."""
 
-def _ports(ports: list[Port]) -> list[gb.MetadataItem]:
-    return [
-        gb.MetadataItem(
-            id=p.id,
-            attrs=[gb.KeyValue(key=k, value=inert_attribute(v)) for k, v in p.attrs.items()],
-        )
-        for p in ports
-    ]
+    def __init__(self) -> None:
+        self._pairs: dict[tuple[str, str], gb.KeyValue] = {}
+        self._ports: dict[tuple[object, ...], gb.MetadataItem] = {}
+        self._styles: dict[Colour, gb.GraphNodeStyle] = {}
+        self._empty: list[Any] = []
 
-
-def build_node(n: Node) -> gb.GraphNode:
-    return gb.GraphNode(
-        id=n.id,
-        label=n.label,
-        namespace=n.namespace,
-        subgraphIds=list(n.subgraphs),
-        attrs=[gb.KeyValue(key=k, value=_value(v)) for k, v in n.attrs.items()],
-        incomingEdges=[
-            gb.IncomingEdge(
-                sourceNodeId=e.source,
-                sourceNodeOutputId=e.source_output,
-                targetNodeInputId=e.target_input,
+    def pair(self, key: str, value: str | NodeLink) -> gb.KeyValue:
+        if isinstance(value, NodeLink):
+            return gb.KeyValue(
+                key=key, value=gb.NodeIdsNodeAttributeValue(nodeIds=list(value.node_ids))
             )
-            for e in n.edges
-        ],
-        outputsMetadata=_ports(n.outputs),
-        inputsMetadata=_ports(n.inputs),
-        style=_style(n.colour) if n.colour is not None else None,
-        config=gb.GraphNodeConfig(pinToGroupTop=True) if n.pinned else None,
-    )
+        kv = self._pairs.get((key, value))
+        if kv is None:
+            kv = self._pairs[(key, value)] = gb.KeyValue(key=key, value=inert_attribute(value))
+        return kv
 
+    def ports(self, ports: list[Port]) -> list[gb.MetadataItem]:
+        if not ports:
+            return self._empty
+        out = []
+        for p in ports:
+            shape = (p.id, *p.attrs.items())
+            item = self._ports.get(shape)
+            if item is None:
+                attrs = [self.pair(k, v) for k, v in p.attrs.items()]
+                item = self._ports[shape] = gb.MetadataItem(id=p.id, attrs=attrs)
+            out.append(item)
+        return out
 
-def build_graph(g: Graph) -> gb.Graph:
-    graph = gb.Graph(id=g.id, nodes=[build_node(n) for n in g.nodes])
-    graph.groupNodeAttributes = (
-        {
-            group: {k: inert_attribute(v) for k, v in attrs.items()}
-            for group, attrs in g.group_attrs.items()
-        }
-        if g.group_attrs is not None
-        else None
-    )
-    if g.group_styles is not None:
-        graph.groupNodeConfigs = [
-            gb.GroupNodeConfig(
-                namespaceRegex=s.namespace_regex,
-                backgroundColor=s.colour[0],
-                borderColor=s.colour[1],
-                textColor=s.colour[1],
+    def style(self, colours: Colour) -> gb.GraphNodeStyle:
+        style = self._styles.get(colours)
+        if style is None:
+            style = self._styles[colours] = gb.GraphNodeStyle(
+                backgroundColor=colours[0], borderColor=colours[1], hoveredBorderColor=colours[1]
             )
-            for s in g.group_styles
-        ]
-    if g.keep_single_child_layers is not None:
-        graph.layoutConfigs = gb.LayoutConfigs(
-            keepLayersWithASingleChild=g.keep_single_child_layers
+        return style
+
+    def node(self, n: Node) -> gb.GraphNode:
+        return gb.GraphNode(
+            id=n.id,
+            label=n.label,
+            namespace=n.namespace,
+            subgraphIds=list(n.subgraphs) if n.subgraphs else self._empty,
+            attrs=[self.pair(k, v) for k, v in n.attrs.items()] if n.attrs else self._empty,
+            incomingEdges=[
+                gb.IncomingEdge(
+                    sourceNodeId=e.source,
+                    sourceNodeOutputId=e.source_output,
+                    targetNodeInputId=e.target_input,
+                )
+                for e in n.edges
+            ]
+            if n.edges
+            else self._empty,
+            outputsMetadata=self.ports(n.outputs),
+            inputsMetadata=self.ports(n.inputs),
+            style=self.style(n.colour) if n.colour is not None else None,
+            config=gb.GraphNodeConfig(pinToGroupTop=True) if n.pinned else None,
         )
-    return graph
+
+    def graph(self, g: Graph) -> gb.Graph:
+        graph = gb.Graph(id=g.id, nodes=[self.node(n) for n in g.nodes])
+        graph.groupNodeAttributes = (
+            {
+                group: {k: inert_attribute(v) for k, v in attrs.items()}
+                for group, attrs in g.group_attrs.items()
+            }
+            if g.group_attrs is not None
+            else None
+        )
+        if g.group_styles is not None:
+            graph.groupNodeConfigs = [
+                gb.GroupNodeConfig(
+                    namespaceRegex=s.namespace_regex,
+                    backgroundColor=s.colour[0],
+                    borderColor=s.colour[1],
+                    textColor=s.colour[1],
+                )
+                for s in g.group_styles
+            ]
+        if g.keep_single_child_layers is not None:
+            graph.layoutConfigs = gb.LayoutConfigs(
+                keepLayersWithASingleChild=g.keep_single_child_layers
+            )
+        return graph
+
+
+def build_graphs(graphs: Iterable[Graph]) -> list[gb.Graph]:
+    """Model Explorer graphs of planned ones, sharing what repeats across all of them."""
+    builder = _Builder()
+    return [builder.graph(g) for g in graphs]
 
 
 def program_graphs(result: ProgramAnalysis) -> list[gb.Graph]:
     """Every graph of the program, as Model Explorer takes them from an adapter."""
-    return [build_graph(g) for g in program_plan(result).graphs]
+    return build_graphs(program_plan(result).graphs)
 
 
 def graphs_to_json(graphs: Iterable[gb.Graph], label: str = "program") -> dict[str, Any]:

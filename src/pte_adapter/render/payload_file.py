@@ -10,7 +10,7 @@ from pte_adapter.backends import Backend
 from pte_adapter.delegates.registry import hook
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DelegateGraph
-from pte_adapter.render.model_explorer import build_graph
+from pte_adapter.render.model_explorer import build_graphs
 from pte_adapter.render.plan.program import views_plan
 
 
@@ -21,4 +21,4 @@ def payload_file_graphs(path: Path, backend: Backend) -> list[gb.Graph]:
         views: list[DelegateGraph] = hook(backend.file_reader)(path)
     except OSError as e:  # missing, a folder, unreadable: the same error a .pte gives
         raise PteFormatError(f"cannot open: {e.strerror or e}", part=str(path)) from e
-    return [build_graph(g) for g in views_plan(views, backend.colour)]
+    return build_graphs(views_plan(views, backend.colour))

@@ -258,7 +258,9 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
                 (outputs if name.startswith("output") else inputs).append(_tensor_id(v))
                 attrs[name] = str(v)
             elif name == "flags":
-                attrs[name] = hex(int(v)) if isinstance(v, int) else format_value(v)
+                # 0 (no flag) is every node's default: shown only when set (docs/model-explorer.md).
+                if v != 0:
+                    attrs[name] = hex(int(v)) if isinstance(v, int) else format_value(v)
             else:
                 attrs[name] = format_value(v, rec.counts.get(name))
             if isinstance(v, int) and not isinstance(v, bool) and not name.endswith("_id"):

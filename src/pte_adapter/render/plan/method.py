@@ -243,6 +243,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
         **facts.method_facts(result, ma),
         **memory_facts(ma),
         **fit_facts(result.deployment, ma.name),
+        **facts.defaults_facts(method),
     }
     # A bundle's test cases right under the file and method names, where the panel opens.
     head: dict[str, str] = {k: numbers[k] for k in ("file", "method") if k in numbers}
