@@ -11,6 +11,7 @@ keeps the I/O description and whatever operations were decoded, and says what we
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections import Counter
 
@@ -343,10 +344,17 @@ def _flag(flags: list[str], name: str) -> str | None:
 
 def _flags(ctx: DecodeContext) -> list[str]:
     raw_flags = ctx.spec_text("compile_flags")
+    return list(_split_flags(raw_flags)) if raw_flags else []
+
+
+@functools.lru_cache(maxsize=64)
+def _split_flags(raw_flags: str) -> tuple[str, ...]:
+    """The compile flags as words. shlex is slow (pure Python, a few hundred microseconds a
+    string), and every partition of an export has the same flags: split each string once."""
     try:
-        return shlex.split(raw_flags) if raw_flags else []
+        return tuple(shlex.split(raw_flags))
     except ValueError:
-        return raw_flags.split() if raw_flags else []
+        return tuple(raw_flags.split())
 
 
 def _cross_check(
