@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pte_adapter.analysis.dataflow import (
     FROM_METHOD_INPUT,
@@ -67,8 +68,10 @@ class Partition:
     def is_cpu(self) -> bool:
         return self.backend == CPU
 
-    @property
+    @cached_property
     def name(self) -> str:
+        # Cached: every crossing asks both its sides' names, and a partition's number and
+        # backend are set when it is made.
         if self.is_cpu:
             return f"CPU island {self.number}"
         return f"{group_prefix(self.backend)} {self.number} ({self.backend})"
