@@ -249,3 +249,16 @@ def _add_loop_edges(method: Method, flow: Dataflow) -> None:
                     if j >= i and (e.value, j, i) not in seen:
                         seen.add((e.value, j, i))
                         flow.loop_edges.append(TensorEdge(e.value, j, pos, i, e.consumer_input))
+
+
+def instruction_readers(flow: Dataflow) -> dict[int, set[int]]:
+    """Instruction -> the instructions that read what it wrote (the method's caller as -1)."""
+    out: dict[int, set[int]] = {}
+    for edges in flow.edges:
+        for e in edges:
+            if e.producer >= 0:
+                out.setdefault(e.producer, set()).add(e.consumer)
+    for e in flow.output_edges:
+        if e.producer >= 0:
+            out.setdefault(e.producer, set()).add(-1)
+    return out

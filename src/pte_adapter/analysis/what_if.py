@@ -33,7 +33,6 @@ from pte_adapter.analysis.what_if_merge import (
     crossings_removed,
     kept_on_cpu,
     merge_plan,
-    operator_at,
 )
 from pte_adapter.analysis.why import Reason
 from pte_adapter.backends import backend_info, is_glue
@@ -147,18 +146,18 @@ def _island_fix(
         i
         for i in island.instructions
         if method.instructions[i].kind is InstructionKind.KERNEL
-        and not is_glue(operator_at(method, i))
+        and not is_glue(method.kernel_operator(i))
     ]
     per_kernel = [(i, *_kernel_fix(kernels.get(i, []))) for i in compute]
     fixes = list(dict.fromkeys(f for _, f, _ in per_kernel))
     layer = source.layer if source is not None else ""
-    subjects = ", ".join(dict.fromkeys(operator_base(operator_at(method, i)) for i in compute))
+    subjects = ", ".join(dict.fromkeys(operator_base(method.kernel_operator(i)) for i in compute))
     if len(fixes) == 1:
         return fixes[0], _fix_text(fixes[0], subjects, layer)
     by_fix: dict[str, list[str]] = {}
     for i, f, _ in per_kernel:
         names = by_fix.setdefault(f, [])
-        if (name := operator_base(operator_at(method, i))) not in names:
+        if (name := operator_base(method.kernel_operator(i))) not in names:
             names.append(name)
     parts = "; ".join(_fix_text(f, ", ".join(names), "") for f, names in by_fix.items())
     return "mixed", f"its kernels need different fixes: {parts}"
@@ -182,7 +181,7 @@ def _prices(
             instructions = parts.partitions[k].instructions
             if target is None or first.delegate_index is None:
                 costs.prices[k] = [
-                    OperatorPrice(i, operator_base(operator_at(method, i)), (), None, "no model")
+                    OperatorPrice(i, operator_base(method.kernel_operator(i)), (), None, "no model")
                     for i in instructions
                     if method.instructions[i].kind is InstructionKind.KERNEL
                 ]

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import overload
 
-from pte_adapter.analysis.dataflow import TensorEdge
+from pte_adapter.analysis.dataflow import TensorEdge, instruction_readers
 from pte_adapter.analysis.partitions import (
     Crossing,
     MethodPartitions,
@@ -18,11 +18,6 @@ from pte_adapter.analysis.partitions import (
 )
 from pte_adapter.backends import CPU
 from pte_adapter.program.model import Method
-
-
-def operator_at(method: Method, i: int) -> str:
-    o = method.instructions[i].op_index
-    return method.operators[o].full_name if o is not None and 0 <= o < len(method.operators) else ""
 
 
 def merged_groups(parts: MethodPartitions, absorbed: set[int]) -> list[list[int]]:
@@ -93,13 +88,12 @@ class MethodFlow:
         flow = parts.dataflow
         reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
         self.origins = Origins(method, reads)
-        self.readers: dict[int, set[int]] = {}
+        self.readers = instruction_readers(flow)
         self.touching: dict[int, list[TensorEdge]] = {}
         for e in [*reads, *flow.output_edges]:
             self.touching.setdefault(e.consumer, []).append(e)
             if e.producer >= 0:
                 self.touching.setdefault(e.producer, []).append(e)
-                self.readers.setdefault(e.producer, set()).add(e.consumer)
         self.writer: dict[int, int] = {}
         for i, io in enumerate(flow.io):
             for v in io.output_tensors:
@@ -141,7 +135,7 @@ def kept_on_cpu(
         for k in group
         if parts.partitions[k].is_cpu
         for i in parts.partitions[k].instructions
-        if "dequantize" in operator_at(method, i) and not flow.readers.get(i, set()) <= inside
+        if "dequantize" in method.kernel_operator(i) and not flow.readers.get(i, set()) <= inside
     ]
 
 
@@ -151,7 +145,7 @@ def _integer_side(
     """(value, bytes) a crossing into a delegate moves: a float a CPU dequantize made crosses as
     the integer tensor it was made from (the partition would take the dequantize in)."""
     w = flow.writer.get(c.value)
-    if c.target.startswith("CPU") or w is None or "dequantize" not in operator_at(method, w):
+    if c.target.startswith("CPU") or w is None or "dequantize" not in method.kernel_operator(w):
         return c.value, c.nbytes
     edges = parts.dataflow.edges[w] if w < len(parts.dataflow.edges) else []
     source = next((e.value for e in edges), None)

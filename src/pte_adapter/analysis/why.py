@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pte_adapter.analysis.dataflow import instruction_readers
 from pte_adapter.analysis.partitions import MethodPartitions, is_glue
 from pte_adapter.analysis.source import InstructionSource, MethodSource, operator_base
 from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
@@ -97,29 +98,8 @@ def kernel_origin(
     return KernelOrigin(operators, tuple(n for _, n in made_of), rewritten=True)
 
 
-def _readers(parts: MethodPartitions) -> dict[int, list[int]]:
-    """Instruction -> the instructions reading what it wrote (the method's caller as -1)."""
-    out: dict[int, list[int]] = {}
-    flow = parts.dataflow
-    for edges in flow.edges:
-        for e in edges:
-            if e.producer >= 0:
-                out.setdefault(e.producer, []).append(e.consumer)
-    for e in flow.output_edges:
-        if e.producer >= 0:
-            out.setdefault(e.producer, []).append(-1)
-    return out
-
-
-def _operator_at(method: Method, i: int) -> str:
-    if not 0 <= i < len(method.instructions):
-        return ""
-    o = method.instructions[i].op_index
-    return method.operators[o].full_name if o is not None and 0 <= o < len(method.operators) else ""
-
-
 def between_qdq(
-    method: Method, parts: MethodPartitions, readers: dict[int, list[int]], index: int
+    method: Method, parts: MethodPartitions, readers: dict[int, set[int]], index: int
 ) -> bool:
     """Whether every floating-point value the kernel reads was made by a dequantize kernel and
     what it writes is read only by quantize kernels (at least one of each)."""
@@ -128,14 +108,14 @@ def between_qdq(
         e for e in edges if (t := method.tensor(e.value)) is not None and t.dtype in FLOAT_DTYPES
     ]
     if not floats or not all(
-        "dequantize" in _operator_at(method, e.producer) for e in floats if e.producer >= 0
+        "dequantize" in method.kernel_operator(e.producer) for e in floats if e.producer >= 0
     ):
         return False
     if any(e.producer < 0 for e in floats):
         return False
-    out = readers.get(index, [])
+    out = readers.get(index, set())
     return bool(out) and all(
-        "quantize" in (name := _operator_at(method, r)) and "dequantize" not in name for r in out
+        "quantize" in (name := method.kernel_operator(r)) and "dequantize" not in name for r in out
     )
 
 
@@ -156,7 +136,7 @@ def why_not_delegated(
     if not judges:
         return []
     rewrites = cpu_rewrites()
-    readers = _readers(parts)
+    readers = instruction_readers(parts.dataflow)
     out: list[Reason] = []
     for p in parts.cpu_islands:
         for i in p.instructions:

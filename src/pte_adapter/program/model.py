@@ -299,6 +299,14 @@ class Method:
     # (exir/emit/_emit_program.py): this method returns gradients, so requires_grad means trained.
     trains: bool = False
 
+    def kernel_operator(self, index: int) -> str:
+        """The full operator name of instruction `index`'s kernel ("aten::add.out"); "" for
+        another kind of instruction or an index out of range."""
+        if not 0 <= index < len(self.instructions):
+            return ""
+        o = self.instructions[index].op_index
+        return self.operators[o].full_name if o is not None and 0 <= o < len(self.operators) else ""
+
     def tensor(self, index: int) -> Tensor | None:
         if 0 <= index < len(self.values):
             payload = self.values[index].payload
