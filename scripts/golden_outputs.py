@@ -114,7 +114,11 @@ def _run(job: tuple[list[str], Path], env: dict[str, str]) -> None:
     command, target = job  # run in the output folder: a report is written there by a relative name
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=target.parent)
     text = done.stdout + (f"\n--- stderr\n{done.stderr}" if done.stderr else "")
-    target.write_text(f"exit {done.returncode}\n{text}")
+    # The checkout's own path is not an output: two worktrees must compare equal.
+    target.write_text(f"exit {done.returncode}\n{text}".replace(str(ROOT), "<repo>"))
+    report = target.with_suffix(".html")
+    if report.exists():
+        report.write_text(report.read_text().replace(str(ROOT), "<repo>"))
 
 
 def main() -> int:

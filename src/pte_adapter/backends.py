@@ -309,8 +309,11 @@ XNNPACK = register(
         layout="pte_adapter.delegates.xnnpack.layout:payload_layout",
         partition_rules="pte_adapter.delegates.xnnpack.partition_rules:reasons",
         profile_events="pte_adapter.delegates.xnnpack.profile_events:inner_node_times",
-        defaults_not_shown="an XNNPACK node's flags: 0; an XNNPACK value's flags: 0, "
-        "external_id: none, dq_datatype: none",
+        defaults_not_shown="an XNNPACK node's flags: 0, its kind: its label, input_id / "
+        "input<k>_id / output_id: the tensor v<id> on its port, num_dims: the length of its "
+        "new_shape or perm; an XNNPACK value's flags: 0 (external_input / external_output: its "
+        "name says input / output), external_id: none, dq_datatype: none; a payload without "
+        "constants: constants none",
     )
 )
 VULKAN = register(

@@ -158,11 +158,22 @@ def test_graph_matches_executorch(path: Path) -> None:
 def _check_node(node: Any, xnode: Any) -> None:
     params = xnode.xnode_union
     ins, outs = [], []
+    list_lengths = {
+        len(v) for v in (getattr(params, f.name) for f in fields(params)) if isinstance(v, list)
+    }
     for f in fields(params):
         v = getattr(params, f.name)
         if f.name.endswith("_id"):
             if v != INVALID:
                 (outs if f.name.startswith("output") else ins).append(f"v{v}")
+            # A positional operand (input_id, input2_id, output_id) is the port's tensor v<id>;
+            # a role (filter_id, bias_id) and an absent operand are attributes.
+            if re.fullmatch(r"(input|output)\d*_id", f.name) and v != INVALID:
+                assert f.name not in node.attrs, f.name
+            else:
+                assert node.attrs[f.name] == ("none" if v == INVALID else str(v)), f.name
+        elif f.name == "num_dims" and v in list_lengths:
+            assert "num_dims" not in node.attrs  # the shape or permutation beside it says it
         elif isinstance(v, bool | int) and f.name != "flags":
             assert node.attrs[f.name] == str(int(v)), f.name
         elif isinstance(v, float):
@@ -190,6 +201,15 @@ def _check_value(tensors: dict[str, Any], value: Any, graph: Any, named: dict[st
         value = value.tensor_value
     t = tensors[f"v{value.id_out}"]
     assert t.shape == list(value.dims)
+    # external_input / external_output alone: the tensor's name says it ("input v0"); other flags
+    # are shown (docs/model-explorer.md, "Defaults, said once").
+    role = {1: "input ", 2: "output "}.get(value.flags)
+    if role is not None:
+        assert t.name.startswith(role) and "flags" not in t.attrs
+    elif value.flags:
+        assert "flags" in t.attrs
+    else:
+        assert "flags" not in t.attrs
     assert "xnn_datatype_" + t.dtype == value.datatype.name
     if value.constant_buffer_idx:
         entry = graph.constant_data[value.constant_buffer_idx]

@@ -168,7 +168,8 @@ def decode_payload(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     if result is None:
         result = DecodedDelegate()
     result.problems[:0] = problems
-    result.summary.setdefault("payload_preview", hex_preview(payload))
+    if not result.graphs or result.problems:  # a decoded payload is its graph: no hex needed
+        result.summary.setdefault("payload_preview", hex_preview(payload))
     if backend is not None and backend != ctx.delegate_id:
         result.summary["payload_recognised_as"] = backend
     return result

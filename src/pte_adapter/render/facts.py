@@ -31,7 +31,8 @@ def human_bytes(n: int | None) -> str:
 # (docs/model-explorer.md, "Defaults"). Any other value is shown where it occurs.
 TENSOR_DEFAULTS = (
     "a tensor's dim_order: contiguous ([0, 1, ..., n-1]), shape_dynamism: static, "
-    "requires_grad: false"
+    "requires_grad: false; a planned tensor's nbytes: in its memory_plan; an instruction's kind: "
+    "KernelCall (labelled by its operator; a delegate call by its backend id)"
 )
 _UNTRAINED = (
     "requires_grad is set on {n} of this method's tensors and not shown on them: the program has "
@@ -68,8 +69,9 @@ def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
         out["dim_order"] = order
     if t.dynamism != "static":
         out["shape_dynamism"] = _DYNAMISM_TEXT.get(t.dynamism, t.dynamism)
-    out["nbytes"] = str(t.nbytes)
-    if t.memory is not None:
+    if t.memory is None:  # a planned tensor's memory_plan says its bytes: not twice
+        out["nbytes"] = str(t.nbytes)
+    else:
         arena = t.memory.arena
         size = (
             method.non_const_buffer_sizes[arena]

@@ -61,6 +61,14 @@ def test_a_tensor_port_shows_exactly_its_non_default_values(name: str) -> None:
                 shown["shape_dynamism"] += 1
             # No example has a training method: the flag is counted on the graph, never per port.
             assert "requires_grad" not in attrs, (plan.name, index)
+            # A planned tensor's bytes are in its memory_plan ("(N bytes of M)"), not twice.
+            if ev.val.allocation_info is not None:
+                assert "nbytes" not in attrs and " bytes" in attrs["memory_plan"], (
+                    plan.name,
+                    index,
+                )
+            else:
+                assert "memory_plan" not in attrs and int(attrs["nbytes"]) >= 0, (plan.name, index)
     assert checked >= 2
     if name == "free_call":  # the non-defaults are there to be seen
         assert shown["dim_order"] >= 1 and shown["shape_dynamism"] >= 4
@@ -112,3 +120,52 @@ def test_a_program_without_xnnpack_or_flagged_tensors_has_only_the_tensor_defaul
     graphs = convert_path(example("mv2_lrn_ethosu85"))
     text = graphs[0].groupNodeAttributes[""]["defaults_not_shown"]
     assert "XNNPACK" not in text and "requires_grad is set" not in text
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_an_instruction_node_says_its_kind_unless_it_is_a_kernel_call(name: str) -> None:
+    """A kernel call is labelled with its operator, a delegate call with its backend id: neither
+    is repeated as an attribute; every other kind (a move, a jump, a free) is."""
+    pte = example(name)
+    theirs: Any = oracle(pte).program  # type: ignore[attr-defined]
+    graphs = {g.id: g for g in convert_path(pte)}
+    seen: dict[str, int] = {}
+    for plan in theirs.execution_plan:
+        instructions = [i for chain in plan.chains for i in chain.instructions]
+        for node in graphs[plan.name].nodes:
+            attrs = {kv.key: kv.value for kv in node.attrs}
+            if "instruction" not in attrs:
+                continue
+            args = instructions[int(attrs["instruction"])].instr_args
+            kind = type(args).__name__
+            seen[kind] = seen.get(kind, 0) + 1
+            if kind == "KernelCall":
+                assert "kind" not in attrs, node.id
+                assert node.label == plan.operators[args.op_index].name + (
+                    f".{plan.operators[args.op_index].overload}"
+                    if plan.operators[args.op_index].overload
+                    else ""
+                )
+            elif kind == "DelegateCall":
+                assert (
+                    "backend_id" not in attrs
+                    and node.label == plan.delegates[args.delegate_index].id
+                )
+                assert attrs["kind"] == kind
+            else:
+                assert attrs["kind"] == kind
+    assert seen.get("KernelCall", 0) + seen.get("DelegateCall", 0) > 0
+
+
+def test_an_xnnpack_node_is_named_by_its_kind_and_not_told_it_again() -> None:
+    # In the method graph (a MobileNetV2 is not folded) and in separate graphs (a GPT is).
+    for name in ("mv2_xnnpack_int8", "tiny_gpt_xnnpack"):
+        graphs = convert_path(example(name))
+        ops = [
+            (n.label, {kv.key for kv in n.attrs})
+            for g in graphs
+            for n in g.nodes
+            if n.id.startswith("op_") or any(kv.key == "view" for kv in n.attrs)
+        ]
+        assert len(ops) > 20, name
+        assert all("kind" not in keys and "debug_handle" in keys for _, keys in ops), name

@@ -149,13 +149,16 @@ def _summary(
         "inputs": str(len(graph.inputs)),
         "outputs": str(len(graph.outputs)),
         "num_externs": str(root.int(_GRAPH["num_externs"].slot, "I")),
-        "constant_bytes": str(consts.total_bytes),
-        "constants_named": str(consts.named),
-        "constants_in_payload": str(consts.in_payload),
-        "constants_external": (
-            f"{external} in " + ", ".join(sorted(consts.external_files)) if external else "0"
-        ),
     }
+    if consts.total_bytes or consts.named or consts.in_payload or external:
+        summary["constant_bytes"] = str(consts.total_bytes)
+        summary["constants_named"] = str(consts.named)
+        summary["constants_in_payload"] = str(consts.in_payload)
+        summary["constants_external"] = (
+            f"{external} in " + ", ".join(sorted(consts.external_files)) if external else "0"
+        )
+    else:  # a graph of activations only (an add, a reshape): one line, not four zeros
+        summary["constants"] = "none"
     if header.constant_size:
         summary["payload_constant_block"] = (
             f"{header.constant_size} bytes at +{header.constant_offset}"

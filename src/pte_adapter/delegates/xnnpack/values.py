@@ -3,6 +3,7 @@ bytes live, never the bytes), and each XNode as a neutral operation."""
 
 from __future__ import annotations
 
+import re
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
@@ -203,7 +204,7 @@ def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInf
         shape = []  # filled by the caller from the table when needed; shapes are short in practice
     attrs: dict[str, str] = {}
     flags = _int(f.get("flags"))
-    if flags:
+    if flags not in (0, 1, 2):  # external_input (1) or external_output (2) alone: the name says it
         names = [n for bit, n in VALUE_FLAGS.items() if flags & bit]
         rest = flags & ~sum(VALUE_FLAGS)
         attrs["flags"] = ", ".join(names + ([hex(rest)] if rest else []))
@@ -234,6 +235,12 @@ def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInf
 # -- nodes ------------------------------------------------------------------------------------
 
 
+# An operand id whose name says only its position (`input_id`, `input2_id`, `output_id`) is the
+# tensor `v<id>` on the node's port, which Model Explorer lists with it; a role (`filter_id`,
+# `bias_id`) is kept, and so is an absent operand (`none`).
+_GENERIC_OPERAND = re.compile(r"(input|output)\d*_id")
+
+
 def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
     union = xnode.fields.get("xnode_union")
     attrs: dict[str, str] = {}
@@ -256,7 +263,8 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
                     attrs[name] = "none"
                     continue
                 (outputs if name.startswith("output") else inputs).append(_tensor_id(v))
-                attrs[name] = str(v)
+                if not _GENERIC_OPERAND.fullmatch(name):  # a role: filter_id, bias_id, ...
+                    attrs[name] = str(v)
             elif name == "flags":
                 # 0 (no flag) is every node's default: shown only when set (docs/model-explorer.md).
                 if v != 0:
@@ -265,6 +273,8 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
                 attrs[name] = format_value(v, rec.counts.get(name))
             if isinstance(v, int) and not isinstance(v, bool) and not name.endswith("_id"):
                 params[name] = v
+        if "num_dims" in attrs and _num_dims_said(rec):
+            del attrs["num_dims"]
     handle = xnode.fields.get("debug_handle")
     attrs["debug_handle"] = format_value(handle)
     mm = xnode.fields.get("output_min_max")
@@ -280,6 +290,16 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
         attrs=attrs,
         params=params,
     )
+
+
+def _num_dims_said(rec: Record) -> bool:
+    """True when a node's `num_dims` is the length of its shape or permutation beside it (a
+    reshape's `new_shape`, a transpose's `perm`): the list says it, so it is not shown twice."""
+    n = rec.fields.get("num_dims")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return False
+    lists = (rec.counts.get(name, len(v)) for name, v in rec.fields.items() if isinstance(v, list))
+    return n in lists
 
 
 def _inner(xvalue: Record) -> Record:

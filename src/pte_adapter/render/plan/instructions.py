@@ -131,6 +131,8 @@ def _call_attrs(method: Method, ins: Instruction, flow: Dataflow) -> dict[str, s
         d = ins.delegate_index
         if d is not None and 0 <= d < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[d]))
+            if method.delegates[d].id:  # the node is labelled with it (instruction_label)
+                del attrs["backend_id"]
     return attrs
 
 
@@ -151,11 +153,10 @@ def instruction_node(
         namespace=group,
         colour=_instruction_colour(method, ins, part),
     )
-    attrs: dict[str, str] = {
-        "instruction": str(ins.index),
-        "kind": ins.kind.value,
-        "partition": part.name,
-    }
+    attrs: dict[str, str] = {"instruction": str(ins.index)}
+    if ins.kind is not InstructionKind.KERNEL:  # a node named by its operator is a kernel call
+        attrs["kind"] = ins.kind.value
+    attrs["partition"] = part.name
     if len(method.chains) > 1:
         attrs["chain"] = f"{ins.chain} (position {ins.chain_position})"
     if ins.kind in (InstructionKind.KERNEL, InstructionKind.DELEGATE):

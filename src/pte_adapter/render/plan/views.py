@@ -3,7 +3,7 @@ its partition's group in the method graph, or as a graph of its own."""
 
 from __future__ import annotations
 
-from pte_adapter.program.delegate_graph import DelegateGraph, TensorInfo
+from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
 from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
 
 Source = tuple[str, str]  # (node id, output id) an edge comes from
@@ -42,7 +42,7 @@ def view_nodes(
             id=nid,
             label=op.label or op.kind,
             namespace=f"{namespace}/{op.namespace}" if op.namespace else namespace,
-            attrs={"kind": op.kind, "view": view.name, **op.attrs},
+            attrs={**_kind(op), "view": view.name, **op.attrs},
             colour=colours,
         )
         node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
@@ -54,6 +54,11 @@ def view_nodes(
             node.outputs.append(tensor_port(out_pos, view.tensors.get(tid, TensorInfo(tid))))
         nodes.append(node)
     return nodes, writers
+
+
+def _kind(op: OpNode) -> dict[str, str]:
+    """The operation's kind, unless the node's label already says it (an XNNPACK `Add`)."""
+    return {} if not op.label or op.label == op.kind else {"kind": op.kind}
 
 
 def delegate_graph_id(method_graph_id: str, partition_name: str, view_name: str) -> str:
@@ -94,7 +99,7 @@ def view_graph(
             id=nid,
             label=op.label or op.kind,
             namespace=op.namespace,
-            attrs={"kind": op.kind, **op.attrs},
+            attrs={**_kind(op), **op.attrs},
             colour=colours,
         )
         node.subgraphs = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
