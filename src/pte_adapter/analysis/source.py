@@ -80,14 +80,6 @@ def common_prefix(stacks: list[list[ModuleRef]]) -> list[ModuleRef]:
     return prefix
 
 
-def operator_base(name: str) -> str:
-    """`aten::avg_pool3d.out`, `aten.avg_pool3d.default` and `torch.ops.aten.avg_pool3d.default`
-    (how a node added by a decomposition at export time can be recorded) -> `aten.avg_pool3d`."""
-    name = name.replace("::", ".").removeprefix("torch.ops.")
-    parts = name.split(".")
-    return ".".join(parts[:2]) if len(parts) >= 2 else name
-
-
 def instruction_source(index: int, handles: list[int], nodes: list[FxNode]) -> InstructionSource:
     modules: list[ModuleRef] = []
     stacks: list[list[ModuleRef]] = []
