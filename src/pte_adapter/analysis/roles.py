@@ -71,10 +71,8 @@ def role_of(parts: MethodPartitions, part: Partition) -> str:
 def _what(method: Method, index: int) -> str:
     ins = method.instructions[index]
     if ins.kind is InstructionKind.KERNEL:
-        op = ins.op_index
-        if op is not None and 0 <= op < len(method.operators):
-            return method.operators[op].full_name
-        return "unknown_op"
+        op = method.operator_of(ins.op_index)
+        return op.full_name if op is not None else "unknown_op"
     return str(ins.kind.value)
 
 

@@ -190,14 +190,10 @@ def island_causes(method: Method, source: MethodSource, part: Partition) -> list
     causes: list[str] = []
     for i in part.instructions:
         ins = method.instructions[i]
-        op = ins.op_index
-        if (
-            ins.kind is not InstructionKind.KERNEL
-            or op is None
-            or not 0 <= op < len(method.operators)
-        ):
+        op = method.operator_of(ins.op_index)
+        if ins.kind is not InstructionKind.KERNEL or op is None:
             continue
-        name = method.operators[op].full_name
+        name = op.full_name
         if is_glue(name):
             continue
         src = source.instructions.get(i)
@@ -242,10 +238,10 @@ def island_layer(method: Method, source: MethodSource, part: Partition) -> str:
     stacks = []
     for i in part.instructions:
         src = source.instructions.get(i)
-        op = method.instructions[i].op_index
-        if src is None or op is None or not 0 <= op < len(method.operators):
+        op = method.operator_of(method.instructions[i].op_index)
+        if src is None or op is None:
             continue
-        if method.operators[op].full_name in part.compute_ops:
+        if op.full_name in part.compute_ops:
             stacks.extend(src.stacks)
     layer = [m for m in common_prefix(stacks) if m.path]
     return f"{layer[-1].path} {layer[-1].short_cls}" if layer else ""

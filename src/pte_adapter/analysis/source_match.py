@@ -142,12 +142,8 @@ def _kernel_mismatch(
     method: Method, ins: Instruction, nodes: list[FxNode], rewrites: Rewrites
 ) -> str | None:
     """Why a kernel call does not run its nodes (operator, then output shape), or None."""
-    op = ins.op_index
-    name = (
-        method.operators[op].full_name
-        if op is not None and 0 <= op < len(method.operators)
-        else "?"
-    )
+    op = method.operator_of(ins.op_index)
+    name = op.full_name if op is not None else "?"
     if not any(made_from(name, n.target, rewrites) for n in nodes):
         return f"runs {name}, its ETRecord nodes are {', '.join(sorted({n.target for n in nodes}))}"
     same = {target_base(name)} | rewrites(name).replaces

@@ -142,14 +142,10 @@ def why_not_delegated(
     for p in parts.cpu_islands:
         for i in p.instructions:
             ins = method.instructions[i]
-            o = ins.op_index
-            if (
-                ins.kind is not InstructionKind.KERNEL
-                or o is None
-                or not 0 <= o < len(method.operators)
-            ):
+            operator = method.operator_of(ins.op_index)
+            if ins.kind is not InstructionKind.KERNEL or operator is None:
                 continue
-            op = method.operators[o].full_name
+            op = operator.full_name
             if is_glue(op):
                 continue
             src = source.instructions.get(i) if source is not None else None

@@ -92,12 +92,9 @@ def instruction_times(
 def _instruction_label(mp: MethodProfile, index: int) -> str:
     method = mp.method
     ins = method.instructions[index]
-    if (
-        ins.kind is InstructionKind.KERNEL
-        and ins.op_index is not None
-        and 0 <= ins.op_index < len(method.operators)
-    ):
-        return method.operators[ins.op_index].full_name
+    op = method.operator_of(ins.op_index)
+    if ins.kind is InstructionKind.KERNEL and op is not None:
+        return op.full_name
     if (
         ins.kind is InstructionKind.DELEGATE
         and ins.delegate_index is not None

@@ -273,12 +273,8 @@ def price_operators(
         ins = method.instructions[i]
         if ins.kind is not InstructionKind.KERNEL:
             continue
-        o = ins.op_index
-        name = (
-            method.operators[o].full_name
-            if o is not None and 0 <= o < len(method.operators)
-            else "unknown op"
-        )
+        op = method.operator_of(ins.op_index)
+        name = op.full_name if op is not None else "unknown op"
         base = target_base(name)
         if is_glue(name) or base in _FREE:
             out.append(OperatorPrice(i, base, (), 0))
