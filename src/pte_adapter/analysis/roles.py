@@ -18,7 +18,7 @@ split view lines corresponding nodes up.
 
 from __future__ import annotations
 
-from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.program.model import InstructionKind, Method
 
 
@@ -62,10 +62,6 @@ def instruction_role_ids(
             continue
         ids.append(f"{role}.{position[ins.index]}.{_what(method, ins.index)}")
     return ids
-
-
-def role_of(parts: MethodPartitions, part: Partition) -> str:
-    return partition_roles(parts)[part.index]
 
 
 def _what(method: Method, index: int) -> str:
