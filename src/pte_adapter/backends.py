@@ -30,12 +30,16 @@ Adding a backend is one package under `delegates/` and one `register(Backend(...
 backend without hooks is still named and coloured; its payload is shown as opaque bytes. No module
 outside this one spells a backend id.
 
-This module is plain data and imports nothing else from the package, so every layer may use it.
+This module is plain data and imports nothing else from the package but `operator_names` (plain
+string functions), so every layer may use it.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
+from pte_adapter.operator_names import kernel_base
 
 CPU = "CPU"
 
@@ -202,37 +206,22 @@ CORTEX_M_GLUE_OPS: frozenset[str] = frozenset(
 )
 
 
-def operator_base(op_name: str) -> str:
-    """'aten::add.out' -> 'aten::add' (the overload dropped); names without '::' stay as they are."""
-    ns, sep, rest = op_name.partition("::")
-    if not sep:
-        return op_name
-    return f"{ns}::{rest.split('.', 1)[0]}"
-
-
 def glue_operators() -> frozenset[str]:
     """Every glue operator: ExecuTorch's own, plus each registered backend's."""
-    out = set(CPU_GLUE_OPS)
-    for b in BACKENDS.values():
-        out |= b.cpu_glue_ops
-    return frozenset(out)
+    return _glue_union(tuple(b.cpu_glue_ops for b in BACKENDS.values()))
 
 
 def is_glue(op_name: str) -> bool:
     """True only for an operator on the explicit glue list; unknown operators are compute."""
-    return operator_base(op_name) in _glue_now()
+    return kernel_base(op_name) in glue_operators()
 
 
-# The union is recomputed only when the set of records changes (a registration or a replacement).
-_glue_cache: tuple[tuple[int, ...], frozenset[str]] = ((), frozenset())
-
-
-def _glue_now() -> frozenset[str]:
-    global _glue_cache
-    key = tuple(id(b) for b in BACKENDS.values())
-    if key != _glue_cache[0]:
-        _glue_cache = (key, glue_operators())
-    return _glue_cache[1]
+@functools.lru_cache(maxsize=8)
+def _glue_union(per_backend: tuple[frozenset[str], ...]) -> frozenset[str]:
+    """The union, made once per distinct set of lists: keyed by the lists themselves (not by
+    which record objects hold them), so a record registered or replaced with other glue is never
+    answered from a stale union."""
+    return CPU_GLUE_OPS.union(*per_backend)
 
 
 # -- the registry -----------------------------------------------------------------------------------

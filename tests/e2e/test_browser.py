@@ -23,7 +23,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.partitions import CPU, MethodPartitions, Partition, partition_method
-from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
+from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Method
 from pte_adapter.render.plan.boundaries import tensor_label
@@ -84,7 +84,7 @@ def expected() -> Expected:
     method = program.methods[0]
     parts = partition_method(method)
     groups = group_names(path)[method.name]
-    exp = Expected(path, method, parts, instruction_node_ids(method, parts), groups)
+    exp = Expected(path, method, parts, instruction_role_ids(method, parts), groups)
     # The example must still be what these tests are about.
     assert len(exp.npu_partitions) >= 2
     assert any(len(p.instructions) >= 2 and p.backend == CPU for p in parts.partitions)

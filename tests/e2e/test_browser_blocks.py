@@ -15,7 +15,7 @@ import pytest
 import pte_adapter
 from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.partitions import CPU, MethodPartitions, partition_method
-from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
+from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import Method
 from pte_adapter.render.model_explorer import graphs_to_json
@@ -65,7 +65,7 @@ def expected() -> Expected:
     assert blocks and len(blocks) >= 3
     graph = json.loads(json.dumps(graphs_to_json(convert_path(path))))["graphs"][0]
     paths = group_paths(path)[method.name]
-    return Expected(method, parts, blocks, instruction_node_ids(method, parts), graph, paths)
+    return Expected(method, parts, blocks, instruction_role_ids(method, parts), graph, paths)
 
 
 @pytest.fixture(scope="module")

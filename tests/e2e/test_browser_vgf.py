@@ -16,7 +16,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.partitions import CPU, Partition, partition_method
-from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
+from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
 from tests.support.browser import (
     MEPage,
@@ -45,7 +45,7 @@ def _partition(name: str) -> tuple[Partition, DelegateGraph, str]:
     (part,) = [p for p in parts.partitions if p.backend != CPU]
     assert part.delegate_index is not None
     view = method.delegates[part.delegate_index].decoded.graphs[0]
-    call = instruction_node_ids(method, parts)[part.instructions[0]]
+    call = instruction_role_ids(method, parts)[part.instructions[0]]
     return part, view, call
 
 

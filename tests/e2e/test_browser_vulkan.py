@@ -16,7 +16,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.partitions import CPU, Partition, partition_method
-from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
+from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
 from tests.support.browser import (
     MEPage,
@@ -42,7 +42,7 @@ def _partitions(name: str) -> list[tuple[Partition, DelegateGraph, str]]:
     """Each Vulkan partition of an example, its decoded graph and its DelegateCall's node id."""
     method = pte_adapter.load(example(name)).methods[0]
     parts = partition_method(method)
-    ids = instruction_node_ids(method, parts)
+    ids = instruction_role_ids(method, parts)
     out = []
     for part in parts.partitions:
         if part.backend == CPU:

@@ -37,7 +37,7 @@ def test_the_server_lists_the_extension(server: str) -> None:
 def test_converts_fragmented_ethosu_example(server: str) -> None:
     import pte_adapter
     from pte_adapter.analysis.partitions import partition_method
-    from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
+    from pte_adapter.analysis.roles import instruction_role_ids
 
     path = example("mv2_lrn_ethosu85")
     graphs = {g["id"]: g for g in _convert(server, path)["graphs"]}
@@ -61,7 +61,7 @@ def test_converts_fragmented_ethosu_example(server: str) -> None:
     regexes = [c["namespaceRegex"] for c in g["groupNodeConfigs"]]
     assert len(regexes) == len(parts.partitions)
     # Every Ethos-U partition holds its decoded NPU operations, came back in the same response.
-    ids = instruction_node_ids(method, parts)
+    ids = instruction_role_ids(method, parts)
     for part in parts.delegate_partitions:
         assert part.delegate_index is not None
         npu = method.delegates[part.delegate_index].decoded.graphs[0]

@@ -270,7 +270,7 @@ def test_huge_kernel_registers_do_not_multiply_the_work(partitions: list[Partiti
 
 def test_method_estimate_in_summary_json_and_text() -> None:
     from pte_adapter.api import analyse, load, summarize
-    from pte_adapter.render.report import json_report, text_report
+    from pte_adapter.render.summary_text import json_report, text_report
 
     pte = next(p for p in ETHOSU_PTES if p.stem == "mv2_lrn_ethosu85")
     program = load(pte)

@@ -235,7 +235,7 @@ def test_held_out_resnet_u55_reason_on_every_partition(
     frag = summary["methods"][0]["npu_estimate"]["fragmentation"]
     layout = sum(p["delegate_stats"]["npu_est_transpose_cycles"] for p in parts)
     assert frag["transpose_cycles_in_partitions"] == layout > 0
-    from pte_adapter.render.report import text_report
+    from pte_adapter.render.summary_text import text_report
 
     text = text_report(result)
     assert text.count("         estimate ") == 3 and "layout transposes" in text

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import pte_adapter
-from pte_adapter.api import delegate_payload
 from pte_adapter.container.ptd import PtdFile
 from pte_adapter.container.pte import map_file
 from pte_adapter.program.model import InstructionKind, Tensor, ValueKind
@@ -210,7 +209,7 @@ def test_delegates_and_payload_bytes(example_pte: Path, oracle_cache: dict[Path,
             ]
             # The oracle restores segment payloads into backend_delegate_data.
             expected = bytes(theirs.backend_delegate_data[od.processed.index].data)
-            payload = delegate_payload(ours, d)
+            payload = ours.delegate_payload(d)
             assert payload is not None
             assert bytes(payload) == expected
 
@@ -263,7 +262,7 @@ def test_load_bytes_reads_what_the_oracle_reads(
         ]
         for d, od in zip(method.delegates, plan.delegates, strict=True):
             expected = bytes(theirs.backend_delegate_data[od.processed.index].data)
-            payload = delegate_payload(ours, d)
+            payload = ours.delegate_payload(d)
             assert payload is not None and bytes(payload) == expected
             # Decoded from the bytes alone: the same inner operations as from the file.
             from_file = pte_adapter.load(example_pte).method(method.name).delegates[d.index]

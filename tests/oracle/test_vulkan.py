@@ -22,7 +22,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.delegates.vulkan.layout import payload_layout
-from pte_adapter.delegates.vulkan.partition_rules import operator_base
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode
 from pte_adapter.program.model import Delegate, Program
 from tests.support.examples import EXAMPLES
@@ -302,9 +302,9 @@ def test_reasons_agree_with_what_the_partitioner_logged(path: Path) -> None:
     logged = {".".join(s["target"].split(".")[:2]): s["reason"] for s in skips}
     analysis = open_analysis(path, profile=False)
     reasons = [r for m in analysis.methods for r in m.reasons]
-    assert {operator_base(r.operator) for r in reasons} == set(logged)
+    assert {target_base(r.operator) for r in reasons} == set(logged)
     for r in reasons:
-        said = logged[operator_base(r.operator)]
+        said = logged[target_base(r.operator)]
         assert r.backend == "Vulkan" and r.by == "rules"
         assert r.kind == _KIND_BY_LOG[said], (r, said)
         assert f'"{said}"' in r.text and "ExecuTorch 1.5.1" in r.text, r.text

@@ -2,7 +2,7 @@
 
     container → program → delegates → analysis → render → entry points (api, cli, explorer, main)
 
-`errors` and `backends` are plain data every layer may use. Nothing below `render` imports Model
+`errors`, `backends` and `operator_names` are plain data every layer may use. Nothing below `render` imports Model
 Explorer, so the same analysis serves the adapter, the CLI and the Python API. See
 docs/architecture.md.
 """
@@ -17,7 +17,7 @@ import pytest
 from tests.support.examples import ROOT
 
 PACKAGE = ROOT / "src" / "pte_adapter"
-SHARED = {"errors", "backends"}  # plain data, imported by every layer
+SHARED = {"errors", "backends", "operator_names"}  # plain data, imported by every layer
 LAYERS = ["container", "program", "delegates", "analysis", "render", "entry"]
 # Model Explorer may be imported only where its objects are built or it calls us.
 MODEL_EXPLORER_ALLOWED = {"render", "entry"}
@@ -109,10 +109,10 @@ def test_every_layer_is_a_package(layer: str) -> None:
 
 
 def test_the_top_level_shows_the_architecture() -> None:
-    """At most four modules directly in the package: the public API, the Model Explorer entry,
-    and the two every layer shares."""
+    """At most five modules directly in the package: the public API, the Model Explorer entry,
+    and the three every layer shares."""
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert modules == ["__init__.py", "backends.py", "errors.py", "main.py"]
+    assert modules == ["__init__.py", "backends.py", "errors.py", "main.py", "operator_names.py"]
 
 
 def test_render_calls_no_analysis_function() -> None:

@@ -189,13 +189,8 @@ def _signature(method: Method, part: Partition) -> tuple[object, ...]:
     ops = []
     for i in part.instructions:
         ins = method.instructions[i]
-        op = ins.op_index
-        name = (
-            method.operators[op].full_name
-            if op is not None and 0 <= op < len(method.operators)
-            else ins.kind.name
-        )
-        ops.append(name)
+        op = method.operator_of(ins.op_index)
+        ops.append(op.full_name if op is not None else ins.kind.name)
     return (part.backend, tuple(ops), part.inner_ops)
 
 

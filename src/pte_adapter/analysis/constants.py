@@ -90,12 +90,6 @@ class MethodConstants:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class ConstantMethod:
-    name: str
-    value: ConstantValue
-
-
 def _elements(raw: memoryview, fmt: str, scalar_type: int) -> tuple[Element, ...]:
     n = len(raw) // struct.calcsize(fmt)
     items = struct.unpack_from(f"<{n}{fmt}", raw)

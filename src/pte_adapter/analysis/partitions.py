@@ -188,12 +188,8 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
                 partitions.append(Partition(len(partitions), CPU, per_backend[CPU]))
             part = partitions[-1]
             if ins.kind is InstructionKind.KERNEL:
-                op = ins.op_index
-                name = (
-                    method.operators[op].full_name
-                    if op is not None and 0 <= op < len(method.operators)
-                    else "unknown op"
-                )
+                op = method.operator_of(ins.op_index)
+                name = op.full_name if op is not None else "unknown op"
                 (part.glue_ops if is_glue(name) else part.compute_ops)[name] += 1
             else:
                 part.control[ins.kind.value] += 1

@@ -23,7 +23,7 @@ from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
 from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
 from pte_adapter.analysis.profile.report_types import ProfileSummary
-from pte_adapter.analysis.profile.time_scale import TimeScale, from_tick_ns
+from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
 from pte_adapter.analysis.size import SizeReport
 from pte_adapter.analysis.source import (
@@ -147,12 +147,11 @@ def analyse(
     program: Program,
     etdump: ETDump | None = None,
     *,
-    tick_ns: float = 1.0,
-    time_scale: TimeScale | None = None,
+    time_scale: TimeScale = NANOSECONDS,
 ) -> ProgramAnalysis:
     """Analyse every method once; with an ETDump, place its events on the result and measure each
     method, its ticks in `time_scale` (`analysis/profile/time_scale.py`: ns, us, ms, or cycles with
-    an optional clock), else ticks of `tick_ns` nanoseconds.
+    an optional clock; nanoseconds unless given).
 
     The program's ETRecord (`Program.etrecord`, as `load` found it) is used only when it belongs
     to the program; otherwise one problem says why. An ETDump that cannot be placed is kept as
@@ -183,11 +182,10 @@ def analyse(
             result.profile_error = e
         else:
             name = program.path.name if program.path else ""
-            scale = time_scale if time_scale is not None else from_tick_ns(tick_ns)
-            result.profile_summary, measured = measure_program(result.profile, name, scale)
+            result.profile_summary, measured = measure_program(result.profile, name, time_scale)
             for m in methods:
                 m.profile = result.profile.method(m.name)
                 m.measured = measured.get(m.name)
                 if m.what_if is not None and m.measured is not None:
-                    add_measured_time(m.what_if, m.partitions, _times_us(m.measured, scale))
+                    add_measured_time(m.what_if, m.partitions, _times_us(m.measured, time_scale))
     return result

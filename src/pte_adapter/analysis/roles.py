@@ -18,7 +18,7 @@ split view lines corresponding nodes up.
 
 from __future__ import annotations
 
-from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.program.model import InstructionKind, Method
 
 
@@ -64,17 +64,11 @@ def instruction_role_ids(
     return ids
 
 
-def role_of(parts: MethodPartitions, part: Partition) -> str:
-    return partition_roles(parts)[part.index]
-
-
 def _what(method: Method, index: int) -> str:
     ins = method.instructions[index]
     if ins.kind is InstructionKind.KERNEL:
-        op = ins.op_index
-        if op is not None and 0 <= op < len(method.operators):
-            return method.operators[op].full_name
-        return "unknown_op"
+        op = method.operator_of(ins.op_index)
+        return op.full_name if op is not None else "unknown_op"
     return str(ins.kind.value)
 
 

@@ -399,7 +399,8 @@ def _shape(t: Tensor) -> str:
 
 def _instruction_label(m: Method, kind: InstructionKind, op: int | None, d: int | None) -> str:
     if kind is InstructionKind.KERNEL:
-        return m.operators[op].full_name if op is not None and 0 <= op < len(m.operators) else "?"
+        operator = m.operator_of(op)
+        return operator.full_name if operator is not None else "?"
     return m.delegates[d].id if d is not None and 0 <= d < len(m.delegates) else "delegate ?"
 
 

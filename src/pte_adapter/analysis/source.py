@@ -80,14 +80,6 @@ def common_prefix(stacks: list[list[ModuleRef]]) -> list[ModuleRef]:
     return prefix
 
 
-def operator_base(name: str) -> str:
-    """`aten::avg_pool3d.out`, `aten.avg_pool3d.default` and `torch.ops.aten.avg_pool3d.default`
-    (how a node added by a decomposition at export time can be recorded) -> `aten.avg_pool3d`."""
-    name = name.replace("::", ".").removeprefix("torch.ops.")
-    parts = name.split(".")
-    return ".".join(parts[:2]) if len(parts) >= 2 else name
-
-
 def instruction_source(index: int, handles: list[int], nodes: list[FxNode]) -> InstructionSource:
     modules: list[ModuleRef] = []
     stacks: list[list[ModuleRef]] = []
@@ -198,14 +190,10 @@ def island_causes(method: Method, source: MethodSource, part: Partition) -> list
     causes: list[str] = []
     for i in part.instructions:
         ins = method.instructions[i]
-        op = ins.op_index
-        if (
-            ins.kind is not InstructionKind.KERNEL
-            or op is None
-            or not 0 <= op < len(method.operators)
-        ):
+        op = method.operator_of(ins.op_index)
+        if ins.kind is not InstructionKind.KERNEL or op is None:
             continue
-        name = method.operators[op].full_name
+        name = op.full_name
         if is_glue(name):
             continue
         src = source.instructions.get(i)
@@ -250,10 +238,10 @@ def island_layer(method: Method, source: MethodSource, part: Partition) -> str:
     stacks = []
     for i in part.instructions:
         src = source.instructions.get(i)
-        op = method.instructions[i].op_index
-        if src is None or op is None or not 0 <= op < len(method.operators):
+        op = method.operator_of(method.instructions[i].op_index)
+        if src is None or op is None:
             continue
-        if method.operators[op].full_name in part.compute_ops:
+        if op.full_name in part.compute_ops:
             stacks.extend(src.stacks)
     layer = [m for m in common_prefix(stacks) if m.path]
     return f"{layer[-1].path} {layer[-1].short_cls}" if layer else ""

@@ -28,11 +28,11 @@ from pte_adapter.analysis.source import (
     MethodSource,
     ProgramSource,
     instruction_source,
-    operator_base,
 )
 from pte_adapter.backends import with_hook
 from pte_adapter.container.etrecord import EtRecord, EtRecordMethod, FxNode
 from pte_adapter.delegates.registry import KernelRewrites, hook
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Program
 
 Rewrites = Callable[[str], KernelRewrites]
@@ -60,8 +60,8 @@ def cpu_rewrites() -> Rewrites:
 
 def made_from(kernel: str, target: str, rewrites: Rewrites) -> bool:
     """Whether a kernel may run a node of this operator: the same operator, or a rewrite of it."""
-    base = operator_base(target)
-    return operator_base(kernel) == base or base in rewrites(kernel).made_from
+    base = target_base(target)
+    return target_base(kernel) == base or base in rewrites(kernel).made_from
 
 
 def _chain_ids(method: Method) -> dict[int, int]:
@@ -142,16 +142,12 @@ def _kernel_mismatch(
     method: Method, ins: Instruction, nodes: list[FxNode], rewrites: Rewrites
 ) -> str | None:
     """Why a kernel call does not run its nodes (operator, then output shape), or None."""
-    op = ins.op_index
-    name = (
-        method.operators[op].full_name
-        if op is not None and 0 <= op < len(method.operators)
-        else "?"
-    )
+    op = method.operator_of(ins.op_index)
+    name = op.full_name if op is not None else "?"
     if not any(made_from(name, n.target, rewrites) for n in nodes):
         return f"runs {name}, its ETRecord nodes are {', '.join(sorted({n.target for n in nodes}))}"
-    same = {operator_base(name)} | rewrites(name).replaces
-    recorded = [s for n in nodes if operator_base(n.target) in same for s in n.output_shapes]
+    same = {target_base(name)} | rewrites(name).replaces
+    recorded = [s for n in nodes if target_base(n.target) in same for s in n.output_shapes]
     out = method.tensor(ins.args[-1]) if ins.args else None
     if out is None or not recorded or tuple(out.sizes) in recorded:
         return None

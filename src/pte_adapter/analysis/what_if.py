@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
-from pte_adapter.analysis.source import PartitionSource, operator_base
+from pte_adapter.analysis.source import PartitionSource
 from pte_adapter.analysis.what_if_merge import (
     MethodFlow,
     crossings_removed,
@@ -37,6 +37,7 @@ from pte_adapter.analysis.what_if_merge import (
 from pte_adapter.analysis.why import Reason
 from pte_adapter.backends import backend_info, is_glue
 from pte_adapter.delegates.registry import FUSED, DecoderUnavailable, OperatorPrice, hook
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.delegate_graph import DelegateEstimate
 from pte_adapter.program.model import InstructionKind, Method
 
@@ -151,13 +152,13 @@ def _island_fix(
     per_kernel = [(i, *_kernel_fix(kernels.get(i, []))) for i in compute]
     fixes = list(dict.fromkeys(f for _, f, _ in per_kernel))
     layer = source.layer if source is not None else ""
-    subjects = ", ".join(dict.fromkeys(operator_base(method.kernel_operator(i)) for i in compute))
+    subjects = ", ".join(dict.fromkeys(target_base(method.kernel_operator(i)) for i in compute))
     if len(fixes) == 1:
         return fixes[0], _fix_text(fixes[0], subjects, layer)
     by_fix: dict[str, list[str]] = {}
     for i, f, _ in per_kernel:
         names = by_fix.setdefault(f, [])
-        if (name := operator_base(method.kernel_operator(i))) not in names:
+        if (name := target_base(method.kernel_operator(i))) not in names:
             names.append(name)
     parts = "; ".join(_fix_text(f, ", ".join(names), "") for f, names in by_fix.items())
     return "mixed", f"its kernels need different fixes: {parts}"
@@ -181,7 +182,7 @@ def _prices(
             instructions = parts.partitions[k].instructions
             if target is None or first.delegate_index is None:
                 costs.prices[k] = [
-                    OperatorPrice(i, operator_base(method.kernel_operator(i)), (), None, "no model")
+                    OperatorPrice(i, target_base(method.kernel_operator(i)), (), None, "no model")
                     for i in instructions
                     if method.instructions[i].kind is InstructionKind.KERNEL
                 ]

@@ -44,10 +44,11 @@ from dataclasses import dataclass
 
 from pte_adapter.analysis.dataflow import instruction_readers
 from pte_adapter.analysis.partitions import MethodPartitions, is_glue
-from pte_adapter.analysis.source import InstructionSource, MethodSource, operator_base
+from pte_adapter.analysis.source import InstructionSource, MethodSource
 from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
 from pte_adapter.backends import with_hook
 from pte_adapter.delegates.registry import KernelOrigin, Verdict, hook
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import FLOAT_DTYPES, Delegate, InstructionKind, Method
 
 
@@ -83,18 +84,18 @@ def kernel_origin(
 ) -> KernelOrigin | None:
     """Where a kernel came from: its ETRecord nodes of the same operator, else those a CPU pass
     rewrote into it; without an ETRecord, the operators the rewrite tables make it from."""
-    base = operator_base(op)
+    base = target_base(op)
     made = rewrites(op).made_from
     if src is None:
         return KernelOrigin(tuple(sorted(made)), rewritten=True, recorded=False) if made else None
     pairs = list(dict.fromkeys(zip(src.targets, src.nodes, strict=True)))
-    same = [(t, n) for t, n in pairs if operator_base(t) == base]
+    same = [(t, n) for t, n in pairs if target_base(t) == base]
     if same:
         return KernelOrigin((base,), tuple(n for _, n in same))
-    made_of = [(t, n) for t, n in pairs if operator_base(t) in made]
+    made_of = [(t, n) for t, n in pairs if target_base(t) in made]
     if not made_of:
         return None
-    operators = tuple(dict.fromkeys(operator_base(t) for t, _ in made_of))
+    operators = tuple(dict.fromkeys(target_base(t) for t, _ in made_of))
     return KernelOrigin(operators, tuple(n for _, n in made_of), rewritten=True)
 
 
@@ -123,7 +124,7 @@ def with_qdq(origin: KernelOrigin | None, op: str, flag: bool) -> KernelOrigin |
     if not flag:
         return origin
     if origin is None:
-        return KernelOrigin((operator_base(op),), recorded=False, between_qdq=True)
+        return KernelOrigin((target_base(op),), recorded=False, between_qdq=True)
     return origin._replace(between_qdq=True)
 
 
@@ -141,14 +142,10 @@ def why_not_delegated(
     for p in parts.cpu_islands:
         for i in p.instructions:
             ins = method.instructions[i]
-            o = ins.op_index
-            if (
-                ins.kind is not InstructionKind.KERNEL
-                or o is None
-                or not 0 <= o < len(method.operators)
-            ):
+            operator = method.operator_of(ins.op_index)
+            if ins.kind is not InstructionKind.KERNEL or operator is None:
                 continue
-            op = method.operators[o].full_name
+            op = operator.full_name
             if is_glue(op):
                 continue
             src = source.instructions.get(i) if source is not None else None

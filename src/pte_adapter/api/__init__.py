@@ -21,7 +21,6 @@ from pte_adapter.api.report import Report, Summary
 from pte_adapter.api.sidefiles import EtDumpChoice, choose_etdump, choose_etrecord
 from pte_adapter.container import files
 from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
-from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
 from pte_adapter.delegates.arm.sidecars import attach_tosa_sidecars
@@ -31,7 +30,7 @@ from pte_adapter.delegates.registry import (
     decode_payload,
 )
 from pte_adapter.errors import PteFormatError
-from pte_adapter.program.model import Delegate, Program
+from pte_adapter.program.model import Program
 from pte_adapter.program.reader import read_program
 from pte_adapter.render.summary_json import summary_json
 
@@ -127,11 +126,6 @@ def note_side_file_problems(program: Program) -> None:
             program.problems.append(text)
 
 
-def delegate_payload(program: Program, delegate: Delegate) -> memoryview | None:
-    """The delegate's payload bytes (see `Program.delegate_payload`)."""
-    return program.delegate_payload(delegate)
-
-
 def decode_all(program: Program) -> None:
     for method in program.methods:
         for delegate in method.delegates:
@@ -156,15 +150,6 @@ def etdump_beside(pte: str | Path) -> Path:
     """`model.etdp` for `model.pte`: where `examples/profile_examples.py` (and people) put it.
     The other names an ETDump goes by are in `api/sidefiles.py`."""
     return Path(pte).with_suffix(ETDUMP_SUFFIX)
-
-
-def read_etdump_beside(pte: str | Path, etdump: str | Path | None = None) -> ETDump | None:
-    """The ETDump at `etdump`, else the one `<stem>.etdp` beside the program; None when there is
-    none. Raises `PteFormatError` for an unreadable one. (`open_analysis` finds every name.)"""
-    path = Path(etdump) if etdump is not None else etdump_beside(pte)
-    if etdump is None and not files.probe(path):
-        return None
-    return load_etdump(path)
 
 
 def open_analysis(

@@ -84,8 +84,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     from pte_adapter.api import open_analysis
-    from pte_adapter.render.report import json_report, text_report
     from pte_adapter.render.summary_json import summary_json
+    from pte_adapter.render.summary_text import json_report, text_report
 
     result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
     print(json_report(summary_json(result)) if args.json else text_report(result))
@@ -133,7 +133,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_vela(args: argparse.Namespace) -> int:
     from pte_adapter.api import load
     from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
-    from pte_adapter.render.report import vela_text
+    from pte_adapter.render.summary_text import vela_text
 
     rows = compare_with_vela(load(args.model), args.timeout)
     print(json.dumps(rows, indent=2) if args.json else vela_text(rows))

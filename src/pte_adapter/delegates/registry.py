@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pte_adapter.backends import BACKENDS
-from pte_adapter.backends import sniff as sniff_backend
+from pte_adapter.backends import BACKENDS, sniff
 from pte_adapter.container.sources import DataSources
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
@@ -39,10 +38,6 @@ class DecodeContext:
 
 
 Decoder = Callable[[memoryview, DecodeContext], DecodedDelegate]
-
-
-def sniff(payload: memoryview) -> str | None:
-    return sniff_backend(payload)
 
 
 def hex_preview(payload: memoryview, n: int = 64) -> str:

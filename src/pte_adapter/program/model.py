@@ -299,13 +299,20 @@ class Method:
     # (exir/emit/_emit_program.py): this method returns gradients, so requires_grad means trained.
     trains: bool = False
 
+    def operator_of(self, op_index: int | None) -> Operator | None:
+        """The operator table's entry `op_index` (a `KernelCall`'s), or None when there is none
+        (no index, or one out of range: the reader reports that as a problem of the method)."""
+        if op_index is None or not 0 <= op_index < len(self.operators):
+            return None
+        return self.operators[op_index]
+
     def kernel_operator(self, index: int) -> str:
         """The full operator name of instruction `index`'s kernel ("aten::add.out"); "" for
         another kind of instruction or an index out of range."""
         if not 0 <= index < len(self.instructions):
             return ""
-        o = self.instructions[index].op_index
-        return self.operators[o].full_name if o is not None and 0 <= o < len(self.operators) else ""
+        op = self.operator_of(self.instructions[index].op_index)
+        return op.full_name if op is not None else ""
 
     def tensor(self, index: int) -> Tensor | None:
         if 0 <= index < len(self.values):

@@ -358,7 +358,7 @@ def _check_indices(m: Method) -> list[str]:
         where = f"instruction {ins.index} ({ins.kind.value})"
         if ins.kind is InstructionKind.UNKNOWN:
             problems.append(f"{where}: unknown instruction kind")
-        if ins.kind is InstructionKind.KERNEL and not 0 <= (ins.op_index or 0) < len(m.operators):
+        if ins.kind is InstructionKind.KERNEL and m.operator_of(ins.op_index or 0) is None:
             problems.append(f"{where}: operator index {ins.op_index} out of range")
         if ins.kind is InstructionKind.DELEGATE and not (
             0 <= (ins.delegate_index or 0) < len(m.delegates)

@@ -20,7 +20,8 @@ from __future__ import annotations
 from pte_adapter.analysis.blocks import Block
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.backends import group_prefix, operator_base
+from pte_adapter.backends import group_prefix
+from pte_adapter.operator_names import kernel_base
 
 SEPARATOR = " - "  # between a partition's name and what it holds
 BLOCK_SEPARATOR = " | "  # between a block's facets
@@ -43,7 +44,7 @@ def _ops_text(counts: dict[str, int], short: bool = False) -> str:
     MAX_DETAIL characters (at least one), the rest as "+k"."""
     merged: dict[str, int] = {}
     for name, n in counts.items():
-        base = operator_base(name)
+        base = kernel_base(name)
         base = base.rsplit("::", 1)[-1] if short else base
         merged[base] = merged.get(base, 0) + n
     ranked = sorted(merged, key=lambda k: (-merged[k], k))

@@ -20,7 +20,7 @@ from pte_adapter.analysis.blocks import (
     fold_partitions,
 )
 from pte_adapter.analysis.partitions import partition_method
-from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
+from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.render.model_explorer import graphs_to_json
 from tests.support.examples import EXAMPLE_PTES, EXAMPLES
@@ -218,7 +218,7 @@ def test_a_folded_method_opens_each_delegate_graph_from_its_call() -> None:
     program = pte_adapter.load(GPT)
     method = program.methods[0]
     parts = partition_method(method)
-    ids = instruction_node_ids(method, parts)
+    ids = instruction_role_ids(method, parts)
     nodes = {n["id"]: n for n in g["nodes"]}
     for part in parts.delegate_partitions:
         assert part.delegate_index is not None

@@ -11,7 +11,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.dataflow import analyse_dataflow
-from pte_adapter.analysis.roles import instruction_role_ids as instruction_node_ids
+from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.model import InstructionKind, ValueKind
 from pte_adapter.render.model_explorer import graphs_to_json
@@ -33,7 +33,7 @@ def _node_ids(path: Path) -> dict[str, list[str]]:
     from pte_adapter.analysis.partitions import partition_method
 
     return {
-        m.name: instruction_node_ids(m, partition_method(m)) for m in pte_adapter.load(path).methods
+        m.name: instruction_role_ids(m, partition_method(m)) for m in pte_adapter.load(path).methods
     }
 
 
@@ -111,7 +111,7 @@ def test_decoded_delegates_are_drawn_inside_their_partition(example_pte: Path) -
     groups = group_names(example_pte)
     for method in program.methods:
         nodes = {n["id"]: n for n in graphs[method.name]["nodes"]}
-        ids = instruction_node_ids(method, partition_method(method))
+        ids = instruction_role_ids(method, partition_method(method))
         folded = bool(analysis.methods[program.methods.index(method)].blocks)
         for part in partition_method(method).delegate_partitions:
             assert part.delegate_index is not None
@@ -310,7 +310,7 @@ def test_every_writer_of_a_delegate_output_is_connected(example_pte: Path) -> No
         nodes = graphs[method.name]["nodes"]
         sources = {e["sourceNodeId"] for n in nodes for e in n["incomingEdges"]}
         parts = partition_method(method)
-        ids = instruction_node_ids(method, parts)
+        ids = instruction_role_ids(method, parts)
         for part in parts.delegate_partitions:
             assert part.delegate_index is not None
             index = part.instructions[0]

@@ -100,9 +100,9 @@ class ProgramProfile:
 
 def kernel_event_name(method: Method, ins: Instruction) -> str | None:
     """The `native_call_*` name the portable runtime logs for a KernelCall (namespace dropped)."""
-    if ins.op_index is None or not 0 <= ins.op_index < len(method.operators):
+    op = method.operator_of(ins.op_index)
+    if op is None:
         return None
-    op = method.operators[ins.op_index]
     base = op.name.split("::")[-1]
     return KERNEL_EVENT_PREFIX + (f"{base}.{op.overload}" if op.overload else base)
 
@@ -275,11 +275,8 @@ def time_split(mp: MethodProfile, run: MethodRun) -> dict[str, int]:
         if ins.kind is InstructionKind.DELEGATE:
             split["delegates"] += ticks
         elif ins.kind is InstructionKind.KERNEL:
-            name = (
-                method.operators[ins.op_index].full_name
-                if ins.op_index is not None and 0 <= ins.op_index < len(method.operators)
-                else "unknown op"
-            )
+            op = method.operator_of(ins.op_index)
+            name = op.full_name if op is not None else "unknown op"
             split["glue" if is_glue(name) else "cpu_compute"] += ticks
         else:
             split["control"] += ticks

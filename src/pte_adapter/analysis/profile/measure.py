@@ -18,7 +18,7 @@ from pte_adapter.analysis.profile.summary import (
     InstructionTime,
     delegate_inner_times,
     instruction_times,
-    method_summary,
+    method_times,
     profile_summary,
 )
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
@@ -68,7 +68,7 @@ def measure_method(mp: MethodProfile, time_scale: TimeScale = NANOSECONDS) -> Me
             outside[part.instructions[0]] = _outside_ops(mp, part.instructions[0], scale)
     times = instruction_times(mp, time_scale)
     return MethodMeasurement(
-        summary=method_summary(mp, time_scale, times, placements),
+        summary=method_times(mp, time_scale, times, placements),
         instruction_times=times,
         inner=inner,
         outside_ops=outside,

@@ -92,12 +92,9 @@ def instruction_times(
 def _instruction_label(mp: MethodProfile, index: int) -> str:
     method = mp.method
     ins = method.instructions[index]
-    if (
-        ins.kind is InstructionKind.KERNEL
-        and ins.op_index is not None
-        and 0 <= ins.op_index < len(method.operators)
-    ):
-        return method.operators[ins.op_index].full_name
+    op = method.operator_of(ins.op_index)
+    if ins.kind is InstructionKind.KERNEL and op is not None:
+        return op.full_name
     if (
         ins.kind is InstructionKind.DELEGATE
         and ins.delegate_index is not None
@@ -145,7 +142,7 @@ def _partition_times(
     return entry
 
 
-def method_summary(
+def method_times(
     mp: MethodProfile,
     time_scale: TimeScale = NANOSECONDS,
     times: dict[int, InstructionTime] | None = None,
@@ -282,7 +279,7 @@ def profile_summary(
     time_scale: TimeScale = NANOSECONDS,
     methods: list[MethodTimes] | None = None,
 ) -> ProfileSummary:
-    """Everything `pte-adapter profile` reports; `methods`: each method's `method_summary`, when
+    """Everything `pte-adapter profile` reports; `methods`: each method's `method_times`, when
     already made."""
     scale, ms = time_scale.per_tick_shown, time_scale.ms_per_unit
     return {
@@ -296,7 +293,7 @@ def profile_summary(
         "ms_per_unit": ms,
         "methods": methods
         if methods is not None
-        else [method_summary(mp, time_scale) for mp in profile.methods if mp.runs],
+        else [method_times(mp, time_scale) for mp in profile.methods if mp.runs],
         "load": [
             LoadEvent(
                 name=p.event.label,
@@ -320,4 +317,4 @@ def profile_summary(
     }
 
 
-__all__ = ["instruction_times", "kernel_event_name", "method_summary", "profile_summary"]
+__all__ = ["instruction_times", "kernel_event_name", "method_times", "profile_summary"]

@@ -86,7 +86,7 @@ NANOSECONDS: Final = TimeScale()
 
 
 def from_tick_ns(tick_ns: float) -> TimeScale:
-    """`--tick-ns N` and `analyse(..., tick_ns=N)`: ticks of N nanoseconds."""
+    """`--tick-ns N`: ticks of N nanoseconds."""
     return TimeScale("ns", tick_ns)
 
 

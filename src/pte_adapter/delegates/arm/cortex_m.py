@@ -13,21 +13,16 @@ from __future__ import annotations
 
 from pte_adapter.delegates.arm._generated import cortex_m_rewrites as table
 from pte_adapter.delegates.registry import KernelRewrites
+from pte_adapter.operator_names import target_base
 
 # Who made the rewrites, for messages.
 PASSES = f"Arm's Cortex-M passes (ExecuTorch {table.EXECUTORCH_VERSION})"
 
 
-def operator_base(name: str) -> str:
-    """`cortex_m::quantized_linear.out`, `aten.linear.default` -> `cortex_m.quantized_linear`."""
-    parts = name.replace("::", ".").removeprefix("torch.ops.").split(".")
-    return ".".join(parts[:2])
-
-
 def rewritten_from(kernel: str) -> KernelRewrites:
     """The edge operators (`namespace.name`) that the pinned release's Cortex-M passes turn into
     this kernel, directly or through other passes of the same flow (none: empty)."""
-    base = operator_base(kernel)
+    base = target_base(kernel)
     return KernelRewrites(
         table.REWRITTEN_FROM.get(base, frozenset()), table.REPLACED_FROM.get(base, frozenset())
     )

@@ -26,6 +26,7 @@ from pte_adapter.delegates.arm.partition_report import (
     reported_rejections,
 )
 from pte_adapter.delegates.registry import KernelOrigin, Verdict
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, Method, Tensor
 
 Judge = Callable[[int, str, KernelOrigin | None], list[Verdict]]
@@ -59,12 +60,6 @@ def parse_tosa_spec(text: str) -> TosaSpec | None:
     return TosaSpec(text, version, profiles, frozenset(e for e in extras if e not in profiles))
 
 
-def operator_base(name: str) -> str:
-    """`aten::avg_pool3d.out` -> `aten.avg_pool3d` (how the rules name operators)."""
-    parts = name.replace("::", ".").split(".")
-    return ".".join(parts[:2])
-
-
 def _tensors(method: Method, args: list[int]) -> list[Tensor]:
     return [t for a in args if (t := method.tensor(a)) is not None]
 
@@ -80,7 +75,7 @@ def _operator_verdict(method: Method, index: int, base: str, spec: TosaSpec) -> 
     accepted: dict[str, str] = {}
     for profile in spec.profiles:
         for name, by in rules.ARM_SUPPORTED.get(f"TOSA-{spec.version}+{profile}", {}).items():
-            if operator_base(name) == base:
+            if target_base(name) == base:
                 accepted[name] = by
     if not accepted:
         where = f"Arm backend for {spec.text}"
@@ -115,7 +110,7 @@ def _operator_verdict(method: Method, index: int, base: str, spec: TosaSpec) -> 
 
 def layer_subject(op: str, origin: KernelOrigin | None) -> str:
     """What a reason is about: the kernel's operator, or the layer's it was rewritten from."""
-    kernel = operator_base(op)
+    kernel = target_base(op)
     if origin is None or not origin.rewritten:
         return kernel
     names = " or ".join(origin.operators)
@@ -131,7 +126,7 @@ def arm_reason(
     a layer (`origin.rewritten`), the rules are asked about the layer's operators: the layer was
     on the CPU before the passes ran."""
     layer = origin is not None and origin.rewritten and origin.operators
-    names = origin.operators if origin is not None and layer else (operator_base(op),)
+    names = origin.operators if origin is not None and layer else (target_base(op),)
     verdicts = {_operator_verdict(method, index, n, spec) for n in names}
     subject = layer_subject(op, origin if layer else None)
     if len({kind for kind, _ in verdicts}) > 1:
@@ -178,7 +173,7 @@ def partitioner_verdict(
         return None
     for node in origin.nodes:
         row = reported.by_node.get(node)
-        if row is not None and operator_base(row.target) in origin.operators:
+        if row is not None and target_base(row.target) in origin.operators:
             text = (
                 f"{layer_subject(op, origin)}: the Arm partitioner rejected it for {spec}: "
                 f'"{row.reason}" (its own report, {reported.file})'
@@ -216,7 +211,7 @@ def reasons(method: Method, delegates: list[Delegate]) -> Judge:
                 Verdict(
                     backend,
                     "unknown",
-                    f"{operator_base(op)}: {backend} records no TOSA spec, so its rules "
+                    f"{target_base(op)}: {backend} records no TOSA spec, so its rules "
                     f"cannot be chosen — {RULES}",
                 )
             )

@@ -263,7 +263,7 @@ def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> N
 
 
 def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
-    from pte_adapter.delegates.tosa import find_debug_json, summarize, to_delegate_graphs
+    from pte_adapter.delegates.tosa import find_debug_json, to_delegate_graphs, tosa_summary
 
     assert sidecar.model is not None
     decoded = cand.delegate.decoded
@@ -288,7 +288,7 @@ def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
         graph.from_payload = False
         graph.source_file = str(sidecar.path)
     decoded.graphs.extend(built.graphs)
-    summary, stats = summarize(sidecar.model, built)
+    summary, stats = tosa_summary(sidecar.model, built)
     decoded.summary["tosa_sidecar"] = (
         f"{sidecar.path.name} (matched by I/O: inputs {_describe(sidecar.inputs)}, "
         f"outputs {_describe(sidecar.outputs)}; tosa_spec {sidecar.spec})"

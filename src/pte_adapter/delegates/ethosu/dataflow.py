@@ -28,7 +28,7 @@ class _Write:
 
 
 @dataclass
-class Dataflow:
+class NpuDataflow:
     # op index -> producers of each operand ("ifm", "ifm2", "src") in first-seen order
     reads: dict[int, dict[str, list[Producer]]] = field(default_factory=dict)
     # output index -> producers
@@ -76,9 +76,9 @@ def _io_range(io: VelaIO) -> tuple[int, int]:
     return io.offset, io.offset + max(io.nbytes, 1)
 
 
-def trace(ops: list[NpuOperation], inputs: list[VelaIO], outputs: list[VelaIO]) -> Dataflow:
+def trace(ops: list[NpuOperation], inputs: list[VelaIO], outputs: list[VelaIO]) -> NpuDataflow:
     memory = _Memory()
-    flow = Dataflow()
+    flow = NpuDataflow()
     for io in inputs:
         memory.write(io.region, *_io_range(io), ("input", io.index))
     chained: Producer | None = None  # U85: the operation whose OFM feeds the next one directly

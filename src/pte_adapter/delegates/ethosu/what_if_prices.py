@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pte_adapter.backends import is_glue
-from pte_adapter.delegates.arm.partition_rules import operator_base
 from pte_adapter.delegates.ethosu.commands import FeatureMap, NpuOperation, WeightStream
 from pte_adapter.delegates.ethosu.perf_compute import compute_bound
 from pte_adapter.delegates.ethosu.perf_memory import finish, memory_traffic
 from pte_adapter.delegates.ethosu.perf_target import OpEstimate, Target, target_for
 from pte_adapter.delegates.registry import FUSED, OperatorPrice
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Tensor, ValueKind
 
 ASSUMPTIONS = (
@@ -273,13 +273,9 @@ def price_operators(
         ins = method.instructions[i]
         if ins.kind is not InstructionKind.KERNEL:
             continue
-        o = ins.op_index
-        name = (
-            method.operators[o].full_name
-            if o is not None and 0 <= o < len(method.operators)
-            else "unknown op"
-        )
-        base = operator_base(name)
+        op = method.operator_of(ins.op_index)
+        name = op.full_name if op is not None else "unknown op"
+        base = target_base(name)
         if is_glue(name) or base in _FREE:
             out.append(OperatorPrice(i, base, (), 0))
             continue

@@ -33,8 +33,8 @@ __all__ = [
     "find_debug_json",
     "read_tosa",
     "read_tosa_file",
-    "summarize",
     "to_delegate_graphs",
+    "tosa_summary",
 ]
 
 # A .tosa file larger than this is not read into memory by `read_tosa_file`.
@@ -58,7 +58,7 @@ def _needs_debug_json(model: TosaModel) -> bool:
     return not any(op.location for block in model.blocks for op in block.operators)
 
 
-def summarize(
+def tosa_summary(
     model: TosaModel, built: TosaGraphs
 ) -> tuple[dict[str, str], dict[str, int | float | str]]:
     """Summary lines for the delegate node and numeric stats for analysis."""
@@ -95,7 +95,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     artifact_path = ctx.spec_text("debug_artifact_path")
     debug_json = find_debug_json(ctx.pte_path, artifact_path) if _needs_debug_json(model) else None
     built = to_delegate_graphs(model, main_name="TOSA main", prefix="TOSA", debug_json=debug_json)
-    summary, stats = summarize(model, built)
+    summary, stats = tosa_summary(model, built)
     spec = ctx.spec_text("tosa_spec")
     if spec:
         summary["tosa_spec"] = spec
@@ -126,7 +126,7 @@ def read_tosa_file(path: str | Path) -> list[DelegateGraph]:
     model = read_tosa(data, path.name)
     debug_json = find_debug_json(path, None) if _needs_debug_json(model) else None
     built = to_delegate_graphs(model, main_name="TOSA main", prefix="TOSA", debug_json=debug_json)
-    summary, _ = summarize(model, built)
+    summary, _ = tosa_summary(model, built)
     for key, value in summary.items():
         built.graphs[0].attrs.setdefault(key, value)
     if built.problems:

@@ -75,7 +75,7 @@ _CONTROL_FLOW_FIELDS: Final = {
 }
 
 
-def dtype_name(code: int) -> str:
+def tosa_dtype_name(code: int) -> str:
     name = T.DTYPE_NAMES.get(code)
     if name is None:
         return f"dtype_{code}"
@@ -97,7 +97,7 @@ class TosaVersion:
 class TosaTensor:
     name: str
     shape: list[int] | None  # None when unranked
-    dtype: str  # readable name, see dtype_name
+    dtype: str  # readable name, see tosa_dtype_name
     tosa_dtype: str  # the schema's name, e.g. "INT8", "FP32", "SHAPE"
     data_size: int = 0  # bytes of inline constant data
     data_offset: int | None = None  # absolute offset of those bytes (buffer base included)
@@ -246,7 +246,7 @@ def _read_tensor(t: Table) -> TosaTensor:
     tensor = TosaTensor(
         name=t.string(s["name"], "name") or "",
         shape=shape,
-        dtype=dtype_name(code),
+        dtype=tosa_dtype_name(code),
         tosa_dtype=tosa_dtype,
         variable=t.bool(s["variable"]),
         variable_name=t.string(s["variable_name"], "variable_name") or "",
@@ -382,7 +382,7 @@ def _decode_attribute(
             fmt = _SCALAR_FORMATS.get(T.ENUM_BASE_TYPES[ftype], "I")
             number = table.int(slot, fmt)
             if ftype == "DType":
-                out[name] = dtype_name(number)
+                out[name] = tosa_dtype_name(number)
             else:
                 out[name] = T.ENUM_NAMES.get(ftype, {}).get(number, str(number))
         else:

@@ -16,21 +16,17 @@ from collections.abc import Callable
 
 from pte_adapter.delegates.registry import KernelOrigin, Verdict
 from pte_adapter.delegates.vulkan._generated import partition_rules as rules
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, Method, Tensor
 
 RULES = f"ExecuTorch {rules.EXECUTORCH_VERSION} rules"
 MAX_DIMS = 4  # "high dim": more than 4 dimensions (utils.tensor_node_is_high_dim)
 
 
-def operator_base(name: str) -> str:
-    """`aten::mean.out` -> `aten.mean` (how the rules name operators, without the overload)."""
-    return ".".join(name.replace("::", ".").split(".")[:2])
-
-
 def registered(op: str) -> dict[str, rules.OpRule]:
     """The registry entries of the kernel's operator, any overload (a kernel is an out variant)."""
-    base = operator_base(op)
-    return {k: r for k, r in rules.OPERATORS.items() if operator_base(k) == base}
+    base = target_base(op)
+    return {k: r for k, r in rules.OPERATORS.items() if target_base(k) == base}
 
 
 def _tensors(method: Method, index: int) -> list[Tensor]:
@@ -45,7 +41,7 @@ def _said(kind: str) -> str:
 
 def vulkan_reason(method: Method, index: int, op: str) -> tuple[str, str]:
     """(kind, text) for one CPU kernel under the Vulkan rules."""
-    base = operator_base(op)
+    base = target_base(op)
     entries = registered(op)
     if not entries:
         return "not_listed", (

@@ -8,14 +8,10 @@ from collections.abc import Callable
 
 from pte_adapter.delegates.registry import KernelOrigin, Verdict
 from pte_adapter.delegates.xnnpack._generated import partition_configs
+from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, Method
 
 RULES = f"ExecuTorch {partition_configs.EXECUTORCH_VERSION} rules"
-
-
-def operator_base(name: str) -> str:
-    """`aten::avg_pool3d.out` -> `aten.avg_pool3d` (how the rules name operators)."""
-    return ".".join(name.replace("::", ".").split(".")[:2])
 
 
 def xnnpack_reason(op: str) -> tuple[str, str]:
@@ -31,9 +27,9 @@ def xnnpack_reason(op: str) -> tuple[str, str]:
         }
     )
     if not configs:
-        return "not_listed", f"{operator_base(op)}: no XNNPACK partitioner config for it — {RULES}"
+        return "not_listed", f"{target_base(op)}: no XNNPACK partitioner config for it — {RULES}"
     return "check", (
-        f"{operator_base(op)}: XNNPACK has {', '.join(configs)}, whose constraints refused "
+        f"{target_base(op)}: XNNPACK has {', '.join(configs)}, whose constraints refused "
         f"it on the pre-delegation graph: the exact reason is not in the .pte — "
         f"{RULES}"
     )

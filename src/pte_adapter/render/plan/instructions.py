@@ -27,10 +27,8 @@ OUTPUTS_ID = "outputs"
 
 def instruction_label(method: Method, ins: Instruction) -> str:
     if ins.kind is InstructionKind.KERNEL:
-        op = ins.op_index
-        if op is not None and 0 <= op < len(method.operators):
-            return method.operators[op].full_name
-        return f"unknown operator {op}"
+        op = method.operator_of(ins.op_index)
+        return op.full_name if op is not None else f"unknown operator {ins.op_index}"
     if ins.kind is InstructionKind.DELEGATE:
         d = ins.delegate_index
         if d is not None and 0 <= d < len(method.delegates):

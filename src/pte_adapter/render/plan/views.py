@@ -9,7 +9,7 @@ from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
 Source = tuple[str, str]  # (node id, output id) an edge comes from
 
 
-def tensor_port(pos: int, t: TensorInfo) -> Port:
+def delegate_tensor_port(pos: int, t: TensorInfo) -> Port:
     attrs: dict[str, str] = {"tensor": t.name or t.id}
     if t.shape is not None:
         attrs["shape"] = "[" + ", ".join(str(s) for s in t.shape) + "]"
@@ -47,11 +47,13 @@ def view_nodes(
         )
         node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
         for in_pos, tid in enumerate(op.inputs):
-            node.inputs.append(tensor_port(in_pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.inputs.append(delegate_tensor_port(in_pos, view.tensors.get(tid, TensorInfo(tid))))
             node.edges.extend(Edge(src, out, str(in_pos)) for src, out in writers.get(tid, []))
         for out_pos, tid in enumerate(op.outputs):
             writers.setdefault(tid, []).append((nid, str(out_pos)))
-            node.outputs.append(tensor_port(out_pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.outputs.append(
+                delegate_tensor_port(out_pos, view.tensors.get(tid, TensorInfo(tid)))
+            )
         nodes.append(node)
     return nodes, writers
 
@@ -78,13 +80,13 @@ def view_graph(
     inputs = Node(id="delegate_inputs", label="Delegate Inputs")
     for pos, tid in enumerate(view.inputs):
         producers.setdefault(tid, []).append((inputs.id, pos))
-        inputs.outputs.append(tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+        inputs.outputs.append(delegate_tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
     graph.nodes.append(inputs)
 
     def read(node: Node, tids: list[str]) -> None:
         """Input metadata and an edge from every writer, for each tensor `node` reads."""
         for pos, tid in enumerate(tids):
-            node.inputs.append(tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.inputs.append(delegate_tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
             node.edges.extend(Edge(src, str(out), str(pos)) for src, out in producers.get(tid, []))
 
     used_ids = {inputs.id, "delegate_outputs"}
@@ -106,7 +108,7 @@ def view_graph(
         read(node, op.inputs)
         for pos, tid in enumerate(op.outputs):
             producers.setdefault(tid, []).append((nid, pos))
-            node.outputs.append(tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.outputs.append(delegate_tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
         graph.nodes.append(node)
     outputs = Node(id="delegate_outputs", label="Delegate Outputs")
     read(outputs, view.outputs)

@@ -1,5 +1,6 @@
-"""The headless report: a per-method partition table for people (`pte-adapter summary`); the JSON
-for tools is `summary_json.py`'s."""
+"""What `pte-adapter summary` prints for people: a per-method partition table (`text_report`); with
+`--json`, `summary_json.py`'s numbers as JSON text (`json_report`). Also `pte-adapter vela`'s
+table (`vela_text`)."""
 
 from __future__ import annotations
 
