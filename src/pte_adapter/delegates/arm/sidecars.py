@@ -64,7 +64,7 @@ def _parse(sidecar: Sidecar) -> None:
     sidecar.parsed = True
     # The TOSA reader (and its generated schema, the largest module of the package) is imported
     # only when a program has sidecars to read: every process that opens a .pte imports this.
-    from pte_adapter.delegates.tosa import read_tosa
+    from pte_adapter.delegates.tosa.decode import read_tosa
 
     try:
         sidecar.model = read_tosa(sidecar.data, sidecar.path.name)
@@ -263,7 +263,7 @@ def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> N
 
 
 def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
-    from pte_adapter.delegates.tosa import find_debug_json, summarize, to_delegate_graphs
+    from pte_adapter.delegates.tosa.decode import find_debug_json, summarize, to_delegate_graphs
 
     assert sidecar.model is not None
     decoded = cand.delegate.decoded
