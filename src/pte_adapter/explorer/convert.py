@@ -13,7 +13,7 @@ from model_explorer import graph_builder as gb
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.api import open_analysis
 from pte_adapter.backends import for_file
-from pte_adapter.delegates.arm.artifacts import is_folder_inside, spec_folders
+from pte_adapter.delegates.registry import artifact_folders
 from pte_adapter.render.model_explorer import build_graphs
 from pte_adapter.render.payload_file import payload_file_graphs
 from pte_adapter.render.plan.graph import ProgramPlan
@@ -24,7 +24,8 @@ from pte_adapter.render.plan.program import program_plan
 class Conversion:
     """What converting a file made: its graphs and, for a program, the analysis and the plan they
     were drawn from and the folders, other than the file's own and those directly in it, that its
-    delegates' debug artifacts were looked for in (the adapter's cache watches them too)."""
+    delegates name for their side files (`Backend.artifact_folders`; the adapter's cache watches
+    them too)."""
 
     graphs: list[gb.Graph]
     folders: tuple[Path, ...] = ()
@@ -74,11 +75,5 @@ def _convert(path: Path, open_program: Callable[[Path], ProgramAnalysis]) -> Con
     if backend is not None:
         return Conversion(payload_file_graphs(path, backend))
     result = open_program(path)
-    folders: dict[Path, None] = {}
-    for method in result.program.methods:
-        for delegate in method.delegates:
-            for folder in spec_folders(path, delegate.spec("debug_artifact_path")):
-                if is_folder_inside(folder, path.parent):  # the only ones read
-                    folders[folder] = None
     plan = program_plan(result)
-    return Conversion(build_graphs(plan.graphs), tuple(folders), result, plan)
+    return Conversion(build_graphs(plan.graphs), artifact_folders(result.program), result, plan)
