@@ -67,7 +67,3 @@ def _main(argv: list[str] | None) -> int:
     except Exception as e:
         print(f"pte-adapter: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_INTERNAL
-
-
-if __name__ == "__main__":
-    sys.exit(main())
