@@ -65,7 +65,7 @@ def _parse(sidecar: Sidecar) -> None:
         return
     sidecar.parsed = True
     # The TOSA reader (and its generated schema, the largest module of the package) is imported
-    # only when a program has sidecars to read: every process that opens a .pte imports this.
+    # only when a program has sidecars to read: every Ethos-U program imports this module.
     from pte_adapter.delegates.tosa.decode import read_tosa
 
     try:
