@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from pte_adapter.delegates.ethosu import decode, decode_stream
+from pte_adapter.delegates.ethosu.decode import decode, decode_stream
 from pte_adapter.delegates.ethosu.perf import estimate_operations, target_for
 from pte_adapter.delegates.registry import DecodeContext
 

@@ -59,7 +59,7 @@ PHASES = [
     ("read: map + container", "pte_adapter.api", "map_file"),
     ("read: map + container", "pte_adapter.api", "read_container"),
     ("delegates: decode", "pte_adapter.api", "decode_all"),
-    ("side files", "pte_adapter.api", "attach_tosa_sidecars"),
+    ("side files", "pte_adapter.api", "attach_side_files"),
     ("side files", "pte_adapter.api", "attach_partition_reports"),
     ("side files", "pte_adapter.api", "choose_etrecord"),
     ("side files", "pte_adapter.api", "choose_etdump"),

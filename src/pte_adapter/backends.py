@@ -10,7 +10,12 @@ opening, and this module stays plain data):
 - `decoder`: `decode(payload, ctx) -> DecodedDelegate`, the payload as neutral graphs and numbers;
 - `layout`: `payload_layout(payload, base, sources) -> PayloadLayout`, where each byte of the
   payload goes (`pte-adapter size`);
-- `sidecars`: which rule finds its intermediate files (`delegates/arm/sidecars.py`);
+- `side_files`: `attach(program, delegates)`, finds the intermediate files its export left beside
+  the program and attaches what they say to its delegates (Ethos-U's and TOSA's `.tosa` files,
+  `delegates/tosa/sidecars.py`), once per program after every payload is decoded;
+- `artifact_folders`: `artifact_folders(pte_path, delegate) -> list[Path]`, the folders inside the
+  program's folder that the delegate names for its intermediate files (the Model Explorer
+  server's cache watches them, `explorer/cache.py`);
 - `partition_rules`: `reasons(method, delegates) -> judge(instruction, operator, origin) ->
   list[Verdict]`, why its partitioner would refuse a CPU kernel (several backends may share one,
   e.g. Arm's);
@@ -43,13 +48,6 @@ from pte_adapter.operator_names import kernel_base
 
 CPU = "CPU"
 
-# How a backend's sidecar files are found (see delegates/arm/sidecars.py).
-SIDECARS_NONE = ""
-# The Arm backends' intermediate `output_tag*_*.tosa`, matched to a delegate by its I/O.
-SIDECARS_TOSA_BY_IO = "tosa matched by I/O"
-# The payload itself is a `.tosa` file; an identical file in the artifact folder is named.
-SIDECARS_TOSA_IDENTICAL = "tosa identical to the payload"
-
 Colour = tuple[str, str]  # (background, border)
 
 # CPU nodes: compute is the colour that should catch the eye; glue and control are muted.
@@ -69,7 +67,8 @@ class Backend:
     colour_name: str  # for the legend: "orange"
     decoder: str | None = None  # "module:function", imported when a payload is decoded
     magics: tuple[tuple[int, bytes], ...] = ()  # (offset, bytes) that identify a payload
-    sidecars: str = SIDECARS_NONE
+    side_files: str | None = None  # "module:function": finds and attaches its side files
+    artifact_folders: str | None = None  # "module:function": folders named for its side files
     layout: str | None = None  # "module:function": the payload's byte layout for `size`
     partition_rules: str | None = None  # "module:function": why its partitioner refuses a kernel
     profile_events: str | None = None  # "module:function": its own ETDump events on its nodes
@@ -232,6 +231,7 @@ _ARM_CPU_GLUE = CORTEX_M_GLUE_OPS
 _ARM_RULES = "pte_adapter.delegates.arm.partition_rules:reasons"
 _ARM_CPU_REWRITES = "pte_adapter.delegates.arm.cortex_m:rewritten_from"
 _ARM_REPORT = "pte_adapter.delegates.arm.partition_report:partition_report"
+_ARM_FOLDERS = "pte_adapter.delegates.arm.artifacts:artifact_folders"
 
 ETHOSU = register(
     Backend(
@@ -240,9 +240,11 @@ ETHOSU = register(
         "NPU partition",
         ("#ffe0b2", "#e65100"),
         "orange",
-        decoder="pte_adapter.delegates.ethosu:decode",
+        decoder="pte_adapter.delegates.ethosu.decode:decode",
         magics=((0, b"vela_bin_stream\x00"),),
-        sidecars=SIDECARS_TOSA_BY_IO,
+        # the intermediate `.tosa` of each partition, matched to its delegate by I/O
+        side_files="pte_adapter.delegates.tosa.sidecars:attach_matched_by_io",
+        artifact_folders=_ARM_FOLDERS,
         cpu_glue_ops=_ARM_CPU_GLUE,
         layout="pte_adapter.delegates.ethosu.layout:payload_layout",
         partition_rules=_ARM_RULES,
@@ -258,15 +260,17 @@ TOSA = register(
         "TOSA partition",
         ("#e1bee7", "#4a148c"),
         "purple",
-        decoder="pte_adapter.delegates.tosa:decode",
+        decoder="pte_adapter.delegates.tosa.decode:decode",
         magics=((4, b"TOSA"),),
-        sidecars=SIDECARS_TOSA_IDENTICAL,
+        # the payload is a `.tosa` file: an identical file among the intermediate ones is named
+        side_files="pte_adapter.delegates.tosa.sidecars:note_identical_file",
+        artifact_folders=_ARM_FOLDERS,
         cpu_glue_ops=_ARM_CPU_GLUE,
         layout="pte_adapter.delegates.tosa.layout:payload_layout",
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
         partition_report=_ARM_REPORT,
-        file_reader="pte_adapter.delegates.tosa:read_tosa_file",
+        file_reader="pte_adapter.delegates.tosa.decode:read_tosa_file",
         file_suffixes=(".tosa",),
     )
 )
@@ -277,10 +281,11 @@ VGF = register(
         "VGF partition",
         ("#c8e6c9", "#1b5e20"),
         "green",
-        decoder="pte_adapter.delegates.vgf:decode",
+        decoder="pte_adapter.delegates.vgf.decode:decode",
         magics=((0, b"VGF1"),),
         cpu_glue_ops=_ARM_CPU_GLUE,
         layout="pte_adapter.delegates.vgf.layout:payload_layout",
+        artifact_folders=_ARM_FOLDERS,
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
         partition_report=_ARM_REPORT,
@@ -293,7 +298,7 @@ XNNPACK = register(
         "XNNPACK partition",
         ("#bbdefb", "#0d47a1"),
         "blue",
-        decoder="pte_adapter.delegates.xnnpack:decode",
+        decoder="pte_adapter.delegates.xnnpack.decode:decode",
         magics=((4, b"XH00"),),
         layout="pte_adapter.delegates.xnnpack.layout:payload_layout",
         partition_rules="pte_adapter.delegates.xnnpack.partition_rules:reasons",
@@ -312,7 +317,7 @@ VULKAN = register(
         "Vulkan partition",
         ("#dcedc8", "#33691e"),
         "light green",
-        decoder="pte_adapter.delegates.vulkan:decode",
+        decoder="pte_adapter.delegates.vulkan.decode:decode",
         magics=((4, b"VH00"),),
         layout="pte_adapter.delegates.vulkan.layout:payload_layout",
         partition_rules="pte_adapter.delegates.vulkan.partition_rules:reasons",
@@ -325,7 +330,7 @@ COREML = register(
         "Core ML partition",
         ("#b2dfdb", "#004d40"),
         "teal",
-        decoder="pte_adapter.delegates.coreml:decode",
+        decoder="pte_adapter.delegates.coreml.decode:decode",
         layout="pte_adapter.delegates.coreml.layout:payload_layout",
     )
 )

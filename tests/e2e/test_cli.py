@@ -128,6 +128,34 @@ def test_export_to_a_missing_folder_or_a_directory(
     assert json.loads((tmp_path / "g.json").read_text())["graphs"]
 
 
+def test_export_writes_what_the_adapter_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`export` makes its graphs as the adapter does (explorer/convert.py), cycle collector paused
+    while the program is opened and analysed (issue 25), and as it was after."""
+    import dataclasses
+    import gc
+
+    import pte_adapter.api
+    from pte_adapter.explorer.convert import convert_path
+
+    real = pte_adapter.api.open_analysis
+    collecting: list[bool] = []
+
+    def watched(*args: Any, **kwargs: Any) -> pte_adapter.api.ProgramAnalysis:
+        collecting.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pte_adapter.api, "open_analysis", watched)
+    path = example("cond")
+    assert gc.isenabled()
+    assert main(["export", str(path), "-o", str(tmp_path / "g.json")]) == EXIT_OK
+    assert collecting == [False] and gc.isenabled()
+    written = json.loads((tmp_path / "g.json").read_text())
+    served = [dataclasses.asdict(g) for g in convert_path(path)]
+    assert written == {"label": path.name, "graphs": json.loads(json.dumps(served))}
+
+
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
         main(["--version"])

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pte_adapter.delegates.ethosu import decode, decode_stream
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
+from pte_adapter.delegates.ethosu.decode import decode, decode_stream
 from pte_adapter.delegates.registry import DecodeContext
 from tests.support.vela import Partition, VelaRun, all_ethosu_partitions, run_vela
 

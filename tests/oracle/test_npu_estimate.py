@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from pte_adapter.delegates.ethosu import decode, decode_stream
 from pte_adapter.delegates.ethosu._generated import perf_data
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.ethosu.commands import COMPUTE_OPS
+from pte_adapter.delegates.ethosu.decode import decode, decode_stream
 from pte_adapter.delegates.ethosu.perf import estimate_operations, target_for
 from pte_adapter.delegates.registry import DecodeContext
 from tests.support.vela import ETHOSU_PTES, Partition, VelaRun, all_ethosu_partitions

@@ -129,3 +129,67 @@ def test_render_calls_no_analysis_function() -> None:
                     if not alias.name[:1].isupper():
                         found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}")
     assert found == []
+
+
+def package_cycles(package: Path = PACKAGE) -> list[list[str]]:
+    """Import cycles between the sub-packages (`delegates.tosa` → `delegates.arm` → ... → back),
+    lazy imports included; a package and the packages inside it are one place, not a cycle."""
+    packages = {
+        ".".join(d.relative_to(package.parent).parts)
+        for d in package.rglob("*")
+        if d.is_dir() and (d / "__init__.py").is_file()
+    }
+
+    def package_of(module: str) -> str | None:
+        parts = module.split(".")
+        while parts and ".".join(parts) not in packages:
+            parts.pop()
+        return ".".join(parts) or None
+
+    edges: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        here = package_of(".".join(path.relative_to(package.parent).with_suffix("").parts))
+        for _, mod in imports(path, package):
+            there = package_of(mod)
+            if here is None or there is None:
+                continue
+            if f"{here}.".startswith(f"{there}.") or f"{there}.".startswith(f"{here}."):
+                continue  # the same package, or one inside the other
+            edges.setdefault(here, set()).add(there)
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+
+    def visit(node: str, trail: list[str]) -> None:
+        if node in trail:
+            cycles.append([*trail[trail.index(node) :], node])
+            return
+        if node in done:
+            return
+        for nxt in sorted(edges.get(node, ())):
+            visit(nxt, [*trail, node])
+        done.add(node)
+
+    for start in sorted(edges):
+        visit(start, [])
+    return cycles
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """A backend package may build on a shared one (`delegates/arm`), never the other way round:
+    a cycle would make each importable only with the other."""
+    assert package_cycles() == []
+
+
+def test_the_cycle_check_sees_a_planted_cycle(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "pte_adapter"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "delegates" / "arm" / "artifacts.py"
+    target.write_text(
+        target.read_text()
+        + "\n\ndef _planted() -> None:\n    from pte_adapter.delegates.tosa import decode  # noqa\n"
+    )
+    cycles = package_cycles(copy)
+    assert cycles and all("pte_adapter.delegates.arm" in c for c in cycles)
+    assert any("pte_adapter.delegates.tosa" in c for c in cycles)

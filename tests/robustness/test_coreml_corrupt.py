@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pte_adapter
-from pte_adapter.delegates import coreml
+from pte_adapter.delegates.coreml import decode as coreml
 from pte_adapter.delegates.coreml.filetree import FileTree, read_file_tree
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.explorer.convert import convert_path

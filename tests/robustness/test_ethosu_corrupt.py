@@ -11,11 +11,11 @@ import struct
 
 import pytest
 
-from pte_adapter.delegates.ethosu import decode, decode_stream
 from pte_adapter.delegates.ethosu._generated import registers_u55, registers_u85
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.ethosu.commands import decode_commands
 from pte_adapter.delegates.ethosu.cop import parse_cop
+from pte_adapter.delegates.ethosu.decode import decode, decode_stream
 from pte_adapter.delegates.registry import DecodeContext, decode_payload
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate

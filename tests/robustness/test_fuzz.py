@@ -114,7 +114,7 @@ def test_the_harness_sees_swallowed_decoder_bugs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A decoder exception the registry turns into a problem text still counts as a failure."""
-    from pte_adapter.delegates import vgf
+    from pte_adapter.delegates.vgf import decode as vgf
 
     def broken(payload: memoryview, ctx: object) -> object:
         raise KeyError("boom")

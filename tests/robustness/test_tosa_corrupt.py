@@ -10,7 +10,7 @@ import pytest
 import tosa_serializer as ts  # tosa-tools, in the test extra
 
 from pte_adapter.delegates.registry import DecodeContext
-from pte_adapter.delegates.tosa import decode, read_tosa
+from pte_adapter.delegates.tosa.decode import decode, read_tosa
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from tests.support.corruption import Outcomes, byte_edits, cuts_of_zeros_only

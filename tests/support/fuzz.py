@@ -258,7 +258,7 @@ def _ethosu_regions(payload: bytes, offset: int) -> tuple[list[tuple[int, int]],
 
 def _vgf_modules(data: bytes, lo: int, hi: int) -> list[tuple[int, int]]:
     """The SPIR-V modules of a VGF payload (word counts, ids, types and operands live there)."""
-    from pte_adapter.delegates.vgf import read_vgf
+    from pte_adapter.delegates.vgf.decode import read_vgf
 
     vgf = read_vgf(memoryview(data)[lo:hi], "fuzz target", lo)
     return [

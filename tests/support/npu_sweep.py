@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pte_adapter.delegates.ethosu import estimate_stats, partition_estimate
 from pte_adapter.delegates.ethosu.commands import NpuOperation, decode_commands
 from pte_adapter.delegates.ethosu.cop import parse_cop
+from pte_adapter.delegates.ethosu.decode import estimate_stats, partition_estimate
 from pte_adapter.delegates.ethosu.perf import OpEstimate, Target, estimate_operations, target_for
 
 ROOT = Path(__file__).resolve().parents[2]

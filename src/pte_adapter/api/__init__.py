@@ -23,10 +23,10 @@ from pte_adapter.container import files
 from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
-from pte_adapter.delegates.arm.sidecars import attach_tosa_sidecars
 from pte_adapter.delegates.registry import (
     DecodeContext,
     attach_partition_reports,
+    attach_side_files,
     decode_payload,
 )
 from pte_adapter.errors import PteFormatError
@@ -71,7 +71,7 @@ def load(
     if decode_delegates:
         decode_all(program)
         if sidecars:
-            attach_tosa_sidecars(program)
+            attach_side_files(program)
             attach_partition_reports(program)
     note_side_file_problems(program)
     if etrecord is not None:

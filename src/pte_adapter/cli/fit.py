@@ -1,8 +1,6 @@
 """`pte-adapter fit PROGRAM [--board NAME] [--sram SIZE] [--dram SIZE] [--flash SIZE] [--json]`:
 the deployment memory map and the runner's pool sizes; with a board or sizes, a gate (exit 1
-naming what overflows which memory and by how much, 0 when it fits, 2 on a usage error).
-
-Registered by cli/__init__.py."""
+naming what overflows which memory and by how much, 0 when it fits, 2 on a usage error)."""
 
 from __future__ import annotations
 
@@ -11,11 +9,7 @@ import json
 import sys
 from typing import Any
 
-EXIT_OK, EXIT_OVERFLOW = 0, 1
-
-
-class FitUsageError(Exception):
-    """A mistake on the command line found after parsing (exit 2)."""
+from pte_adapter.cli.usage import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 
 def add_parser(sub: Any) -> None:
@@ -50,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         }
         board = board_for(args.board, sizes)
     except ValueError as e:
-        raise FitUsageError(str(e)) from e
+        raise UsageError(str(e)) from e
     result = open_analysis(args.model, profile=False)
     dmap = result.deployment
     assert dmap is not None  # analyse() always makes it
@@ -64,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     for line in checked.overflows():
         print(f"does not fit: {line}", file=sys.stderr)
     if not checked.ok:
-        return EXIT_OVERFLOW
+        return EXIT_CHECK_FAILED
     near = [r for r in checked.regions if r.used + r.estimated > r.capacity]
     for r in near:
         print(

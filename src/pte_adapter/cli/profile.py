@@ -1,7 +1,6 @@
 """`pte-adapter profile model.pte [model.etdp]`: measured time per partition and per run.
 
-Registered by cli/__init__.py; kept apart so that the command's options and output live in one
-place. The time-scale options are shared with `export` (`add_time_scale_args`)."""
+The time-scale options are shared with `export` (`add_time_scale_args`)."""
 
 from __future__ import annotations
 
@@ -12,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pte_adapter.analysis.profile.time_scale import TimeScale
 
-EXIT_OK = 0
-EXIT_USAGE = 2
+from pte_adapter.cli.usage import EXIT_OK, EXIT_USAGE
+
 TIME_SCALES = ("ns", "us", "ms", "cycles")
 
 

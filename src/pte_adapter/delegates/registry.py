@@ -19,7 +19,7 @@ from pte_adapter.backends import BACKENDS, sniff
 from pte_adapter.container.sources import DataSources
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
-from pte_adapter.program.model import Program
+from pte_adapter.program.model import Delegate, Program
 
 
 @dataclass
@@ -138,6 +138,45 @@ def attach_partition_reports(program: Program) -> None:
                 delegate.decoded.problems.append(f"partitioner report not used: {e}")
                 continue
             delegate.decoded.partitioner_report = report
+
+
+def attach_side_files(program: Program) -> None:
+    """Let each backend that finds side files (`Backend.side_files`) attach what they say to its
+    delegates: each such hook once, with the program's delegates whose records name it; call after
+    every payload is decoded."""
+    if program.path is None:
+        return
+    by_hook: dict[str, list[Delegate]] = {}
+    for method in program.methods:
+        for delegate in method.delegates:
+            info = BACKENDS.get(delegate.id)
+            if info is not None and info.side_files is not None:
+                by_hook.setdefault(info.side_files, []).append(delegate)
+    for target, delegates in by_hook.items():
+        try:
+            attach = hook(target)
+        except DecoderUnavailable:
+            continue
+        attach(program, delegates)
+
+
+def artifact_folders(program: Program) -> tuple[Path, ...]:
+    """The folders, other than the program's own and those directly in it, that its delegates name
+    for their side files (`Backend.artifact_folders`), each once, in the order first named."""
+    if program.path is None:
+        return ()
+    folders: dict[Path, None] = {}
+    for method in program.methods:
+        for delegate in method.delegates:
+            info = BACKENDS.get(delegate.id)
+            if info is None or info.artifact_folders is None:
+                continue
+            try:
+                named = hook(info.artifact_folders)(program.path, delegate)
+            except DecoderUnavailable:
+                continue
+            folders.update(dict.fromkeys(named))
+    return tuple(folders)
 
 
 def decode_payload(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:

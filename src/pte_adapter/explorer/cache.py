@@ -14,7 +14,7 @@ its path *and* a fingerprint of everything its conversion read:
 - every side file the conversion may read: the state (name, size, mtime, ctime, inode) of every
   entry in the file's folder and in each folder directly inside it (the ETRecord, ETDump, `.ptd`
   files, Arm's reports, `<stem>_artifacts/` with its `.tosa` files), and in the folders the
-  program's delegates name as their debug artifacts (`delegates/arm/artifacts.py`). An added,
+  program's delegates name as their debug artifacts (`Backend.artifact_folders`). An added,
   removed or rewritten side file changes the fingerprint, so a new ETDump is never hidden.
 
 A name alone never serves an entry: each look-up fingerprints the file again (a few stats and two

@@ -3,23 +3,54 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from model_explorer import graph_builder as gb
 
+from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.api import open_analysis
 from pte_adapter.backends import for_file
-from pte_adapter.delegates.arm.artifacts import is_folder_inside, spec_folders
-from pte_adapter.render.model_explorer import program_graphs
+from pte_adapter.delegates.registry import artifact_folders
+from pte_adapter.render.model_explorer import build_graphs
 from pte_adapter.render.payload_file import payload_file_graphs
+from pte_adapter.render.plan.graph import ProgramPlan
+from pte_adapter.render.plan.program import program_plan
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """What converting a file made: its graphs and, for a program, the analysis and the plan they
+    were drawn from and the folders, other than the file's own and those directly in it, that its
+    delegates name for their side files (`Backend.artifact_folders`; the adapter's cache watches
+    them too)."""
+
+    graphs: list[gb.Graph]
+    folders: tuple[Path, ...] = ()
+    analysis: ProgramAnalysis | None = None
+    plan: ProgramPlan | None = None
+
+
+def convert(
+    path: Path, open_program: Callable[[Path], ProgramAnalysis] = open_analysis
+) -> Conversion:
+    """A program's graphs (opened and analysed by `open_program`: by default with the ETDump
+    beside it, whose measured time goes on the graphs); a bare payload file's (a `.tosa`)."""
+    with no_cycle_collection():
+        return _convert(path, open_program)
 
 
 def convert_path(path: str | Path) -> list[gb.Graph]:
-    """A program's graphs, with the measured time of the ETDump beside it; a bare payload file's
-    (a `.tosa`) graphs."""
-    return convert_with_folders(Path(path))[0]
+    """The graphs `convert` makes of the file at `path`."""
+    return convert(Path(path)).graphs
+
+
+def convert_with_folders(path: Path) -> tuple[list[gb.Graph], tuple[Path, ...]]:
+    """The graphs and the folders `convert` found (what the adapter's cache keeps and watches)."""
+    made = convert(path)
+    return made.graphs, made.folders
 
 
 @contextmanager
@@ -39,22 +70,10 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def convert_with_folders(path: Path) -> tuple[list[gb.Graph], tuple[Path, ...]]:
-    """`convert_path`'s graphs and the folders, other than the file's own and those directly in
-    it, that its delegates' debug artifacts were looked for in (the cache watches them too)."""
-    with no_cycle_collection():
-        return _convert(path)
-
-
-def _convert(path: Path) -> tuple[list[gb.Graph], tuple[Path, ...]]:
+def _convert(path: Path, open_program: Callable[[Path], ProgramAnalysis]) -> Conversion:
     backend = for_file(path.suffix)
     if backend is not None:
-        return payload_file_graphs(path, backend), ()
-    result = open_analysis(path)
-    folders: dict[Path, None] = {}
-    for method in result.program.methods:
-        for delegate in method.delegates:
-            for folder in spec_folders(path, delegate.spec("debug_artifact_path")):
-                if is_folder_inside(folder, path.parent):  # the only ones read
-                    folders[folder] = None
-    return program_graphs(result), tuple(folders)
+        return Conversion(payload_file_graphs(path, backend))
+    result = open_program(path)
+    plan = program_plan(result)
+    return Conversion(build_graphs(plan.graphs), artifact_folders(result.program), result, plan)

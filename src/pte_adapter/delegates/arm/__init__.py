@@ -5,7 +5,7 @@
 `partition_rules.py` evaluates those rules for a CPU kernel (the `partition_rules` hook of the three
 records); the rules themselves, extracted from the pinned ExecuTorch, are in
 `_generated/partition_rules.py`. `artifacts.py` says where an export's intermediate files may be
-(the `debug_artifact_path` compile spec), `sidecars.py` matches its `.tosa` files to delegates, and
-`partition_report.py` reads the partitioner's own report there. This package imports the TOSA
-reader only when a file has to be read: every process that opens a program imports it.
+(the `debug_artifact_path` compile spec) and `partition_report.py` reads the partitioner's own
+report there; the `.tosa` files among them are matched to delegates by `delegates/tosa/sidecars.py`.
+The backend packages import this one, never the other way round.
 """

@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 
 from pte_adapter.container.files import inside_folder
+from pte_adapter.program.model import Delegate
 
 
 def _inside(folder: Path, here: Path) -> bool:
@@ -48,6 +49,14 @@ def spec_folders(pte_path: Path | None, artifact_path: str | None) -> list[Path]
     spec = Path(artifact_path)
     folders = (spec if spec.is_absolute() else here / spec, here / spec.name)
     return [f for f in folders if spec.name and _inside(f, here)]
+
+
+def artifact_folders(pte_path: Path, delegate: Delegate) -> list[Path]:
+    """The folders the delegate's `debug_artifact_path` names that exist inside the `.pte`'s
+    folder (the `artifact_folders` hook: the only ones, besides the `.pte`'s own and those directly
+    in it, that side files are read from)."""
+    folders = spec_folders(pte_path, delegate.spec("debug_artifact_path"))
+    return [f for f in folders if is_folder_inside(f, pte_path.parent)]
 
 
 def candidate_folders(pte_path: Path | None, artifact_path: str | None) -> list[Path]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pte_adapter.backends import ETHOSU
 from pte_adapter.container.sources import DataSources
-from pte_adapter.delegates.ethosu import decode_stream
 from pte_adapter.delegates.ethosu.binstream import BLOCK_HEADER
 from pte_adapter.delegates.ethosu.commands import NpuOperation
+from pte_adapter.delegates.ethosu.decode import decode_stream
 from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
 from pte_adapter.delegates.registry import DecodeContext
 

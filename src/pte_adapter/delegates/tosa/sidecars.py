@@ -1,5 +1,8 @@
 """Attach the intermediate TOSA graph an Ethos-U delegate was compiled from, found beside the `.pte`.
 
+(The `side_files` hooks of the Ethos-U and TOSA records: `attach_matched_by_io` and
+`note_identical_file`.)
+
 The Arm backend writes one `output_<tag>_<tosa_spec>.tosa` per partition into its artifact folder
 (`dump_intermediate_artifacts_to`). `<tag>` is a partition counter that the `.pte` does not record,
 so a file is matched to a delegate only by evidence:
@@ -12,8 +15,8 @@ Shapes are compared with leading 1s dropped (Vela pads its I/O records to 6 dime
 comes from one partition, so an assignment is accepted only when the delegate has exactly one
 fitting file and that file fits no other delegate; everything else is reported on the delegate,
 never guessed. TOSABackend delegates need no matching (their payload is the file); the identical
-file, when present, is named in their summary. Which rule applies to which delegate id is in the
-backend's record (`Backend.sidecars` in `pte_adapter.backends`).
+file, when present, is named in their summary, and a file identical to any delegate's payload is
+never matched to another delegate.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pte_adapter.backends import SIDECARS_TOSA_BY_IO, SIDECARS_TOSA_IDENTICAL, backend_info
 from pte_adapter.container import files
 from pte_adapter.delegates.arm.artifacts import candidate_folders, is_folder_inside
 from pte_adapter.errors import LimitExceededError, PteFormatError
@@ -63,8 +65,8 @@ def _parse(sidecar: Sidecar) -> None:
         return
     sidecar.parsed = True
     # The TOSA reader (and its generated schema, the largest module of the package) is imported
-    # only when a program has sidecars to read: every process that opens a .pte imports this.
-    from pte_adapter.delegates.tosa import read_tosa
+    # only when a program has sidecars to read: every Ethos-U program imports this module.
+    from pte_adapter.delegates.tosa.decode import read_tosa
 
     try:
         sidecar.model = read_tosa(sidecar.data, sidecar.path.name)
@@ -151,8 +153,26 @@ def _load_sidecars(folder: Path, here: Path, cache: dict[Path, list[Sidecar]]) -
     return found
 
 
-def _is_payload(data: bytes | memoryview, payloads: set[bytes]) -> bool:
-    return any(len(data) == len(p) and data == p for p in payloads)
+def _is_payload(data: bytes | memoryview, payloads: dict[int, list[memoryview]]) -> bool:
+    return any(data == p for p in payloads.get(len(data), ()))
+
+
+def _other_payloads(program: Program, delegates: list[Delegate]) -> dict[int, list[memoryview]]:
+    """The payloads of the program's other delegates, by size (a TOSABackend's is a `.tosa` file
+    that may lie among the intermediate ones)."""
+    mine = {id(d) for d in delegates}
+    out: dict[int, list[memoryview]] = {}
+    for method in program.methods:
+        for delegate in method.delegates:
+            if id(delegate) in mine:
+                continue
+            try:
+                view = program.delegate_payload(delegate)
+            except PteFormatError:
+                continue
+            if view is not None:
+                out.setdefault(len(view), []).append(view)
+    return out
 
 
 def _payload_bytes(program: Program, delegate: Delegate) -> bytes | None:
@@ -167,25 +187,19 @@ def _describe(sig: Signature) -> str:
     return ", ".join(f"{list(shape)} {dtype}" for shape, dtype in sig) or "none"
 
 
-def attach_tosa_sidecars(program: Program) -> None:
-    """Find, match and attach sidecar `.tosa` graphs; call after every delegate is decoded."""
+def attach_matched_by_io(program: Program, delegates: list[Delegate]) -> None:
+    """Find, match and attach the sidecar `.tosa` graphs of these delegates (Ethos-U's); call after
+    every delegate is decoded."""
     if program.path is None:
         return
     cache: dict[Path, list[Sidecar]] = {}
     candidates: list[_Candidate] = []
-    tosa_payloads: set[bytes] = set()
-    for method in program.methods:
-        for delegate in method.delegates:
-            folders = candidate_folders(program.path, delegate.spec("debug_artifact_path"))
-            rule = backend_info(delegate.id).sidecars
-            if rule == SIDECARS_TOSA_IDENTICAL:
-                _note_tosa_sidecar(program, delegate, folders, cache, tosa_payloads)
-            elif rule == SIDECARS_TOSA_BY_IO:
-                candidates.append(
-                    _Candidate(delegate, folders, _sidecar_folder(folders, program.path.parent))
-                )
-    if not candidates:
-        return
+    for delegate in delegates:
+        folders = candidate_folders(program.path, delegate.spec("debug_artifact_path"))
+        candidates.append(
+            _Candidate(delegate, folders, _sidecar_folder(folders, program.path.parent))
+        )
+    payloads = _other_payloads(program, delegates)
     for cand in candidates:
         graphs = cand.delegate.decoded.graphs
         npu = next((g for g in graphs if g.name == NPU_GRAPH), None)
@@ -196,7 +210,7 @@ def attach_tosa_sidecars(program: Program) -> None:
             continue
         spec = cand.delegate.spec("tosa_spec")
         for sidecar in _load_sidecars(cand.folder, program.path.parent, cache):
-            if _is_payload(sidecar.data, tosa_payloads):
+            if _is_payload(sidecar.data, payloads):
                 continue  # a TOSABackend delegate's own file
             _parse(sidecar)
             if sidecar.model is None:
@@ -263,7 +277,7 @@ def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> N
 
 
 def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
-    from pte_adapter.delegates.tosa import find_debug_json, to_delegate_graphs, tosa_summary
+    from pte_adapter.delegates.tosa.decode import find_debug_json, to_delegate_graphs, tosa_summary
 
     assert sidecar.model is not None
     decoded = cand.delegate.decoded
@@ -307,20 +321,18 @@ def _attach(cand: _Candidate, sidecar: Sidecar) -> None:
     decoded.problems.extend(f"sidecar {sidecar.path.name}: {p}" for p in built.problems)
 
 
-def _note_tosa_sidecar(
-    program: Program,
-    delegate: Delegate,
-    folders: list[Path],
-    cache: dict[Path, list[Sidecar]],
-    tosa_payloads: set[bytes],
-) -> None:
-    """A TOSABackend payload is its sidecar; record the identical file, if any, and exclude it."""
+def note_identical_file(program: Program, delegates: list[Delegate]) -> None:
+    """A TOSABackend payload is its own sidecar: name the identical intermediate file, if any."""
+    cache: dict[Path, list[Sidecar]] = {}
+    for delegate in delegates:
+        _note_identical(program, delegate, cache)
+
+
+def _note_identical(program: Program, delegate: Delegate, cache: dict[Path, list[Sidecar]]) -> None:
     payload = _payload_bytes(program, delegate)
-    if payload is None:
+    if payload is None or program.path is None:
         return
-    tosa_payloads.add(payload)
-    if program.path is None:
-        return
+    folders = candidate_folders(program.path, delegate.spec("debug_artifact_path"))
     here = program.path.parent
     folder = _sidecar_folder(folders, here)
     if folder is None:

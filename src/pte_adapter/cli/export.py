@@ -1,0 +1,92 @@
+"""`pte-adapter export PROGRAM -o graph.json [--vela] [--npu-overlay JSON]`: the Model Explorer
+graphs as the adapter makes them (`explorer/convert.py`), as JSON for Model Explorer's built-in
+loader; a bare payload file (`.tosa`) gives its graphs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pte_adapter.cli.profile import add_time_scale_args, time_scale_of
+from pte_adapter.cli.usage import EXIT_OK, UsageError, output_path, write_output
+
+if TYPE_CHECKING:
+    from pte_adapter.analysis.program_analysis import ProgramAnalysis
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("export", help="write the Model Explorer graph JSON")
+    p.add_argument("model")
+    p.add_argument("-o", "--output", required=True, help="output .json path")
+    p.add_argument(
+        "--vela",
+        action="store_true",
+        help="run Vela on matched sidecar .tosa files; its per-layer estimate goes on "
+        "the TOSA source graphs",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per Vela run")
+    p.add_argument(
+        "--npu-overlay",
+        metavar="JSON",
+        help="also write a node-data file colouring NPU operations by estimated cycles",
+    )
+    add_time_scale_args(p)  # for the ETDump beside the model, whose times go on the graph
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pte_adapter.explorer.convert import convert
+    from pte_adapter.render.model_explorer import graphs_to_json
+
+    out = output_path(args.output, "graph.json")
+    model = Path(args.model)
+    made = convert(model, _with_vela(args.timeout) if args.vela else _with_etdump(args))
+    data = graphs_to_json(made.graphs, model.name)
+    write_output(out, json.dumps(data, ensure_ascii=False))
+    n = len(data["graphs"])
+    print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
+    if args.npu_overlay:
+        from model_explorer.node_data_builder import ModelNodeData
+
+        from pte_adapter.render.npu_overlay import npu_overlay
+
+        overlay = (
+            npu_overlay(made.analysis, made.plan)
+            if made.analysis and made.plan
+            else ModelNodeData(graphsData={})
+        )
+        Path(args.npu_overlay).write_text(overlay.to_json_string(indent=1))
+        print(f"wrote {args.npu_overlay} ({len(overlay.graphsData)} graphs with NPU estimates)")
+    return EXIT_OK
+
+
+def _with_etdump(args: argparse.Namespace) -> Callable[[Path], ProgramAnalysis]:
+    """How the adapter opens a program, in the time scale the command line gives."""
+
+    def open_program(path: Path) -> ProgramAnalysis:
+        from pte_adapter.api import open_analysis
+
+        try:
+            scale = time_scale_of(args)
+        except ValueError as e:
+            raise UsageError(str(e)) from e
+        return open_analysis(path, time_scale=scale)
+
+    return open_program
+
+
+def _with_vela(timeout: float) -> Callable[[Path], ProgramAnalysis]:
+    """The program with Vela's own per-layer estimate on its TOSA source graphs (no ETDump)."""
+
+    def open_program(path: Path) -> ProgramAnalysis:
+        from pte_adapter.api import analyse, load
+        from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
+
+        program = load(path)
+        compare_with_vela(program, timeout)
+        return analyse(program)
+
+    return open_program

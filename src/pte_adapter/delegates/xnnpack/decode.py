@@ -1,0 +1,201 @@
+"""XNNPACK delegate payloads: `XH00` header + `XN01`/`XN00` FlatBuffer + optional constant data.
+
+Layout (ExecuTorch `backends/xnnpack/serialization/xnnpack_graph_serialize.py`, little-endian):
+  bytes 0-3   zero (so that `XH00` sits where a FlatBuffer's identifier would)
+  bytes 4-7   `XH00`
+  bytes 8-9   u16 header length (30)
+  bytes 10-13 u32 FlatBuffer offset    bytes 14-17 u32 FlatBuffer size
+  bytes 18-21 u32 constant data offset bytes 22-29 u64 constant data size
+Older payloads are a bare FlatBuffer (identifier at bytes 4-7, no header).
+
+The graph is read generically from tables generated out of the pinned schema
+(`scripts/gen_xnnpack_tables.py`): every node kind's fields become attributes without a hand-written
+case per kind, and a node kind newer than those tables still shows up (as `unknown_node_<tag>`).
+Constant bytes are never read: only their size and where they live (a named key resolved to a `.pte`
+segment or a `.ptd` file, or an offset inside the payload). The only exception is the first few
+per-channel scales, which are small and say more than a count.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pte_adapter.container.flatbuf import FlatBuffer, Table
+from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
+    FILE_IDENTIFIER,
+    RUNTIME_FILE_IDENTIFIER,
+    TABLES,
+)
+from pte_adapter.delegates.xnnpack.records import (
+    _GRAPH,
+    UINT64_MAX,
+    Header,
+    Record,
+    _int,
+    format_value,
+    read_header,
+    read_record,
+)
+from pte_adapter.delegates.xnnpack.values import (
+    _Constants,
+    _full_dims,
+    _inner,
+    _node,
+    _tensor,
+    _tensor_id,
+)
+from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph
+
+__all__ = [
+    "UINT64_MAX",
+    "_GRAPH",
+    "Header",
+    "Record",
+    "_int",
+    "decode",
+    "format_value",
+    "read_header",
+    "read_record",
+]
+
+
+def _open(payload: memoryview, ctx: DecodeContext) -> tuple[Header, FlatBuffer, bytes]:
+    """The header and the graph FlatBuffer, its identifier checked."""
+    part = f"XNNPACK payload ({ctx.delegate_id})"
+    base = ctx.payload_offset or 0
+    header = read_header(payload, part, base)
+    fb = FlatBuffer(
+        payload[header.flatbuffer_offset : header.flatbuffer_offset + header.flatbuffer_size],
+        part,
+        base=base + header.flatbuffer_offset,
+    )
+    ident = fb.identifier()
+    if ident not in (FILE_IDENTIFIER, RUNTIME_FILE_IDENTIFIER):
+        raise fb.error(
+            f"expected FlatBuffer identifier {FILE_IDENTIFIER!r} or {RUNTIME_FILE_IDENTIFIER!r}, "
+            f"found {ident!r}",
+            4,
+        )
+    return header, fb, ident
+
+
+def _constants(root: Table, header: Header, ctx: DecodeContext) -> _Constants:
+    entries = [
+        read_record(t, "ConstantDataOffset")
+        for t in root.iter_tables(_GRAPH["constant_data"].slot, "constant_data")
+    ]
+    legacy: list[tuple[int, int]] = []
+    if not entries:
+        base = ctx.payload_offset or 0
+        for i, buf in enumerate(
+            root.iter_tables(_GRAPH["constant_buffer"].slot, "constant_buffer")
+        ):
+            span = buf.bytes_span(TABLES["Buffer"][0].slot, f"constant_buffer[{i}]")
+            # bytes_span gives file offsets; convert back to payload offsets for display
+            legacy.append((span[0] - base, span[1]) if span else (0, 0))
+    return _Constants(entries, legacy, header, ctx, ctx.payload_offset)
+
+
+def _graph(
+    root: Table, consts: _Constants, problems: list[str]
+) -> tuple[DelegateGraph, Counter[str]]:
+    graph = DelegateGraph(name="XNNPACK graph")
+    for i, t in enumerate(root.iter_tables(_GRAPH["xvalues"].slot, "xvalues", once=True)):
+        rec = read_record(t, "XValue")
+        info = _tensor(rec, consts, problems)
+        if info is None:
+            continue
+        if "dims" in _inner(rec).counts:
+            info.shape = _full_dims(t)
+        if info.id in graph.tensors:
+            problems.append(f"xvalues[{i}] reuses value id {info.id}")
+        graph.tensors[info.id] = info
+    kinds: Counter[str] = Counter()
+    for i, t in enumerate(root.iter_tables(_GRAPH["xnodes"].slot, "xnodes", once=True)):
+        node = _node(i, read_record(t, "XNode"), problems)
+        kinds[node.kind] += 1
+        for tid in node.inputs + node.outputs:
+            if tid not in graph.tensors:
+                problems.append(f"XNode {i} ({node.kind}) refers to undefined value {tid}")
+        graph.nodes.append(node)
+    graph.inputs = [_tensor_id(v) for v in root.ints(_GRAPH["input_ids"].slot, "I", "input_ids")]
+    graph.outputs = [_tensor_id(v) for v in root.ints(_GRAPH["output_ids"].slot, "I", "output_ids")]
+    for tid in graph.inputs + graph.outputs:
+        if tid not in graph.tensors:
+            problems.append(f"graph input/output {tid} is not a defined value")
+    return graph, kinds
+
+
+def _summary(
+    root: Table,
+    ident: bytes,
+    header: Header,
+    graph: DelegateGraph,
+    kinds: Counter[str],
+    consts: _Constants,
+) -> dict[str, str]:
+    kinds_text = ", ".join(
+        f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    external = sum(consts.external_files.values())
+    summary = {
+        "format": f"XNNPACK {ident.decode()}"
+        + (" (XH00 header)" if header.flatbuffer_offset else ""),
+        "version": root.string(_GRAPH["version"].slot, "version") or "",
+        "nodes": str(len(graph.nodes)),
+        "node_kinds": kinds_text,
+        "values": str(len(graph.tensors)),
+        "inputs": str(len(graph.inputs)),
+        "outputs": str(len(graph.outputs)),
+        "num_externs": str(root.int(_GRAPH["num_externs"].slot, "I")),
+    }
+    if consts.total_bytes or consts.named or consts.in_payload or external:
+        summary["constant_bytes"] = str(consts.total_bytes)
+        summary["constants_named"] = str(consts.named)
+        summary["constants_in_payload"] = str(consts.in_payload)
+        summary["constants_external"] = (
+            f"{external} in " + ", ".join(sorted(consts.external_files)) if external else "0"
+        )
+    else:  # a graph of activations only (an add, a reshape): one line, not four zeros
+        summary["constants"] = "none"
+    if header.constant_size:
+        summary["payload_constant_block"] = (
+            f"{header.constant_size} bytes at +{header.constant_offset}"
+        )
+    if consts.missing:
+        summary["constants_missing"] = str(len(consts.missing))
+    return summary
+
+
+def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
+    header, fb, ident = _open(payload, ctx)
+    root = fb.root()
+    problems: list[str] = []
+    consts = _constants(root, header, ctx)
+    graph, kinds = _graph(root, consts, problems)
+    summary = _summary(root, ident, header, graph, kinds, consts)
+    if consts.missing:
+        problems.append(
+            f"{len(consts.missing)} constant(s) name data that is in neither the .pte nor a .ptd "
+            f"beside it (first key {consts.missing[0]!r})"
+            + (f"; searched {ctx.sources.searched()}" if ctx.sources is not None else "")
+        )
+    graph.attrs = dict(summary)
+    stats: dict[str, int | float | str] = {
+        "xnn_nodes": len(graph.nodes),
+        "xnn_values": len(graph.tensors),
+        "constant_bytes": consts.total_bytes,
+        "external_constants": sum(consts.external_files.values()),
+    }
+    for k, n in kinds.items():
+        stats[f"kind:{k}"] = n
+    return DecodedDelegate(
+        graphs=[graph],
+        summary=summary,
+        num_inputs=len(graph.inputs),
+        num_outputs=len(graph.outputs),
+        inner_op_count=len(graph.nodes),
+        stats=stats,
+        problems=problems,
+    )
