@@ -17,11 +17,11 @@ command stream without a new export, plus Vela's estimate of it:
 
 Usage (from the repository root; everything goes to the git-ignored ``bench_out/sweep``)::
 
-    nice -n 10 python examples/build_sweep.py              # exports + Vela runs
-    python examples/build_sweep.py --list                  # networks and cases
-    python examples/build_sweep.py --only conv3x3_s1 res_add
-    python examples/build_sweep.py --vela-only             # re-run Vela on existing exports
-    python examples/build_sweep.py --examples-only         # the shipped examples' sidecars
+    nice -n 10 python -m benchmarks.build_sweep              # exports + Vela runs
+    python -m benchmarks.build_sweep --list                  # networks and cases
+    python -m benchmarks.build_sweep --only conv3x3_s1 res_add
+    python -m benchmarks.build_sweep --vela-only             # re-run Vela on existing exports
+    python -m benchmarks.build_sweep --examples-only         # the shipped examples' sidecars
 
 Exports run one at a time (about 10-60 s each on this machine); Vela runs take a second each.
 ``bench_out/sweep/manifest.json`` lists every case; ``benchmarks/bench_npu_estimate.py`` reads it.
@@ -44,8 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
 OUT = ROOT / "bench_out" / "sweep"
 SEED = 20261201
 
@@ -362,8 +362,7 @@ def _split2():
 
 @network("mv2_w035_r96", "MobileNetV2 0.35 at 96x96, fully delegated", (1, 3, 96, 96))
 def _mv2():
-    sys.path.insert(0, str(HERE))
-    from build_examples import mobilenet_v2  # type: ignore[import-not-found]
+    from examples.models.mobilenet import mobilenet_v2
 
     return mobilenet_v2(0.35, seed=SEED)
 
@@ -434,9 +433,8 @@ def case_id(net: str, config: tuple[str, str, str]) -> str:
 def export(net: Network, family: str, folder: Path) -> dict:
     """Quantize and lower `net` for the family's base accelerator; keep the .tosa sidecars."""
     import torch
-
-    sys.path.insert(0, str(HERE))
-    from build_examples import _seeded, arm_lower, ethosu_spec  # type: ignore[import-not-found]
+    from examples.lowering import arm_lower, ethosu_spec
+    from examples.models import seeded
 
     base = U55_BASE if family == "u55" else U85_BASE
     if folder.exists():
@@ -446,7 +444,7 @@ def export(net: Network, family: str, folder: Path) -> dict:
     os.chdir(folder)
     try:
         torch.manual_seed(SEED)
-        model = _seeded(net.make, seed=SEED)
+        model = seeded(net.make, seed=SEED)
         g = torch.Generator().manual_seed(SEED)
         example = (torch.randn(*net.shape, generator=g),)
         spec = ethosu_spec(base[0], "artifacts", system_config=base[1], memory_mode=base[2])
@@ -470,7 +468,6 @@ def pte_partitions(pte: Path) -> list[dict]:
     """Each Ethos-U delegate of the program: its index, command stream and compile flags."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    sys.path.insert(0, str(ROOT / "src"))
     from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 
     program = deserialize_pte_binary(pte.read_bytes()).program
@@ -630,8 +627,8 @@ def build_example_cases() -> int:
     manifest.setdefault("exports", {})
     manifest.setdefault("cases", {})
     failures = 0
-    for pte in sorted(HERE.glob("*.pte")):
-        art = HERE / f"{pte.stem}_artifacts"
+    for pte in sorted(EXAMPLES.glob("*.pte")):
+        art = EXAMPLES / f"{pte.stem}_artifacts"
         if b"vela_bin_stream" not in pte.read_bytes() or not art.is_dir():
             continue
         parts = pte_partitions(pte)
