@@ -543,61 +543,86 @@ def build(names: list[str], vela_only: bool) -> int:
             continue
         cases = cases_for(index, net)
         for family in net.families:
-            key = f"{net.name}_{family}"
-            folder = OUT / "exports" / key
-            t0 = time.time()
-            if not vela_only or not (folder / "program.pte").exists():
-                print(f"export {key} ...", flush=True)
-                try:
-                    info = export(net, family, folder)
-                except Exception:
-                    traceback.print_exc()
-                    manifest["exports"][key] = {"error": traceback.format_exc()[-2000:]}
-                    failures += 1
-                    continue
-                info["seconds"] = round(time.time() - t0, 1)
-                manifest["exports"][key] = info
+            folder = OUT / "exports" / f"{net.name}_{family}"
+            if not _exported(net, family, folder, vela_only, manifest):
+                failures += 1
+                continue
             parts = pte_partitions(folder / "program.pte")
             tosas = sorted(p for p in (folder / "artifacts").glob("*.tosa"))
             for fam, config in cases:
                 if fam != family:
                     continue
                 cid = case_id(net.name, config)
-                case = {
-                    "network": net.name,
-                    "what": net.what,
-                    "family": family,
-                    "accelerator": config[0],
-                    "system_config": config[1],
-                    "memory_mode": config[2],
-                    "held_out": net.held_out,
-                    "base": config == (U55_BASE if family == "u55" else U85_BASE),
-                    "partitions": [],
-                }
-                for tosa in tosas:
-                    tag = tosa.name.split("_TOSA")[0]
-                    out = OUT / "vela" / cid / tag
-                    err = run_vela(tosa, config, out)
-                    entry: dict = {"tag": tag, "dir": str(out.relative_to(OUT))}
-                    if err:
-                        entry["error"] = err
-                        failures += 1
-                    else:
-                        import numpy as np
-
-                        with np.load(next(out.glob("*_vela.npz")), allow_pickle=True) as d:
-                            cmd = d["cmd_data"].tobytes()
-                        for p in parts:
-                            if p["cmd_data"] == cmd:
-                                entry["delegate"] = p["delegate"]
-                                entry["method"] = p["method"]
-                                entry["identical_to_pte"] = True
-                    case["partitions"].append(entry)
-                # Name partitions by delegate order where the base compile matched them.
+                case, failed = _vela_case(net, family, config, cid, tosas, parts)
+                failures += failed
                 manifest["cases"][cid] = case
                 print(f"  {cid}: {len(case['partitions'])} partition(s)", flush=True)
             manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    # Delegate indices for the other configurations: the same tag as in the base compile.
+    _delegates_by_tag(manifest)
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    print(f"{len(manifest['cases'])} cases in {manifest_path}; {failures} failure(s)")
+    return 1 if failures else 0
+
+
+def _exported(net: Network, family: str, folder: Path, vela_only: bool, manifest: dict) -> bool:
+    """Export the network for the family unless `vela_only` and it is there; False on failure."""
+    key = folder.name
+    if vela_only and (folder / "program.pte").exists():
+        return True
+    print(f"export {key} ...", flush=True)
+    t0 = time.time()
+    try:
+        info = export(net, family, folder)
+    except Exception:
+        traceback.print_exc()
+        manifest["exports"][key] = {"error": traceback.format_exc()[-2000:]}
+        return False
+    info["seconds"] = round(time.time() - t0, 1)
+    manifest["exports"][key] = info
+    return True
+
+
+def _vela_case(
+    net: Network, family: str, config: tuple, cid: str, tosas: list[Path], parts: list[dict]
+) -> tuple[dict, int]:
+    """Vela on every partition's .tosa for one configuration; the case and its failure count."""
+    import numpy as np
+
+    case: dict = {
+        "network": net.name,
+        "what": net.what,
+        "family": family,
+        "accelerator": config[0],
+        "system_config": config[1],
+        "memory_mode": config[2],
+        "held_out": net.held_out,
+        "base": config == (U55_BASE if family == "u55" else U85_BASE),
+        "partitions": [],
+    }
+    failures = 0
+    for tosa in tosas:
+        tag = tosa.name.split("_TOSA")[0]
+        out = OUT / "vela" / cid / tag
+        err = run_vela(tosa, config, out)
+        entry: dict = {"tag": tag, "dir": str(out.relative_to(OUT))}
+        if err:
+            entry["error"] = err
+            failures += 1
+        else:
+            with np.load(next(out.glob("*_vela.npz")), allow_pickle=True) as d:
+                cmd = d["cmd_data"].tobytes()
+            for p in parts:
+                if p["cmd_data"] == cmd:
+                    entry["delegate"] = p["delegate"]
+                    entry["method"] = p["method"]
+                    entry["identical_to_pte"] = True
+        case["partitions"].append(entry)
+    return case, failures
+
+
+def _delegates_by_tag(manifest: dict) -> None:
+    """Delegate indices for the other configurations: the same tag as in the base compile (where
+    the base compile's command stream matched a delegate of the program)."""
     by_tag: dict[tuple[str, str, str], int] = {}
     for case in manifest["cases"].values():
         if case["base"]:
@@ -607,9 +632,6 @@ def build(names: list[str], vela_only: bool) -> int:
     for case in manifest["cases"].values():
         for p in case["partitions"]:
             p.setdefault("delegate", by_tag.get((case["network"], case["family"], p["tag"])))
-    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    print(f"{len(manifest['cases'])} cases in {manifest_path}; {failures} failure(s)")
-    return 1 if failures else 0
 
 
 def _flag(flags: str, name: str) -> str:
