@@ -55,25 +55,20 @@ import traceback
 import torch
 
 from examples.builders import bundle, cortex_m, ethosu, large, portable, tosa, xnnpack
-from examples.common import EXAMPLES, HERE, build_in_subprocess, build_recording, check_paths
+from examples.common import (
+    EXAMPLES,
+    HERE,
+    build_in_subprocess,
+    build_recording,
+    check_paths,
+    run_worker,
+)
 from examples.manifest import write_manifest
 from examples.models import SEED
 from examples.readme import write_readme
 from examples.verify import print_facts, verify_example
 
 BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large)  # each registers its own
-
-
-def run_worker(name: str, out: str, result_file: str) -> int:
-    """The child process: build one example, report its result as JSON."""
-    os.chdir(os.path.abspath(out))
-    torch.manual_seed(SEED)
-    t0 = time.time()
-    result = build_recording(EXAMPLES[name])
-    result["build_seconds"] = round(time.time() - t0, 1)
-    with open(result_file, "w") as f:
-        json.dump(result, f)
-    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -170,7 +165,7 @@ def main(argv=None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
     if args._worker:
-        return run_worker(args._worker, args.out, args._result)
+        return run_worker(EXAMPLES[args._worker], args.out, args._result)
     if args.list:
         for e in EXAMPLES.values():
             print(f"{e.name:22s} {'[large] ' if e.large else ''}{e.description}")

@@ -42,7 +42,6 @@ import hashlib
 import json
 import os
 import sys
-import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -55,12 +54,12 @@ from examples.common import (
     HERE,
     Example,
     build_in_subprocess,
-    build_recording,
     check_paths,
     example,
     inputs,
     prune_artifacts,
     reset_outputs,
+    run_worker,
     write_pte,
 )
 from examples.etrecords import captured_partition_rejections, save_etrecord
@@ -184,12 +183,8 @@ def lower_pair_program(
     """Quantize (INT8 per-channel symmetric, `float_modules` left in float), lower to Ethos-U with
     the partitioner's own report and `.tosa` sidecars in `<name>_artifacts/`, write `<name>.pte`;
     with `etrecord`, also `<name>.etrecord` and the partitioner's reasons `<name>.rejections.json`
-    (build_examples.save_etrecord: the layers an island came from, for the what-if's fix)."""
+    (etrecords.save_etrecord: the layers an island came from, for the what-if's fix)."""
     from executorch.backends.arm.ethosu import EthosUPartitioner
-    from executorch.backends.arm.quantizer import (
-        EthosUQuantizer,
-        get_symmetric_quantization_config,
-    )
     from executorch.exir import (
         EdgeCompileConfig,
         ExecutorchBackendConfig,
@@ -202,13 +197,8 @@ def lower_pair_program(
     if system_config:
         kw["system_config"] = system_config
     spec = ethosu_spec(target, art, **kw)
-    quantizer = EthosUQuantizer(spec)
-    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
-    for module in float_modules:
-        quantizer.set_module_name(module, None)
-    shape = tuple(example.shape)
-    calib = inputs(shape, calib_n)
-    qep = quantize_pt2e(model, (example,), quantizer, calib)
+    calib = inputs(tuple(example.shape), calib_n)
+    qep = _quantized(model, example, spec, float_modules, calib)
     partitioner = EthosUPartitioner(spec, additional_checks=list(checks) or None)
     with captured_partition_rejections() as rejections, arm_partition_report():
         edge = to_edge_transform_and_lower(
@@ -222,24 +212,35 @@ def lower_pair_program(
     if etrecord:
         save_etrecord(prog, name, rejections)
         files += [f"{name}.etrecord", f"{name}.rejections.json"]
-    # out.tosa and output/out_vela.npz repeat the last partition (see build_examples.py).
-    prune_artifacts(art)
-    return {
-        "files": files,
-        "sidecars": [art],
-        "settings": {
-            "input": list(shape),
-            "target": target,
-            "system_config": _flag(spec.compiler_flags, "system-config"),
-            "memory_mode": memory_mode,
-            "compile_flags": spec.compiler_flags,
-            "tosa_spec": str(spec.tosa_spec),
-            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)"
-            + (f"; left in float: {', '.join(float_modules)}" if float_modules else ""),
-            "extract_delegate_segments": False,
-            **fingerprint(model, example, calib),
-        },
+    prune_artifacts(art)  # out.tosa and output/out_vela.npz repeat the last partition
+    settings = {
+        "input": list(example.shape),
+        "target": target,
+        "system_config": _flag(spec.compiler_flags, "system-config"),
+        "memory_mode": memory_mode,
+        "compile_flags": spec.compiler_flags,
+        "tosa_spec": str(spec.tosa_spec),
+        "quantization": "INT8 per-channel symmetric (EthosUQuantizer)"
+        + (f"; left in float: {', '.join(float_modules)}" if float_modules else ""),
+        "extract_delegate_segments": False,
+        **fingerprint(model, example, calib),
     }
+    return {"files": files, "sidecars": [art], "settings": settings}
+
+
+def _quantized(model, example, spec, float_modules: tuple[str, ...], calib: list):
+    """The model quantized with EthosUQuantizer, INT8 per-channel symmetric, `float_modules`
+    left in float, calibrated on `calib`."""
+    from executorch.backends.arm.quantizer import (
+        EthosUQuantizer,
+        get_symmetric_quantization_config,
+    )
+
+    quantizer = EthosUQuantizer(spec)
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+    for module in float_modules:
+        quantizer.set_module_name(module, None)
+    return quantize_pt2e(model, (example,), quantizer, calib)
 
 
 def _flag(spec_flags: list[str], key: str) -> str | None:
@@ -503,39 +504,8 @@ def _manifest_entries(names: list[str]) -> dict[str, dict]:
 # --------------------------------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", nargs="+", metavar="NAME", help="build only these programs")
-    ap.add_argument("--list", action="store_true", help="list the programs and exit")
-    ap.add_argument(
-        "--pairs-only",
-        action="store_true",
-        help=f"build nothing; rewrite {PAIRS_JSON} from the programs' entries in manifest.json",
-    )
-    ap.add_argument("--_worker", help=argparse.SUPPRESS)
-    ap.add_argument("--_result", help=argparse.SUPPRESS)
-    ap.add_argument("--out", default=HERE, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-
-    if args._worker:  # child process: build one program, report its result as JSON
-        os.chdir(os.path.abspath(args.out))
-        torch.manual_seed(SEED)
-        t0 = time.time()
-        result = build_recording(PROGRAMS[args._worker])
-        result["build_seconds"] = round(time.time() - t0, 1)
-        with open(args._result, "w") as f:
-            json.dump(result, f)
-        return 0
-    if args.list:
-        for p in PROGRAMS.values():
-            print(f"{p.name:34s} {p.description}")
-        return 0
-    names = [] if args.pairs_only else args.only or list(PROGRAMS)
-    unknown = [n for n in names if n not in PROGRAMS]
-    if unknown:
-        ap.error(f"unknown program(s): {unknown}; see --list")
-
-    out = HERE  # always the committed folder: the pairs are examples
+def build_programs(names: list[str], out: str) -> tuple[dict, dict]:
+    """Build each program in a fresh process and verify it: manifest entries and failures."""
     entries, failures = {}, {}
     for name in names:
         ex = PROGRAMS[name]
@@ -551,24 +521,53 @@ def main(argv: list[str] | None = None) -> int:
         hits = check_paths(out, result["files"] + result["sidecars"])
         if hits:
             failures[name] = f"absolute machine path found in {hits}"
-        entries[name] = {
-            **result,
-            "kind": ex.kind,
-            "description": ex.description,
-            "facts": facts,
-        }
+        entries[name] = {**result, "kind": ex.kind, "description": ex.description, "facts": facts}
+    return entries, failures
+
+
+def write_pairs(out: str) -> None:
+    """whatif_pairs.json, when every side of every pair is in manifest.json."""
+    sides = [n for p in PAIRS for n in (p.fragmented, p.fixed)]
+    recorded = _manifest_entries(sides)
+    if all(n in recorded for n in sides):
+        with open(os.path.join(out, PAIRS_JSON), "w") as f:
+            json.dump(pairs_manifest(recorded), f, indent=1)
+            f.write("\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="build only these programs")
+    ap.add_argument("--list", action="store_true", help="list the programs and exit")
+    ap.add_argument(
+        "--pairs-only",
+        action="store_true",
+        help=f"build nothing; rewrite {PAIRS_JSON} from the programs' entries in manifest.json",
+    )
+    ap.add_argument("--_worker", help=argparse.SUPPRESS)
+    ap.add_argument("--_result", help=argparse.SUPPRESS)
+    ap.add_argument("--out", default=HERE, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args._worker:  # child process: build one program, report its result as JSON
+        return run_worker(PROGRAMS[args._worker], args.out, args._result)
+    if args.list:
+        for p in PROGRAMS.values():
+            print(f"{p.name:34s} {p.description}")
+        return 0
+    names = [] if args.pairs_only else args.only or list(PROGRAMS)
+    unknown = [n for n in names if n not in PROGRAMS]
+    if unknown:
+        ap.error(f"unknown program(s): {unknown}; see --list")
+    out = HERE  # always the committed folder: the pairs are examples
+    entries, failures = build_programs(names, out)
     if entries:
         doc = write_manifest(out, entries)
     else:  # --pairs-only: the README from the manifest as it is
         with open(os.path.join(out, "manifest.json")) as f:
             doc = json.load(f)
     write_readme(out, doc)
-    sides = [n for p in PAIRS for n in (p.fragmented, p.fixed)]
-    recorded = _manifest_entries(sides)
-    if not failures and all(n in recorded for n in sides):
-        with open(os.path.join(out, PAIRS_JSON), "w") as f:
-            json.dump(pairs_manifest(recorded), f, indent=1)
-            f.write("\n")
+    if not failures:
+        write_pairs(out)
     for n, msg in failures.items():
         print(f"FAILED {n}: {msg}")
     return 1 if failures else 0

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,6 +102,19 @@ def build_in_subprocess(module: str, name: str, out: str) -> dict:
             raise RuntimeError(f"worker for {name} exited with status {rc}")
         with open(result_file) as f:
             return json.load(f)
+
+
+def run_worker(ex: Example, out: str, result_file: str) -> int:
+    """The child process of ``build_in_subprocess``: build one example in ``out`` (torch seeded),
+    report its result, with its build time, as JSON in ``result_file``."""
+    os.chdir(os.path.abspath(out))
+    torch.manual_seed(SEED)
+    t0 = time.time()
+    result = build_recording(ex)
+    result["build_seconds"] = round(time.time() - t0, 1)
+    with open(result_file, "w") as f:
+        json.dump(result, f)
+    return 0
 
 
 def reset_outputs(*paths: str):
