@@ -33,6 +33,14 @@ README_NOTES = """\
   examples must be rebuilt anyway: those whose ETRecord (unzipped) or TOSA debug info names the
   file. Before this split the traces pointed into `build_examples.py` itself, and several
   committed ETRecords recorded lines the script had long since moved.
+- **Another machine, other last bits.** A rebuild reproduces the structure and the integer
+  weights, not always float32 calibration's last bit (activation scales, hence requantization
+  multipliers and biases). When the traces moved to `models/`, the rebuilt `mv2_lrn_ethosu85`,
+  `mv2_lrn2_ethosu85` and `classifier_cortex_m_ethosu85` differed from the committed programs in
+  that way only: their `.pte`, sidecars and memory plans were kept, their ETRecords and
+  `rejections.json` replaced (graph, debug handles and delegate map identical; the float scales,
+  and with them the ETRecord's copy of the payloads, differ). `tosa_debug` holds its traces in
+  the program itself and was replaced whole (a few TOSA rescale multipliers moved with it).
 - **FreeCall** is unreachable from the stock ExecuTorch 1.5.1 flow (data-dependent shapes are
   planned as DYNAMIC_BOUND and unbound specs are filtered out before `insert_calls_to_free`);
   `free_call.pte` forces it through a `MemoryPlanningPass` subclass. `cond.pte` therefore has

@@ -21,10 +21,10 @@ from tests.support.examples import EXAMPLES, ROOT
 MODULE_LINES = 800
 FUNCTION_LINES = 60
 # `File "examples/models/x.py", line 12, in forward` then the code line, as a stack trace stores
-# it inside JSON (quotes and newlines escaped once or more); the code up to its first quote or
-# backslash (where the trace may end).
+# it inside JSON (quotes and newlines escaped once or more; TOSA debug info keeps one line per list
+# item); the code up to its first quote or backslash (where the trace may end).
 FRAME = re.compile(
-    rb'File \\*"(examples/[\w/]+\.py)\\*", line (\d+), in \w+(?:\\+n|\n) *([^\n"\\]*)'
+    rb'File \\*"(examples/[\w/]+\.py)\\*", line (\d+), in \w+(?:\\+n|\n|", ") *([^\n"\\]*)'
 )
 
 
