@@ -92,10 +92,8 @@ def build(out_dir: Path) -> Path:
     script = ROOT / "examples" / "build_examples.py"
     t = time.perf_counter()
     if script.exists() and "--large" in script.read_text():
-        subprocess.run(
-            [sys.executable, str(script), "--large", "--only", NAME, "--out", str(out_dir)],
-            check=True,
-        )
+        cmd = [sys.executable, "-m", "examples.build_examples", "--large", "--only", NAME]
+        subprocess.run([*cmd, "--out", str(out_dir.resolve())], check=True, cwd=ROOT)
     else:
         _generate(pte)
     print(f"built {pte} in {time.perf_counter() - t:.0f} s", flush=True)

@@ -1,6 +1,6 @@
 """The NPU estimate against Vela's over the whole sweep: one row per partition, then per target.
 
-    python examples/build_sweep.py                    # once: the corpus in bench_out/sweep
+    python -m benchmarks.build_sweep                    # once: the corpus in bench_out/sweep
     python benchmarks/bench_npu_estimate.py           # the table
     python benchmarks/bench_npu_estimate.py --ops     # ... and the operations outside ±25 %
     python benchmarks/bench_npu_estimate.py --subset  # the committed subset the test checks

@@ -7,7 +7,7 @@
 
 The L-layer programs (`gpt{48,192}_d64_{portable,xnnpack}.pte`: the benchmarks' GPT shape with 48
 or 192 blocks at hidden 64) are built by
-`python examples/build_examples.py --large --out bench_out/large --only gpt48_d64_portable ...`;
+`python -m examples.build_examples --large --out bench_out/large --only gpt48_d64_portable ...`;
 the 650 MB GPT by `benchmarks/bench_large.py` (into /tmp/pte_bench); pass it with `--pte`.
 
 Two tables, all CPU time (user + system; the machine is shared, so wall time says little):

@@ -1,6 +1,6 @@
 """The what-if pairs' truth table: per pair, what the real re-export with the fix gives.
 
-    python examples/build_whatif_pairs.py     # once: the pairs in examples/ (committed)
+    python -m examples.build_whatif_pairs     # once: the pairs in examples/ (committed)
     python benchmarks/bench_whatif.py         # the table (runs Vela on each fixed side's TOSA)
     python benchmarks/bench_whatif.py --json  # the same as JSON
 

@@ -7,7 +7,7 @@ specification, a `weight.bin`) and stores that folder flattened into the payload
 `metadata.json` (`executorchcoreml.flatten_directory_contents`). Converting and flattening run on
 Linux; compiling the package (`model_type=COMPILED_MODEL`) needs macOS and is not done.
 
-    python examples/build_coreml_examples.py [--out examples]
+    python -m examples.build_coreml_examples [--out examples]
 
 - `coreml_small`  a small CNN (conv, ReLU, a mean over H and W, a linear layer), float32, one
                   Core ML partition
@@ -24,28 +24,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SEED = 20240611
-ABS_PATH_RE = re.compile(rb"/(tmp|root|work|home)/")
+from examples import memory_plan
+from examples.common import ABS_PATH_RE, HERE, REPO
+from examples.models import SEED
 
 
 def _small():  # type: ignore[no-untyped-def]
     import torch
 
-    class Small(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.fc = torch.nn.Linear(8, 4)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            y = torch.relu(self.conv(x))
-            return self.fc(y.mean(dim=(2, 3)))
+    from examples.models.gpu import Small
 
     torch.manual_seed(SEED)
     return Small().eval(), (torch.randn(1, 3, 16, 16),)
@@ -59,9 +50,6 @@ def build(name: str) -> list[str]:
     from executorch.backends.apple.coreml.partition import CoreMLPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
-    sys.path.insert(0, str(HERE))
-    import memory_plan  # beside this script
-
     model, example = MODELS[name]()
     ep = torch.export.export(model, example)
     with memory_plan.recording():
@@ -74,7 +62,7 @@ def build(name: str) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--out", type=Path, default=Path(HERE))
     ap.add_argument("--one", choices=sorted(MODELS), help=argparse.SUPPRESS)  # the child process
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -87,8 +75,9 @@ def main() -> None:
         return
     for name in MODELS:
         env = dict(os.environ, PYTHONHASHSEED="0")
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--out", ".", "--one", name]
-        if subprocess.run(cmd, env=env).returncode != 0:
+        cmd = [sys.executable, "-m", "examples.build_coreml_examples", "--one", name]
+        cmd += ["--out", str(Path.cwd())]
+        if subprocess.run(cmd, env=env, cwd=REPO).returncode != 0:
             sys.exit(f"{name}: the build failed")
 
 

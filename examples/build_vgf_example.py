@@ -11,7 +11,7 @@ the operators decoded from the SPIR-V with it, operator for operator.
 pyproject's test extra; ExecuTorch's `vgf` extra pins 0.10.0, whose binary needs a newer glibc than
 Debian 12, 0.11.0 works). The backend finds it on PATH or through MODEL_CONVERTER_PATH:
 
-    python examples/build_vgf_example.py [--out examples] [--only vgf_mv2_int ...]
+    python -m examples.build_vgf_example [--out examples] [--only vgf_mv2_int ...]
 
 The examples (random, seeded weights; models in plain torch.nn):
 
@@ -30,57 +30,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from build_examples import MobileNetV2, _make_divisible  # noqa: E402
-
-SEED = 20240611
-ABS_PATH_RE = re.compile(rb"/(tmp|root|work|home)/")
-
-
-class SmallNet(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
-        self.pool = torch.nn.AdaptiveAvgPool2d(1)
-        self.fc = torch.nn.Linear(8, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = torch.relu(self.conv1(x))
-        y = torch.relu(self.conv2(y)) + y
-        return self.fc(torch.flatten(self.pool(y), 1))
-
-
-class GridSampleNet(torch.nn.Module):
-    """A conv, a learned warp of its output (grid_sample), another conv: the warp becomes a
-    compute-shader segment between two graph segments."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = torch.nn.Conv2d(3, 4, 3, padding=1)
-        self.conv2 = torch.nn.Conv2d(4, 4, 3, padding=1)
-
-    def forward(self, x: torch.Tensor, grid: torch.Tensor) -> torch.Tensor:
-        y = torch.relu(self.conv1(x))
-        y = F.grid_sample(y, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
-        return self.conv2(y)
+from examples import memory_plan
+from examples.common import ABS_PATH_RE, HERE
+from examples.models import SEED
+from examples.models.mobilenet import mobilenet_v2_classes
+from examples.models.vgf import GridSampleNet, SmallNet
 
 
 def _mv2(width: float) -> torch.nn.Module:
-    torch.manual_seed(SEED)
-    assert _make_divisible(32 * width) > 0
-    m = MobileNetV2(width_mult=width, num_classes=10)
-    return m.eval().requires_grad_(False)
+    return mobilenet_v2_classes(width, 10)
 
 
 def _small() -> torch.nn.Module:
@@ -168,7 +133,6 @@ def _lower_once(
         for _ in range(4):
             graph(*(torch.randn(t.shape, generator=gen) for t in example))
         ep = torch.export.export(convert_pt2e(graph), example)
-    memory_plan = _memory_plan()
     with memory_plan.recording():
         prog = to_edge_transform_and_lower(
             ep,
@@ -231,18 +195,9 @@ EXAMPLES: dict[str, Callable[[], list[str]]] = {
 }
 
 
-def _memory_plan():  # type: ignore[no-untyped-def]
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import memory_plan  # beside this script
-
-    return memory_plan
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--out", type=Path, default=Path(HERE))
     ap.add_argument("--only", nargs="*", choices=sorted(EXAMPLES), default=None)
     args = ap.parse_args()
     if not os.environ.get("MODEL_CONVERTER_PATH") and not shutil.which("model-converter"):

@@ -6,7 +6,7 @@ as a `VH00` header, a `VK00` FlatBuffer (`VkGraph`: an operator chain over a val
 block of constant bytes. Lowering needs no GPU: the partitioner and `vulkan_preprocess` run on any
 machine, so these are the real payloads a phone would load.
 
-    python examples/build_vulkan_examples.py [--out examples] [--only vulkan_cnn_island ...]
+    python -m examples.build_vulkan_examples [--out examples] [--only vulkan_cnn_island ...]
 
 The examples (random, seeded weights; models in plain torch.nn; each built in a fresh process with
 PYTHONHASHSEED=0, the way build_examples.py builds its own, so the bytes repeat):
@@ -35,39 +35,21 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-SEED = 20240611
-ABS_PATH_RE = re.compile(rb"/(tmp|root|work|home)/")
+from examples import memory_plan
+from examples.common import ABS_PATH_RE, HERE, REPO
+from examples.models import SEED
 
 
 def _cnn_island():  # type: ignore[no-untyped-def]
     import torch
-    import torch.nn.functional as F
 
-    class CnnIsland(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
-            self.conv3 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
-            self.fc = torch.nn.Linear(16, 4)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            y = torch.relu(self.conv1(x))
-            y = torch.relu(self.conv2(y)) + y
-            # log1p is not in the Vulkan operator registry: a CPU island between two partitions.
-            y = torch.log1p(y)
-            y = torch.clamp(self.conv3(y), 0.0, 6.0)
-            # Upsampled by scale factors: a list of doubles among the call's arguments.
-            y = F.interpolate(y, scale_factor=2.0, mode="nearest")
-            return self.fc(y.mean(dim=(2, 3)))
+    from examples.models.gpu import CnnIsland
 
     torch.manual_seed(SEED)
     return CnnIsland().eval(), (torch.randn(1, 3, 16, 16),), {}, None
@@ -76,39 +58,16 @@ def _cnn_island():  # type: ignore[no-untyped-def]
 def _mv2():  # type: ignore[no-untyped-def]
     import torch
 
-    sys.path.insert(0, str(HERE))
-    from build_examples import MobileNetV2
+    from examples.models.mobilenet import mobilenet_v2_classes
 
-    torch.manual_seed(SEED)
-    model = MobileNetV2(width_mult=0.35, num_classes=10).eval().requires_grad_(False)
+    model = mobilenet_v2_classes(0.35, 10)
     return model, (torch.randn(1, 3, 96, 96),), {"force_fp16": True}, None
 
 
 def _transformer():  # type: ignore[no-untyped-def]
     import torch
-    import torch.nn.functional as F
 
-    class Block(torch.nn.Module):
-        def __init__(self, dim: int = 32, heads: int = 4) -> None:
-            super().__init__()
-            self.heads = heads
-            self.norm1 = torch.nn.LayerNorm(dim)
-            self.qkv = torch.nn.Linear(dim, 3 * dim)
-            self.proj = torch.nn.Linear(dim, dim)
-            self.norm2 = torch.nn.LayerNorm(dim)
-            self.fc1 = torch.nn.Linear(dim, 2 * dim)
-            self.fc2 = torch.nn.Linear(2 * dim, dim)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            b, t, d = x.shape
-            q, k, v = self.qkv(self.norm1(x)).split(d, dim=-1)
-            q, k, v = (
-                z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v)
-            )
-            att = torch.softmax(q @ k.transpose(-1, -2) * (d // self.heads) ** -0.5, dim=-1)
-            y = (att @ v).transpose(1, 2).reshape(b, t, d)
-            x = x + self.proj(y)
-            return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+    from examples.models.gpu import Block
 
     torch.manual_seed(SEED)
     # The token count is dynamic (2 to 16): sizes become symbolic ints in the payload.
@@ -124,16 +83,7 @@ def _int8_weights():  # type: ignore[no-untyped-def]
     )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    class ConvMlp(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
-            self.fc1 = torch.nn.Linear(16, 32)
-            self.fc2 = torch.nn.Linear(32, 10)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            y = torch.relu(self.conv(x)).mean(dim=(2, 3))
-            return self.fc2(torch.relu(self.fc1(y)))
+    from examples.models.gpu import ConvMlp
 
     torch.manual_seed(SEED)
     example = (torch.randn(1, 3, 16, 16),)
@@ -160,9 +110,6 @@ def build(name: str) -> list[str]:
     import torch
     from executorch.backends.vulkan.partitioner.vulkan_partitioner import VulkanPartitioner
     from executorch.exir import to_edge_transform_and_lower
-
-    sys.path.insert(0, str(HERE))
-    import memory_plan  # beside this script
 
     model, example, options, dynamic = MODELS[name]()
     path = f"{name}.pte"
@@ -214,7 +161,7 @@ def captured_skips(name: str) -> Iterator[None]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--out", type=Path, default=Path(HERE))
     ap.add_argument("--only", nargs="*", choices=sorted(MODELS), default=None)
     ap.add_argument("--one", choices=sorted(MODELS), help=argparse.SUPPRESS)  # the child process
     args = ap.parse_args()
@@ -229,8 +176,9 @@ def main() -> None:
     for name in args.only or list(MODELS):
         # One fresh process per example, hash seed fixed: the same environment, the same bytes.
         env = dict(os.environ, PYTHONHASHSEED="0")
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--out", ".", "--one", name]
-        if subprocess.run(cmd, env=env).returncode != 0:
+        cmd = [sys.executable, "-m", "examples.build_vulkan_examples", "--one", name]
+        cmd += ["--out", str(Path.cwd())]
+        if subprocess.run(cmd, env=env, cwd=REPO).returncode != 0:
             sys.exit(f"{name}: the build failed")
 
 

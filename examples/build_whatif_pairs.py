@@ -21,7 +21,7 @@ float network (every parameter and buffer), of its example input and of its cali
 in `manifest.json`'s settings; the build fails when the two sides of a pair differ in the
 network or the inputs where they should not.
 
-Conventions are those of build_examples.py (whose helpers this script imports): one fresh
+Conventions are those of build_examples.py (whose helpers, in common.py, lowering.py and etrecords.py, this script imports): one fresh
 process per program with PYTHONHASHSEED=0, every toolchain path relative to the output folder,
 `<stem>.memory.json` (ExecuTorch's own memory plan) for every program, the intermediate `.tosa`
 of every partition in `<stem>_artifacts/` (the fragmented MobileNetV2 on Ethos-U85 excepted: it
@@ -29,10 +29,10 @@ is the existing example, built without them), and the rows of manifest.json and 
 
 Usage (from the repository root)::
 
-    python examples/build_whatif_pairs.py                 # every program of every pair
-    python examples/build_whatif_pairs.py --only whatif_lrn_cpu_ethosu85
-    python examples/build_whatif_pairs.py --list
-    python examples/build_whatif_pairs.py --pairs-only    # rewrite whatif_pairs.json, README.md
+    python -m examples.build_whatif_pairs                 # every program of every pair
+    python -m examples.build_whatif_pairs --only whatif_lrn_cpu_ethosu85
+    python -m examples.build_whatif_pairs --list
+    python -m examples.build_whatif_pairs --pairs-only    # rewrite whatif_pairs.json, README.md
 """
 
 from __future__ import annotations
@@ -41,23 +41,36 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import torch
 
-import build_examples as bx  # noqa: E402  (beside this script)
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+from examples.builders.ethosu import ethosu_example
+from examples.common import (
+    EXAMPLES,
+    HERE,
+    Example,
+    build_in_subprocess,
+    check_paths,
+    example,
+    inputs,
+    prune_artifacts,
+    reset_outputs,
+    run_worker,
+    write_pte,
+)
+from examples.etrecords import captured_partition_rejections, save_etrecord
+from examples.lowering import arm_partition_report, ethosu_spec, not_add_check, quantize_pt2e
+from examples.manifest import write_manifest
+from examples.models import SEED
+from examples.models.mobilenet import mobilenet_v2, mobilenet_v2_classes
+from examples.models.pairs import LrnAsConv, conv_block, lrn, pair_net, upsample
+from examples.readme import write_readme
+from examples.verify import print_facts, verify_example
 
-SEED = bx.SEED
 PAIRS_JSON = "whatif_pairs.json"
 
 # --------------------------------------------------------------------------------------
@@ -129,79 +142,6 @@ PAIRS = [
 ]
 
 # --------------------------------------------------------------------------------------
-# Models (seeded; no layer draws random numbers after the seeded construction)
-# --------------------------------------------------------------------------------------
-
-
-class PairNet(nn.Module):
-    """A few conv blocks and a small classifier, with `middle` as features.2.
-
-    features.0 stride-2 conv (3 -> 16), features.1 conv (16 -> 16), features.2 the layer a pair
-    is about, features.3 stride-2 conv (16 -> 32), features.4 conv (32 -> 32), then global
-    average pooling and a Linear(32, 10). The convolutions are build_examples.ConvBNReLU, so
-    their BatchNorm statistics are non-trivial like the MobileNetV2's.
-    """
-
-    def __init__(self, middle: nn.Module) -> None:
-        super().__init__()
-        self.features = nn.Sequential(
-            bx.ConvBNReLU(3, 16, stride=2),
-            bx.ConvBNReLU(16, 16),
-            middle,
-            bx.ConvBNReLU(16, 32, stride=2),
-            bx.ConvBNReLU(32, 32),
-        )
-        self.classifier = nn.Linear(32, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = F.adaptive_avg_pool2d(self.features(x), 1)
-        return self.classifier(torch.flatten(x, 1))
-
-
-def pair_net(middle: Callable[[], nn.Module]) -> PairNet:
-    """PairNet seeded the way build_examples seeds its models (BatchNorm statistics included)."""
-    return bx._seeded(PairNet, middle())
-
-
-class LrnAsConv(nn.Module):
-    """nn.LocalResponseNorm written with operators the Arm backend lowers for INT.
-
-    LocalResponseNorm(x)_c = x_c / (k + alpha/size * sum_{c'} x_c'^2)^beta, the sum over the
-    channels c - size//2 .. c + (size-1)//2 (torch pads and averages with avg_pool3d, counting
-    the padding). Here the window sum is a 1x1 convolution whose weight is alpha/size on that
-    band and 0 elsewhere, and the division a multiplication by the power -beta: MUL, CONV2D,
-    ADD, POW (a TABLE) and MUL, all lowered for TOSA INT. The weight is fixed, never drawn.
-    """
-
-    def __init__(self, channels: int, lrn: nn.LocalResponseNorm) -> None:
-        super().__init__()
-        size = lrn.size
-        band = torch.zeros(channels, channels)
-        for out in range(channels):
-            lo, hi = out - size // 2, out + (size - 1) // 2
-            for c in range(max(lo, 0), min(hi, channels - 1) + 1):
-                band[out, c] = lrn.alpha / size
-        with torch.random.fork_rng():  # the conv's own init must not move the seeded stream
-            self.window = nn.Conv2d(channels, channels, 1, bias=False)
-        self.window.weight.data.copy_(band[:, :, None, None])
-        self.k, self.beta = float(lrn.k), float(lrn.beta)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.pow(self.window(x * x) + self.k, -self.beta)
-
-
-def _lrn() -> nn.LocalResponseNorm:
-    return nn.LocalResponseNorm(size=5, alpha=1e-4, beta=0.75, k=2.0)
-
-
-def mv2_small(classes: int = 10) -> bx.MobileNetV2:
-    """MobileNetV2 0.35 seeded as build_examples.mobilenet_v2, with a `classes`-way classifier
-    (10: keeps the U55 pair's files small; the 1000-way one is 1.28 MB of INT8 weights)."""
-    torch.manual_seed(SEED)
-    return bx.MobileNetV2(width_mult=0.35, num_classes=classes).eval().requires_grad_(False)
-
-
-# --------------------------------------------------------------------------------------
 # Fingerprints: the two sides of a pair share network and inputs
 # --------------------------------------------------------------------------------------
 
@@ -214,7 +154,7 @@ def _sha(tensors: Iterator[tuple[str, torch.Tensor]]) -> str:
     return h.hexdigest()
 
 
-def fingerprint(model: nn.Module, example: torch.Tensor, calib: list) -> dict[str, str]:
+def fingerprint(model: torch.nn.Module, example: torch.Tensor, calib: list) -> dict[str, str]:
     return {
         "network_sha256": _sha(iter(sorted(model.state_dict().items()))),
         "input_sha256": _sha(iter([("x", example)])),
@@ -229,7 +169,7 @@ def fingerprint(model: nn.Module, example: torch.Tensor, calib: list) -> dict[st
 
 def lower_pair_program(
     name: str,
-    model: nn.Module,
+    model: torch.nn.Module,
     example: torch.Tensor,
     *,
     target: str,
@@ -243,12 +183,8 @@ def lower_pair_program(
     """Quantize (INT8 per-channel symmetric, `float_modules` left in float), lower to Ethos-U with
     the partitioner's own report and `.tosa` sidecars in `<name>_artifacts/`, write `<name>.pte`;
     with `etrecord`, also `<name>.etrecord` and the partitioner's reasons `<name>.rejections.json`
-    (build_examples.save_etrecord: the layers an island came from, for the what-if's fix)."""
+    (etrecords.save_etrecord: the layers an island came from, for the what-if's fix)."""
     from executorch.backends.arm.ethosu import EthosUPartitioner
-    from executorch.backends.arm.quantizer import (
-        EthosUQuantizer,
-        get_symmetric_quantization_config,
-    )
     from executorch.exir import (
         EdgeCompileConfig,
         ExecutorchBackendConfig,
@@ -256,20 +192,15 @@ def lower_pair_program(
     )
 
     art = f"{name}_artifacts"
-    bx._reset_outputs(f"{name}.pte", art, f"{name}.etrecord", f"{name}.rejections.json")
+    reset_outputs(f"{name}.pte", art, f"{name}.etrecord", f"{name}.rejections.json")
     kw = {"memory_mode": memory_mode}
     if system_config:
         kw["system_config"] = system_config
-    spec = bx.ethosu_spec(target, art, **kw)
-    quantizer = EthosUQuantizer(spec)
-    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
-    for module in float_modules:
-        quantizer.set_module_name(module, None)
-    shape = tuple(example.shape)
-    calib = bx._inputs(shape, calib_n)
-    qep = bx.quantize_pt2e(model, (example,), quantizer, calib)
+    spec = ethosu_spec(target, art, **kw)
+    calib = inputs(tuple(example.shape), calib_n)
+    qep = _quantized(model, example, spec, float_modules, calib)
     partitioner = EthosUPartitioner(spec, additional_checks=list(checks) or None)
-    with bx.captured_partition_rejections() as rejections, bx.arm_partition_report():
+    with captured_partition_rejections() as rejections, arm_partition_report():
         edge = to_edge_transform_and_lower(
             qep,
             partitioner=[partitioner],
@@ -277,28 +208,39 @@ def lower_pair_program(
             generate_etrecord=etrecord,
         )
     prog = edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=False))
-    files = [bx._write_pte(prog, name)]
+    files = [write_pte(prog, name)]
     if etrecord:
-        bx.save_etrecord(prog, name, rejections)
+        save_etrecord(prog, name, rejections)
         files += [f"{name}.etrecord", f"{name}.rejections.json"]
-    # out.tosa and output/out_vela.npz repeat the last partition (see build_examples.py).
-    bx._reset_outputs(os.path.join(art, "out.tosa"), os.path.join(art, "output"))
-    return {
-        "files": files,
-        "sidecars": [art],
-        "settings": {
-            "input": list(shape),
-            "target": target,
-            "system_config": _flag(spec.compiler_flags, "system-config"),
-            "memory_mode": memory_mode,
-            "compile_flags": spec.compiler_flags,
-            "tosa_spec": str(spec.tosa_spec),
-            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)"
-            + (f"; left in float: {', '.join(float_modules)}" if float_modules else ""),
-            "extract_delegate_segments": False,
-            **fingerprint(model, example, calib),
-        },
+    prune_artifacts(art)  # out.tosa and output/out_vela.npz repeat the last partition
+    settings = {
+        "input": list(example.shape),
+        "target": target,
+        "system_config": _flag(spec.compiler_flags, "system-config"),
+        "memory_mode": memory_mode,
+        "compile_flags": spec.compiler_flags,
+        "tosa_spec": str(spec.tosa_spec),
+        "quantization": "INT8 per-channel symmetric (EthosUQuantizer)"
+        + (f"; left in float: {', '.join(float_modules)}" if float_modules else ""),
+        "extract_delegate_segments": False,
+        **fingerprint(model, example, calib),
     }
+    return {"files": files, "sidecars": [art], "settings": settings}
+
+
+def _quantized(model, example, spec, float_modules: tuple[str, ...], calib: list):
+    """The model quantized with EthosUQuantizer, INT8 per-channel symmetric, `float_modules`
+    left in float, calibrated on `calib`."""
+    from executorch.backends.arm.quantizer import (
+        EthosUQuantizer,
+        get_symmetric_quantization_config,
+    )
+
+    quantizer = EthosUQuantizer(spec)
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+    for module in float_modules:
+        quantizer.set_module_name(module, None)
+    return quantize_pt2e(model, (example,), quantizer, calib)
 
 
 def _flag(spec_flags: list[str], key: str) -> str | None:
@@ -309,13 +251,13 @@ def _flag(spec_flags: list[str], key: str) -> str | None:
 # The programs
 # --------------------------------------------------------------------------------------
 
-PROGRAMS: dict[str, bx.Example] = {}
+PROGRAMS: dict[str, Example] = {}
 
 
 def program(name: str, description: str):
     def deco(fn):
-        bx.example(name, "ethos-u", description)(fn)  # a row of manifest.json and README.md
-        PROGRAMS[name] = bx.EXAMPLES[name]
+        example(name, "ethos-u", description)(fn)  # a row of manifest.json and README.md
+        PROGRAMS[name] = EXAMPLES[name]
         return fn
 
     return deco
@@ -329,7 +271,7 @@ def program(name: str, description: str):
     "mv2_residual_npu_ethosu85_artifacts/ (build_whatif_pairs.py).",
 )
 def build_mv2_residual_npu_ethosu85() -> dict:
-    out = bx._ethosu_example(
+    out = ethosu_example(
         "mv2_residual_npu_ethosu85",
         width=0.35,
         res=96,
@@ -347,13 +289,13 @@ def mv2_residual_u85_fingerprint() -> dict[str, str]:
     draws the example input right after `mobilenet_v2` seeds and builds the model, and
     `arm_lower` calibrates on `_inputs(shape, 4)`. The fragmented side was built by
     build_examples.py before fingerprints were recorded: its fingerprint is this recipe's."""
-    model = bx.mobilenet_v2(0.35)
+    model = mobilenet_v2(0.35)
     example = torch.randn(1, 3, 96, 96)
-    return fingerprint(model, example, bx._inputs((1, 3, 96, 96), 4))
+    return fingerprint(model, example, inputs((1, 3, 96, 96), 4))
 
 
 def _mv2_residual_u55(name: str, checks: tuple) -> dict:
-    model = mv2_small()
+    model = mobilenet_v2_classes(0.35, 10)
     example = torch.randn(1, 3, 96, 96)
     out = lower_pair_program(
         name, model, example, target="ethos-u55-128", memory_mode="Shared_Sram", checks=checks
@@ -370,7 +312,7 @@ def _mv2_residual_u55(name: str, checks: tuple) -> dict:
     "and partition_report.txt in its _artifacts/ (build_whatif_pairs.py).",
 )
 def build_whatif_mv2_residual_cpu_ethosu55() -> dict:
-    out = _mv2_residual_u55("whatif_mv2_residual_cpu_ethosu55", (bx._not_add_check(),))
+    out = _mv2_residual_u55("whatif_mv2_residual_cpu_ethosu55", (not_add_check(),))
     out["settings"]["kept_off_npu"] = "aten.add (partitioner additional_checks)"
     return out
 
@@ -394,8 +336,8 @@ LRN_SETTINGS = {"target": "ethos-u85-128", "memory_mode": "Sram_Only"}
     "its aten.avg_pool3d stays on the CPU between two Ethos-U partitions (build_whatif_pairs.py).",
 )
 def build_whatif_lrn_cpu_ethosu85() -> dict:
-    model = pair_net(_lrn)
-    example = bx._inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
+    model = pair_net(lrn)
+    example = inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
     out = lower_pair_program(
         "whatif_lrn_cpu_ethosu85", model, example, etrecord=True, **LRN_SETTINGS
     )
@@ -410,9 +352,9 @@ def build_whatif_lrn_cpu_ethosu85() -> dict:
     "Ethos-U85-128, Sram_Only: one Ethos-U partition (build_whatif_pairs.py).",
 )
 def build_whatif_lrn_npu_ethosu85() -> dict:
-    model = pair_net(_lrn)
-    example = bx._inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
-    lrn_net = pair_net(_lrn)  # the fragmented side's network, for the equivalence check
+    model = pair_net(lrn)
+    example = inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
+    lrn_net = pair_net(lrn)  # the fragmented side's network, for the equivalence check
     model.features[2] = LrnAsConv(16, model.features[2])
     with torch.no_grad():  # the replacement computes what the LocalResponseNorm computes
         err = (model(example) - lrn_net(example)).abs().max().item()
@@ -431,10 +373,6 @@ FLOAT_SETTINGS = {
 }
 
 
-def _conv_block() -> nn.Module:
-    return bx.ConvBNReLU(16, 16)
-
-
 @program(
     "whatif_float_block_ethosu85",
     "What-if pair float_block, fragmented side: PairNet (64x64) with features.2 (Conv2d, "
@@ -443,8 +381,8 @@ def _conv_block() -> nn.Module:
     "CPU between dequantize and quantize (build_whatif_pairs.py).",
 )
 def build_whatif_float_block_ethosu85() -> dict:
-    model = pair_net(_conv_block)
-    example = bx._inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
+    model = pair_net(conv_block)
+    example = inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
     out = lower_pair_program(
         "whatif_float_block_ethosu85",
         model,
@@ -463,20 +401,16 @@ def build_whatif_float_block_ethosu85() -> dict:
     "Dedicated_Sram_384KB: one Ethos-U partition (build_whatif_pairs.py).",
 )
 def build_whatif_quantized_ethosu85() -> dict:
-    model = pair_net(_conv_block)
-    example = bx._inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
+    model = pair_net(conv_block)
+    example = inputs((1, 3, 64, 64), 1, seed=SEED + 1)[0][0]
     out = lower_pair_program("whatif_quantized_ethosu85", model, example, **FLOAT_SETTINGS)
     out["settings"]["model"] = "PairNet, features.2 = ConvBNReLU(16, 16)"
     return out
 
 
-def _upsample() -> nn.Module:
-    return nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
-
-
 def _upsample_program(name: str, target: str, etrecord: bool) -> dict:
-    model = pair_net(_upsample)
-    example = bx._inputs((1, 3, 32, 32), 1, seed=SEED + 1)[0][0]
+    model = pair_net(upsample)
+    example = inputs((1, 3, 32, 32), 1, seed=SEED + 1)[0][0]
     out = lower_pair_program(
         name, model, example, target=target, memory_mode="Shared_Sram", etrecord=etrecord
     )
@@ -570,21 +504,39 @@ def _manifest_entries(names: list[str]) -> dict[str, dict]:
 # --------------------------------------------------------------------------------------
 
 
-def _build_in_subprocess(name: str, out: str) -> dict:
-    """One program in a fresh interpreter with PYTHONHASHSEED=0 (see build_examples.py)."""
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    with tempfile.TemporaryDirectory() as td:
-        result_file = os.path.join(td, "result.json")
-        cmd = [sys.executable, os.path.abspath(__file__), "--_worker", name]
-        cmd += ["--out", out, "--_result", result_file]
-        if subprocess.call(cmd, env=env) != 0:
-            raise RuntimeError(f"worker for {name} failed")
-        with open(result_file) as f:
-            return json.load(f)
+def build_programs(names: list[str], out: str) -> tuple[dict, dict]:
+    """Build each program in a fresh process and verify it: manifest entries and failures."""
+    entries, failures = {}, {}
+    for name in names:
+        ex = PROGRAMS[name]
+        print(f"=== {name}", flush=True)
+        try:
+            result = build_in_subprocess("examples.build_whatif_pairs", name, out)
+            facts = verify_example(name, result, out)
+        except Exception as exc:
+            traceback.print_exc()
+            failures[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        print_facts(name, facts)
+        hits = check_paths(out, result["files"] + result["sidecars"])
+        if hits:
+            failures[name] = f"absolute machine path found in {hits}"
+        entries[name] = {**result, "kind": ex.kind, "description": ex.description, "facts": facts}
+    return entries, failures
+
+
+def write_pairs(out: str) -> None:
+    """whatif_pairs.json, when every side of every pair is in manifest.json."""
+    sides = [n for p in PAIRS for n in (p.fragmented, p.fixed)]
+    recorded = _manifest_entries(sides)
+    if all(n in recorded for n in sides):
+        with open(os.path.join(out, PAIRS_JSON), "w") as f:
+            json.dump(pairs_manifest(recorded), f, indent=1)
+            f.write("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="NAME", help="build only these programs")
     ap.add_argument("--list", action="store_true", help="list the programs and exit")
     ap.add_argument(
@@ -596,16 +548,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--_result", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=HERE, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-
     if args._worker:  # child process: build one program, report its result as JSON
-        os.chdir(os.path.abspath(args.out))
-        torch.manual_seed(SEED)
-        t0 = time.time()
-        result = bx._build_recording(PROGRAMS[args._worker])
-        result["build_seconds"] = round(time.time() - t0, 1)
-        with open(args._result, "w") as f:
-            json.dump(result, f)
-        return 0
+        return run_worker(PROGRAMS[args._worker], args.out, args._result)
     if args.list:
         for p in PROGRAMS.values():
             print(f"{p.name:34s} {p.description}")
@@ -614,41 +558,16 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in PROGRAMS]
     if unknown:
         ap.error(f"unknown program(s): {unknown}; see --list")
-
     out = HERE  # always the committed folder: the pairs are examples
-    entries, failures = {}, {}
-    for name in names:
-        ex = PROGRAMS[name]
-        print(f"=== {name}", flush=True)
-        try:
-            result = _build_in_subprocess(name, out)
-            facts = bx.verify_example(name, result, out)
-        except Exception as exc:
-            traceback.print_exc()
-            failures[name] = f"{type(exc).__name__}: {exc}"
-            continue
-        bx.print_facts(name, facts)
-        hits = bx.check_paths(out, result["files"] + result["sidecars"])
-        if hits:
-            failures[name] = f"absolute machine path found in {hits}"
-        entries[name] = {
-            **result,
-            "kind": ex.kind,
-            "description": ex.description,
-            "facts": facts,
-        }
+    entries, failures = build_programs(names, out)
     if entries:
-        doc = bx.write_manifest(out, entries)
+        doc = write_manifest(out, entries)
     else:  # --pairs-only: the README from the manifest as it is
         with open(os.path.join(out, "manifest.json")) as f:
             doc = json.load(f)
-    bx.write_readme(out, doc)
-    sides = [n for p in PAIRS for n in (p.fragmented, p.fixed)]
-    recorded = _manifest_entries(sides)
-    if not failures and all(n in recorded for n in sides):
-        with open(os.path.join(out, PAIRS_JSON), "w") as f:
-            json.dump(pairs_manifest(recorded), f, indent=1)
-            f.write("\n")
+    write_readme(out, doc)
+    if not failures:
+        write_pairs(out)
     for n, msg in failures.items():
         print(f"FAILED {n}: {msg}")
     return 1 if failures else 0

@@ -108,7 +108,7 @@ def test_the_lrn_report_names_the_culprit_and_toggles_its_width(
         assert "aten::avg_pool3d" in strip.evaluate("s => s.textContent")
         reasons = opened.page.locator("table", has_text="why not delegated").first.inner_text()
         assert "aten::avg_pool3d" in reasons and "features.4 (LocalResponseNorm)" in reasons
-        assert "examples/build_examples.py:" in reasons  # the source line
+        assert "examples/models/mobilenet.py:" in reasons  # the source line
         before = strip.evaluate("s => s.outerHTML")
         opened.page.get_by_text("estimated time", exact=True).click()
         assert opened.visible_strips().count() == 1

@@ -129,7 +129,7 @@ def test_every_cpu_kernel_the_inspector_maps_shows_module_and_line(
             shown += 1
         if _line(event):
             assert attrs["source_line"] == _line(event)
-            assert attrs["source_line"].startswith("examples/build_examples.py:")
+            assert attrs["source_line"].startswith("examples/models/small.py:")
     assert shown >= 1
     if stem == WITH_KERNEL:
         linears = [a for a in kernels if a["operator_index"] and "fc" in a.get("module", "")]

@@ -1,7 +1,7 @@
 """The NPU estimate against Vela's on the committed subset of the sweep (issue 23).
 
 The subset (`tests/support/npu_sweep_data/cases.json.gz`, cut from the corpus that
-`examples/build_sweep.py` generates through the real Arm flow) holds, per (network,
+`benchmarks/build_sweep.py` generates through the real Arm flow) holds, per (network,
 accelerator, system config, memory mode) and Ethos-U partition, the command stream Vela compiled
 and Vela's own estimate of it: totals, and per scheduled operation its cycles and the
 command-stream offset where its commands end (Vela's debug database). The test decodes each

@@ -140,7 +140,7 @@ def tosa_payloads(pte: Path) -> Iterator[tuple[int, bytes, dict[str, bytes]]]:
 def _example(name: str) -> Path:
     path = EXAMPLES / name
     # A shipped example that is missing is a failure, not a skip.
-    assert path.exists(), f"{name} is missing: run examples/build_examples.py"
+    assert path.exists(), f"{name} is missing: run python -m examples.build_examples"
     return path
 
 
@@ -193,7 +193,9 @@ def test_example_payload_equals_sidecar() -> None:
     """formats.md: a TOSABackend payload is its sidecar file byte for byte; read_tosa_file agrees."""
     path = _example("mv2_tosa.pte")
     sidecars = sorted((EXAMPLES / "mv2_tosa_artifacts").glob("output_*.tosa"))
-    assert sidecars, "mv2_tosa_artifacts/ holds no output_*.tosa: run examples/build_examples.py"
+    assert sidecars, (
+        "mv2_tosa_artifacts/ holds no output_*.tosa: run python -m examples.build_examples"
+    )
     payloads = [data for _, data, _ in tosa_payloads(path)]
     for sidecar in sidecars:
         assert sidecar.read_bytes() in payloads

@@ -266,7 +266,7 @@ def test_both_storage_forms_seen() -> None:
 
 def test_int8_example_is_quantized() -> None:
     paths = [p for p in XNN_EXAMPLES if "int8" in p.name]
-    assert paths, "mv2_xnnpack_int8.pte is missing: run examples/build_examples.py"
+    assert paths, "mv2_xnnpack_int8.pte is missing: run python -m examples.build_examples"
     kinds = {
         t.attrs.get("quantization")
         for p in paths
@@ -290,7 +290,9 @@ def _payload_and_ctx() -> tuple[bytes, DecodeContext]:
             raw = bytes(path.read_bytes()[d.payload_offset : d.payload_offset + d.payload_size])
             ctx = DecodeContext(delegate_id=d.id, sources=program.sources, payload_offset=0)
             return raw, ctx
-    raise AssertionError("no XNNPACK payload in the examples: run examples/build_examples.py")
+    raise AssertionError(
+        "no XNNPACK payload in the examples: run python -m examples.build_examples"
+    )
 
 
 def test_not_xnnpack_is_a_format_error() -> None:

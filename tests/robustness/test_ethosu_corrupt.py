@@ -70,7 +70,7 @@ def payload() -> bytes:
             if best is None or len(raw) < len(best):
                 best = raw
     if best is None:
-        pytest.fail("no Ethos-U example program: run examples/build_examples.py")
+        pytest.fail("no Ethos-U example program: run python -m examples.build_examples")
     return best
 
 

@@ -13,7 +13,7 @@ EXAMPLE_PTES = sorted(EXAMPLES.glob("*.pte"))
 def example(name: str) -> Path:
     """Path of a committed example; a missing example is a failure, not a skip."""
     path = EXAMPLES / f"{name}.pte"
-    assert path.exists(), f"example {path} is missing: run examples/build_examples.py"
+    assert path.exists(), f"example {path} is missing: run python -m examples.build_examples"
     return path
 
 

@@ -1,7 +1,7 @@
 """The NPU-estimate sweep: Vela's numbers for a command stream next to ours, per partition and op.
 
 Shared by the benchmark (`benchmarks/bench_npu_estimate.py`, on the whole corpus that
-`examples/build_sweep.py` writes to `bench_out/sweep`) and the test (`tests/oracle/
+`benchmarks/build_sweep.py` writes to `bench_out/sweep`) and the test (`tests/oracle/
 test_npu_sweep.py`, on the committed subset in `tests/support/npu_sweep_data/cases.json.gz`).
 
 A *case* is one (network, accelerator, system config, memory mode); it has one record per

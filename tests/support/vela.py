@@ -101,7 +101,9 @@ def all_ethosu_partitions() -> list[Partition]:
     """Every Ethos-U payload of every example; none at all is a failure."""
     parts = [part for p in ETHOSU_PTES for part in ethosu_partitions(p)]
     if not parts:
-        pytest.fail("no Ethos-U example programs in examples/: run examples/build_examples.py")
+        pytest.fail(
+            "no Ethos-U example programs in examples/: run python -m examples.build_examples"
+        )
     return parts
 
 
@@ -163,7 +165,9 @@ def sidecar_jobs(partitions: list[Partition]) -> list[tuple[Path, list[str]]]:
         flags = shlex.split(parts[0].specs["compile_flags"].decode())
         flags = [f for f in flags if not f.startswith("--output-dir")]
         jobs += [(t, flags) for t in sorted(art.glob("*.tosa")) if t.name != "out.tosa"]
-    assert jobs, "no Ethos-U example keeps its TOSA artifacts: run examples/build_examples.py"
+    assert jobs, (
+        "no Ethos-U example keeps its TOSA artifacts: run python -m examples.build_examples"
+    )
     return jobs
 
 

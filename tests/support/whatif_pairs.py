@@ -93,7 +93,7 @@ def _side(row: dict[str, Any]) -> Side:
 def whatif_pairs() -> list[WhatIfPair]:
     """Every pair of examples/whatif_pairs.json; a missing manifest or program is a failure."""
     if not PAIRS_JSON.exists():
-        pytest.fail(f"{PAIRS_JSON.name} is missing: run examples/build_whatif_pairs.py")
+        pytest.fail(f"{PAIRS_JSON.name} is missing: run python -m examples.build_whatif_pairs")
     pairs = []
     for row in json.loads(PAIRS_JSON.read_text())["pairs"]:
         pair = WhatIfPair(
@@ -108,7 +108,9 @@ def whatif_pairs() -> list[WhatIfPair]:
             row["calibration_sha256"],
         )
         for side in (pair.fragmented, pair.fixed):
-            assert side.pte.exists(), f"{side.pte.name} is missing: run build_whatif_pairs.py"
+            assert side.pte.exists(), (
+                f"{side.pte.name} is missing: run python -m examples.build_whatif_pairs"
+            )
         pairs.append(pair)
     return pairs
 

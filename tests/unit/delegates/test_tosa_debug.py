@@ -31,7 +31,7 @@ def expected_namespace(event: dict[str, Any]) -> str | None:
 def debug_payload() -> tuple[bytes, dict[str, bytes], Path]:
     pte = EXAMPLES / "tosa_debug.pte"
     # A shipped example that is missing is a failure, not a skip.
-    assert pte.exists(), "tosa_debug.pte is missing: run examples/build_examples.py"
+    assert pte.exists(), "tosa_debug.pte is missing: run python -m examples.build_examples"
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     program = deserialize_pte_binary(pte.read_bytes()).program

@@ -105,7 +105,7 @@ def copy_example(name: str, tmp_path: Path) -> tuple[Path, Path]:
     pte = EXAMPLES / f"{name}.pte"
     art = EXAMPLES / f"{name}_artifacts"
     assert pte.exists() and any(art.glob("output_tag*_*.tosa")), (
-        f"{name}.pte with {art.name}/ is missing: run examples/build_examples.py"
+        f"{name}.pte with {art.name}/ is missing: run python -m examples.build_examples"
     )
     shutil.copy(pte, tmp_path / pte.name)
     shutil.copytree(art, tmp_path / art.name)

@@ -1,7 +1,7 @@
 """Node and group attributes from the ETRecord, on the LocalResponseNorm example.
 
-Expected values come from how build_examples.py builds the model: MobileNetV2 with one
-`nn.LocalResponseNorm` inserted after features[3] (so it is `features.4`), called from
+Expected values come from how the examples build the model (examples/models/mobilenet.py):
+MobileNetV2 with one `nn.LocalResponseNorm` inserted after features[3] (so it is `features.4`), called from
 `MobileNetV2.forward` as `x = self.features(x)`; ExecuTorch's decomposition of LRN is what puts
 `aten::avg_pool3d` on the CPU.
 """
@@ -41,10 +41,10 @@ def test_lrn_node_and_island_attributes() -> None:
     facts = instruction_source_facts(msrc.instructions[pool.index])
     assert facts["module"] == "features.4 (LocalResponseNorm)"
     assert facts["module_class"] == "torch.nn.modules.normalization.LocalResponseNorm"
-    line = (EXAMPLES / "build_examples.py").read_text().splitlines().index(
+    line = (EXAMPLES / "models" / "mobilenet.py").read_text().splitlines().index(
         "        x = self.features(x)"
     ) + 1
-    assert facts["source_line"] == f"examples/build_examples.py:{line}  x = self.features(x)"
+    assert facts["source_line"] == f"examples/models/mobilenet.py:{line}  x = self.features(x)"
     assert facts["torch_fn"] == "function.local_response_norm"
     assert layer_namespace(msrc.instructions[pool.index]) == ["features", "features.4"]
 

@@ -17,11 +17,11 @@ command stream without a new export, plus Vela's estimate of it:
 
 Usage (from the repository root; everything goes to the git-ignored ``bench_out/sweep``)::
 
-    nice -n 10 python examples/build_sweep.py              # exports + Vela runs
-    python examples/build_sweep.py --list                  # networks and cases
-    python examples/build_sweep.py --only conv3x3_s1 res_add
-    python examples/build_sweep.py --vela-only             # re-run Vela on existing exports
-    python examples/build_sweep.py --examples-only         # the shipped examples' sidecars
+    nice -n 10 python -m benchmarks.build_sweep              # exports + Vela runs
+    python -m benchmarks.build_sweep --list                  # networks and cases
+    python -m benchmarks.build_sweep --only conv3x3_s1 res_add
+    python -m benchmarks.build_sweep --vela-only             # re-run Vela on existing exports
+    python -m benchmarks.build_sweep --examples-only         # the shipped examples' sidecars
 
 Exports run one at a time (about 10-60 s each on this machine); Vela runs take a second each.
 ``bench_out/sweep/manifest.json`` lists every case; ``benchmarks/bench_npu_estimate.py`` reads it.
@@ -44,8 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
 OUT = ROOT / "bench_out" / "sweep"
 SEED = 20261201
 
@@ -362,8 +362,7 @@ def _split2():
 
 @network("mv2_w035_r96", "MobileNetV2 0.35 at 96x96, fully delegated", (1, 3, 96, 96))
 def _mv2():
-    sys.path.insert(0, str(HERE))
-    from build_examples import mobilenet_v2  # type: ignore[import-not-found]
+    from examples.models.mobilenet import mobilenet_v2
 
     return mobilenet_v2(0.35, seed=SEED)
 
@@ -434,9 +433,8 @@ def case_id(net: str, config: tuple[str, str, str]) -> str:
 def export(net: Network, family: str, folder: Path) -> dict:
     """Quantize and lower `net` for the family's base accelerator; keep the .tosa sidecars."""
     import torch
-
-    sys.path.insert(0, str(HERE))
-    from build_examples import _seeded, arm_lower, ethosu_spec  # type: ignore[import-not-found]
+    from examples.lowering import arm_lower, ethosu_spec
+    from examples.models import seeded
 
     base = U55_BASE if family == "u55" else U85_BASE
     if folder.exists():
@@ -446,7 +444,7 @@ def export(net: Network, family: str, folder: Path) -> dict:
     os.chdir(folder)
     try:
         torch.manual_seed(SEED)
-        model = _seeded(net.make, seed=SEED)
+        model = seeded(net.make, seed=SEED)
         g = torch.Generator().manual_seed(SEED)
         example = (torch.randn(*net.shape, generator=g),)
         spec = ethosu_spec(base[0], "artifacts", system_config=base[1], memory_mode=base[2])
@@ -470,7 +468,6 @@ def pte_partitions(pte: Path) -> list[dict]:
     """Each Ethos-U delegate of the program: its index, command stream and compile flags."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    sys.path.insert(0, str(ROOT / "src"))
     from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 
     program = deserialize_pte_binary(pte.read_bytes()).program
@@ -546,61 +543,86 @@ def build(names: list[str], vela_only: bool) -> int:
             continue
         cases = cases_for(index, net)
         for family in net.families:
-            key = f"{net.name}_{family}"
-            folder = OUT / "exports" / key
-            t0 = time.time()
-            if not vela_only or not (folder / "program.pte").exists():
-                print(f"export {key} ...", flush=True)
-                try:
-                    info = export(net, family, folder)
-                except Exception:
-                    traceback.print_exc()
-                    manifest["exports"][key] = {"error": traceback.format_exc()[-2000:]}
-                    failures += 1
-                    continue
-                info["seconds"] = round(time.time() - t0, 1)
-                manifest["exports"][key] = info
+            folder = OUT / "exports" / f"{net.name}_{family}"
+            if not _exported(net, family, folder, vela_only, manifest):
+                failures += 1
+                continue
             parts = pte_partitions(folder / "program.pte")
             tosas = sorted(p for p in (folder / "artifacts").glob("*.tosa"))
             for fam, config in cases:
                 if fam != family:
                     continue
                 cid = case_id(net.name, config)
-                case = {
-                    "network": net.name,
-                    "what": net.what,
-                    "family": family,
-                    "accelerator": config[0],
-                    "system_config": config[1],
-                    "memory_mode": config[2],
-                    "held_out": net.held_out,
-                    "base": config == (U55_BASE if family == "u55" else U85_BASE),
-                    "partitions": [],
-                }
-                for tosa in tosas:
-                    tag = tosa.name.split("_TOSA")[0]
-                    out = OUT / "vela" / cid / tag
-                    err = run_vela(tosa, config, out)
-                    entry: dict = {"tag": tag, "dir": str(out.relative_to(OUT))}
-                    if err:
-                        entry["error"] = err
-                        failures += 1
-                    else:
-                        import numpy as np
-
-                        with np.load(next(out.glob("*_vela.npz")), allow_pickle=True) as d:
-                            cmd = d["cmd_data"].tobytes()
-                        for p in parts:
-                            if p["cmd_data"] == cmd:
-                                entry["delegate"] = p["delegate"]
-                                entry["method"] = p["method"]
-                                entry["identical_to_pte"] = True
-                    case["partitions"].append(entry)
-                # Name partitions by delegate order where the base compile matched them.
+                case, failed = _vela_case(net, family, config, cid, tosas, parts)
+                failures += failed
                 manifest["cases"][cid] = case
                 print(f"  {cid}: {len(case['partitions'])} partition(s)", flush=True)
             manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    # Delegate indices for the other configurations: the same tag as in the base compile.
+    _delegates_by_tag(manifest)
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    print(f"{len(manifest['cases'])} cases in {manifest_path}; {failures} failure(s)")
+    return 1 if failures else 0
+
+
+def _exported(net: Network, family: str, folder: Path, vela_only: bool, manifest: dict) -> bool:
+    """Export the network for the family unless `vela_only` and it is there; False on failure."""
+    key = folder.name
+    if vela_only and (folder / "program.pte").exists():
+        return True
+    print(f"export {key} ...", flush=True)
+    t0 = time.time()
+    try:
+        info = export(net, family, folder)
+    except Exception:
+        traceback.print_exc()
+        manifest["exports"][key] = {"error": traceback.format_exc()[-2000:]}
+        return False
+    info["seconds"] = round(time.time() - t0, 1)
+    manifest["exports"][key] = info
+    return True
+
+
+def _vela_case(
+    net: Network, family: str, config: tuple, cid: str, tosas: list[Path], parts: list[dict]
+) -> tuple[dict, int]:
+    """Vela on every partition's .tosa for one configuration; the case and its failure count."""
+    import numpy as np
+
+    case: dict = {
+        "network": net.name,
+        "what": net.what,
+        "family": family,
+        "accelerator": config[0],
+        "system_config": config[1],
+        "memory_mode": config[2],
+        "held_out": net.held_out,
+        "base": config == (U55_BASE if family == "u55" else U85_BASE),
+        "partitions": [],
+    }
+    failures = 0
+    for tosa in tosas:
+        tag = tosa.name.split("_TOSA")[0]
+        out = OUT / "vela" / cid / tag
+        err = run_vela(tosa, config, out)
+        entry: dict = {"tag": tag, "dir": str(out.relative_to(OUT))}
+        if err:
+            entry["error"] = err
+            failures += 1
+        else:
+            with np.load(next(out.glob("*_vela.npz")), allow_pickle=True) as d:
+                cmd = d["cmd_data"].tobytes()
+            for p in parts:
+                if p["cmd_data"] == cmd:
+                    entry["delegate"] = p["delegate"]
+                    entry["method"] = p["method"]
+                    entry["identical_to_pte"] = True
+        case["partitions"].append(entry)
+    return case, failures
+
+
+def _delegates_by_tag(manifest: dict) -> None:
+    """Delegate indices for the other configurations: the same tag as in the base compile (where
+    the base compile's command stream matched a delegate of the program)."""
     by_tag: dict[tuple[str, str, str], int] = {}
     for case in manifest["cases"].values():
         if case["base"]:
@@ -610,9 +632,6 @@ def build(names: list[str], vela_only: bool) -> int:
     for case in manifest["cases"].values():
         for p in case["partitions"]:
             p.setdefault("delegate", by_tag.get((case["network"], case["family"], p["tag"])))
-    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    print(f"{len(manifest['cases'])} cases in {manifest_path}; {failures} failure(s)")
-    return 1 if failures else 0
 
 
 def _flag(flags: str, name: str) -> str:
@@ -630,8 +649,8 @@ def build_example_cases() -> int:
     manifest.setdefault("exports", {})
     manifest.setdefault("cases", {})
     failures = 0
-    for pte in sorted(HERE.glob("*.pte")):
-        art = HERE / f"{pte.stem}_artifacts"
+    for pte in sorted(EXAMPLES.glob("*.pte")):
+        art = EXAMPLES / f"{pte.stem}_artifacts"
         if b"vela_bin_stream" not in pte.read_bytes() or not art.is_dir():
             continue
         parts = pte_partitions(pte)

@@ -1,0 +1,1 @@
+"""One module per backend family; importing one registers its examples (common.example)."""
