@@ -534,9 +534,12 @@ class MEPage:
         waited for generously (on a loaded machine it takes seconds to appear); no list by then
         means nothing matched."""
         box = self.page.locator("search-bar input").first
-        box.fill("")
-        box.fill(regex)
         title = self.page.locator("search-bar .search-results-container .title-label").first
+        box.fill("")
+        # An empty query hides the list. Wait for that, or on a loaded machine the previous
+        # query's list (its title and rows) can still be on screen and be read as this one's.
+        title.wait_for(state="hidden", timeout=timeout * 1000)
+        box.fill(regex)
         try:
             title.wait_for(timeout=timeout * 1000)
         except PlaywrightTimeoutError:
