@@ -1,12 +1,14 @@
 """Drive the real Model Explorer web app in Debian's headless Chromium.
 
-Shared by tests/e2e/test_browser*.py and scripts/make_readme_images.py. Everything here starts its
+Shared by tests/e2e/test_browser*.py, scripts/make_readme_images.py and benchmarks/bench_browser.py. Everything here starts its
 own processes in their own process groups and stops exactly those groups, nothing else:
 
 - `model_explorer_server()` (from tests/support/server.py, re-exported here): Model Explorer on a
   free port, yielding the URL it prints;
 - `chromium()`: the system Chromium (never a downloaded one) with a fresh profile, driven by
   Playwright over the DevTools protocol;
+- `served_app()`: the two together, as a browser test module starts them once, and `App.page()`,
+  a tab on them closed after use;
 - `MEPage`: what a user does and sees — pick a graph, wait until it is drawn, type in the search box
   and read the result list (labels are drawn in WebGL, so the search results are the DOM view of
   them), select a node and read the side panel, click a node's subgraph indicator, count the
