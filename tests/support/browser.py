@@ -1,7 +1,8 @@
 """Drive the real Model Explorer web app in Debian's headless Chromium.
 
-Shared by tests/e2e/test_browser*.py, scripts/make_readme_images.py and benchmarks/bench_browser.py. Everything here starts its
-own processes in their own process groups and stops exactly those groups, nothing else:
+Shared by tests/e2e/test_browser*.py, scripts/make_readme_images.py and benchmarks/bench_browser.py.
+Everything here starts its own processes in their own process groups and stops exactly those
+groups, nothing else:
 
 - `model_explorer_server()` (from tests/support/server.py, re-exported here): Model Explorer on a
   free port, yielding the URL it prints;
