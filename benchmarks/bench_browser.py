@@ -1,8 +1,8 @@
 """Time to the first screen and to the fully expanded view in Model Explorer, this adapter beside a
 peer adapter, on the same program, one run after the other.
 
-    python benchmarks/bench_browser.py                       # the large XNNPACK program
-    python benchmarks/bench_browser.py --pte examples/mv2_lrn_ethosu85.pte --repeat 3
+    python -m benchmarks.bench_browser                       # the large XNNPACK program
+    python -m benchmarks.bench_browser --pte examples/mv2_lrn_ethosu85.pte --repeat 3
 
 Both adapters run in the real `model-explorer` web app in Debian's headless Chromium (as in
 tests/e2e/test_browser.py). The peer is Arm's `pte-adapter-model-explorer` 0.2.0, installed into a venv
@@ -31,10 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests.support.browser import chromium, model_explorer_server, new_page
 
-from tests.support.browser import chromium, model_explorer_server, new_page  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_OUT = ROOT / "bench_out"
 PEER = "pte-adapter-model-explorer==0.2.0"

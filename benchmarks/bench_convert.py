@@ -1,7 +1,7 @@
 """Convert time and peak memory for a large program: cost must follow instructions, not weights.
 
-    python benchmarks/bench_convert.py                   # builds bench_out/large_portable.pte once
-    python benchmarks/bench_convert.py --pte some.pte    # measure any file
+    python -m benchmarks.bench_convert                   # builds bench_out/large_portable.pte once
+    python -m benchmarks.bench_convert --pte some.pte    # measure any file
 
 Prints, for a fresh process each: RSS after `import model_explorer` + `pte_adapter` (the baseline),
 then the peak RSS during a full conversion (load + decode + Model Explorer graphs + JSON, the peak

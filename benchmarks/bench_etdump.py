@@ -1,8 +1,8 @@
 """Read, join and summarise a large real ETDump: time and peak memory per event.
 
-    python benchmarks/bench_etdump.py                 # records bench_out/undelegated_<N>.etdp once
-    python benchmarks/bench_etdump.py --runs 5000     # a bigger one
-    python benchmarks/bench_etdump.py --etdp f.etdp --pte f.pte   # measure any pair
+    python -m benchmarks.bench_etdump                 # records bench_out/undelegated_<N>.etdp once
+    python -m benchmarks.bench_etdump --runs 5000     # a bigger one
+    python -m benchmarks.bench_etdump --etdp f.etdp --pte f.pte   # measure any pair
 
 The ETDump is recorded by ExecuTorch's Python runtime running `examples/undelegated.pte` (25 kernel
 calls, so 52 events per run) N times; it needs the export extra and is never committed. The

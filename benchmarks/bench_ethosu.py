@@ -1,6 +1,6 @@
 """Time the Ethos-U decoder on the MobileNetV2 payload (and any other Ethos-U example).
 
-    python benchmarks/bench_ethosu.py [file.pte ...]
+    python -m benchmarks.bench_ethosu [file.pte ...]
 
 Payloads are taken with ExecuTorch's own deserializer so only the decoder is timed.
 """

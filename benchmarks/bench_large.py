@@ -1,8 +1,8 @@
 """A transformer-sized XNNPACK program: load, delegate decode and conversion time, and peak memory.
 
-    python benchmarks/bench_large.py                       # builds /tmp/pte_bench/gpt_xnnpack_fp32.pte once
-    python benchmarks/bench_large.py --pte some.pte        # measure any file
-    python benchmarks/bench_large.py --compare examples/mv2_xnnpack_fp32.pte
+    python -m benchmarks.bench_large                       # builds /tmp/pte_bench/gpt_xnnpack_fp32.pte once
+    python -m benchmarks.bench_large --pte some.pte        # measure any file
+    python -m benchmarks.bench_large --compare examples/mv2_xnnpack_fp32.pte
 
 The program is a 12-layer, hidden-768, vocab-50257 GPT-like decoder, fp32, lowered to XNNPACK with
 delegate segments (~650 MB, generated, never committed). It is built by

@@ -1,10 +1,10 @@
 """The NPU estimate against Vela's over the whole sweep: one row per partition, then per target.
 
-    python -m benchmarks.build_sweep                    # once: the corpus in bench_out/sweep
-    python benchmarks/bench_npu_estimate.py           # the table
-    python benchmarks/bench_npu_estimate.py --ops     # ... and the operations outside ±25 %
-    python benchmarks/bench_npu_estimate.py --subset  # the committed subset the test checks
-    python benchmarks/bench_npu_estimate.py --write-subset CASE [CASE ...]
+    python -m benchmarks.build_sweep                  # once: the corpus in bench_out/sweep
+    python -m benchmarks.bench_npu_estimate           # the table
+    python -m benchmarks.bench_npu_estimate --ops     # ... and the operations outside ±25 %
+    python -m benchmarks.bench_npu_estimate --subset  # the committed subset the test checks
+    python -m benchmarks.bench_npu_estimate --write-subset CASE [CASE ...]
 
 Per partition: our cycles (the command stream Vela compiled for the case's configuration,
 decoded and estimated by the adapter), Vela's `cycles_total` for the same compile, the
@@ -22,10 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.support.npu_sweep import (  # noqa: E402
+from tests.support.npu_sweep import (
     CORPUS,
     SUBSET,
     compare_all,

@@ -1,9 +1,9 @@
 """Where the conversion time goes, per phase, and ours against Arm's adapter as whole processes.
 
-    python benchmarks/bench_profile.py                       # the L-layer programs in bench_out/large
-    python benchmarks/bench_profile.py --pte a.pte b.pte     # any files
-    python benchmarks/bench_profile.py --no-peer --repeat 3  # phases only
-    python benchmarks/bench_profile.py --cprofile 25 --pte a.pte   # + the top 25 functions
+    python -m benchmarks.bench_profile                       # the L-layer programs in bench_out/large
+    python -m benchmarks.bench_profile --pte a.pte b.pte     # any files
+    python -m benchmarks.bench_profile --no-peer --repeat 3  # phases only
+    python -m benchmarks.bench_profile --cprofile 25 --pte a.pte   # + the top 25 functions
 
 The L-layer programs (`gpt{48,192}_d64_{portable,xnnpack}.pte`: the benchmarks' GPT shape with 48
 or 192 blocks at hidden 64) are built by

@@ -1,8 +1,8 @@
 """The what-if pairs' truth table: per pair, what the real re-export with the fix gives.
 
     python -m examples.build_whatif_pairs     # once: the pairs in examples/ (committed)
-    python benchmarks/bench_whatif.py         # the table (runs Vela on each fixed side's TOSA)
-    python benchmarks/bench_whatif.py --json  # the same as JSON
+    python -m benchmarks.bench_whatif         # the table (runs Vela on each fixed side's TOSA)
+    python -m benchmarks.bench_whatif --json  # the same as JSON
 
 Per pair (examples/whatif_pairs.json): the fragmented side's NPU partitions, delegate calls,
 boundary bytes and glue kernels, the fixed side's, and Vela's own cycles of each side
@@ -20,10 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.support.whatif_pairs import (  # noqa: E402
+from tests.support.whatif_pairs import (
     BOUNDARY_DEFINITION,
     Truth,
     WhatIfPair,
@@ -31,7 +28,7 @@ from tests.support.whatif_pairs import (  # noqa: E402
     whatif_pairs,
 )
 
-import pte_adapter  # noqa: E402
+import pte_adapter
 
 
 def predicted(pair: WhatIfPair) -> dict[str, object]:

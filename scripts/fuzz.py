@@ -1,11 +1,13 @@
 """Long mutation-fuzz run over the example files (issue 7), in parallel, with figures at the end.
 
-    python scripts/fuzz.py --iterations 100000 --seed 1 --jobs 2
+    python -m scripts.fuzz --iterations 100000 --seed 1 --jobs 2
 
-Input *i* is fully determined by the seed, *i* and the example files (targets and mutators are in
-`tests/support/fuzz.py`), so any input the run reports can be rebuilt from its recipe. Each worker
-converts inside its own copy of a snapshot of `examples/`, under an address-space limit (an
-unbounded allocation shows up as MemoryError instead of swapping the machine).
+Run from the repository's root (it imports `tests.support`). Input *i* is fully determined by the
+seed, *i* and the example files (targets, mutators and the runner are in `tests/support/`:
+`fuzz_targets.py`, `fuzz_recipes.py`, `fuzz.py`), so any input the run reports can be rebuilt from
+its recipe. Each worker converts inside its own copy of a snapshot of `examples/`, under an
+address-space limit (an unbounded allocation shows up as MemoryError instead of swapping the
+machine).
 
 Printed: inputs per example kind and per target, outcomes by type (anything other than "ok" and
 "format" - `PteFormatError` - is a failure, as is a decoder exception that the delegate registry
@@ -24,8 +26,6 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support import fuzz as fs
 

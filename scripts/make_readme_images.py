@@ -1,6 +1,6 @@
 """Regenerate the pictures of the README and docs/ from what the current code shows.
 
-    python scripts/make_readme_images.py            # writes docs/images/*.png
+    python -m scripts.make_readme_images            # writes docs/images/*.png
 
 Uses the same machinery as tests/e2e/test_browser.py (the system Chromium, headless, driven by
 Playwright; `model-explorer --extensions=pte_adapter` on a free port):
@@ -20,16 +20,15 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.support.browser import (  # noqa: E402
+from tests.support.browser import (
     MEPage,
     chromium,
     model_explorer_server,
     new_page,
     text_to_png,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 EXAMPLE = ROOT / "examples" / "mv2_lrn_ethosu85.pte"
 OUT = ROOT / "docs" / "images"

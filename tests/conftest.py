@@ -41,3 +41,12 @@ def whatif_truths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Truth]:
     from tests.support.whatif_pairs import truth, whatif_pairs
 
     return {p.name: truth(p.fixed, tmp_path_factory.mktemp(p.name)) for p in whatif_pairs()}
+
+
+@pytest.fixture
+def screenshots(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where a browser test saves what it saw: `$PTE_ADAPTER_SCREENSHOTS/<test module>/` when that
+    variable is set, else the test's temporary folder (tests/support/browser.py)."""
+    from tests.support.browser import screenshot_folder
+
+    return screenshot_folder(request.module.__name__, tmp_path)

@@ -29,14 +29,15 @@ from pte_adapter.program.model import Method
 from pte_adapter.render.plan.boundaries import tensor_label
 from tests.support.browser import (
     KEEP_SINGLE_CHILD_LAYERS,
+    LAYER_ID_SUFFIX,
     SHOW_OUT_OF_LAYER_EDGES,
+    App,
     MEPage,
     SearchHit,
-    chromium,
+    layer_node_id,
     model_explorer_server,
-    model_url,
-    new_page,
     require_chromium,
+    served_app,
 )
 from tests.support.examples import EXAMPLE_PTES, example
 from tests.support.groups import group_names
@@ -92,33 +93,23 @@ def expected() -> Expected:
 
 
 @pytest.fixture(scope="module")
-def app(expected: Expected) -> Iterator[tuple[str, object]]:
-    with model_explorer_server(expected.path) as url, chromium() as browser:
-        yield url, browser
-
-
-def _page(
-    app: tuple[str, object], settings: dict[str, bool] | None, url: str | None = None
-) -> Iterator[MEPage]:
-    server_url, browser = app
-    me = MEPage(new_page(browser))  # type: ignore[arg-type]
-    try:
-        me.open(url or server_url, settings)
-        yield me
-    finally:
-        me.page.context.close()
+def app(expected: Expected) -> Iterator[App]:
+    with served_app(expected.path) as app:
+        yield app
 
 
 @pytest.fixture(scope="module")
-def default_ui(app: tuple[str, object]) -> Iterator[MEPage]:
+def default_ui(app: App) -> Iterator[MEPage]:
     """A first-time user: Model Explorer's default settings, the page as it first opens."""
-    yield from _page(app, None)
+    with app.page() as me:
+        yield me
 
 
 @pytest.fixture(scope="module")
-def layers_ui(app: tuple[str, object]) -> Iterator[MEPage]:
+def layers_ui(app: App) -> Iterator[MEPage]:
     """A user who turned on "Keep layers with a single op node child"."""
-    yield from _page(app, {KEEP_SINGLE_CHILD_LAYERS: True})
+    with app.page(settings={KEEP_SINGLE_CHILD_LAYERS: True}) as me:
+        yield me
 
 
 def _escape(text: str) -> str:
@@ -141,15 +132,11 @@ def _ids(hits: list[SearchHit]) -> set[str]:
     return {h.node_id for h in hits}
 
 
-def _layer(name: str) -> str:
-    return f"{name}___group___"
-
-
 @pytest.mark.parametrize("pte", EXAMPLE_PTES, ids=[p.stem for p in EXAMPLE_PTES])
-def test_every_example_opens_on_a_method_graph(app: tuple[str, object], pte: Path) -> None:
+def test_every_example_opens_on_a_method_graph(app: App, pte: Path) -> None:
     """The README's plain command, for every example: the first graph drawn is a method."""
     methods = {m.name for m in pte_adapter.load(pte).methods}
-    for me in _page(app, None, model_url(app[0], pte)):
+    with app.page(pte) as me:
         assert me.graph_title() in methods, f"{pte.name} opened on {me.graph_title()!r}"
         assert me.visible_nodes(), f"{pte.name}: nothing drawn"
 
@@ -165,8 +152,8 @@ def test_first_screen_is_the_partitions_and_what_crosses(
     for part in expected.parts.partitions:
         group = expected.group(part)
         if part.backend != CPU or len(part.instructions) > 1:
-            assert _layer(group) in drawn, f"{group} is not drawn as a layer: {drawn}"
-            assert drawn[_layer(group)] == group
+            assert layer_node_id(group) in drawn, f"{group} is not drawn as a layer: {drawn}"
+            assert drawn[layer_node_id(group)] == group
         else:
             assert expected.ids[part.instructions[0]] in drawn  # dissolved by default
     culprit = [label for label in drawn.values() if label.startswith("CPU island")]
@@ -184,13 +171,13 @@ def test_first_screen_is_the_partitions_and_what_crosses(
 
 
 def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
-    app: tuple[str, object], expected: Expected
+    app: App, expected: Expected
 ) -> None:
     for part in expected.npu_partitions:
         name = expected.group(part)
-        group = _layer(name)
+        group = layer_node_id(name)
         # Default settings: the open partition's edges meet its border, from boundary nodes.
-        for me in _page(app, None):  # each partition opened from the first screen
+        with app.page() as me:  # each partition opened from the first screen
             me.expand_layer(name)
             edges = me.visible_edges()
             assert {a for a, b in edges if b == group} and all(
@@ -198,7 +185,7 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
             ), edges
             assert {b for a, b in edges if a == group}, f"{part.name}: nothing leaves it"
         # With out-of-layer edges drawn, they reach the NPU operations themselves.
-        for me in _page(app, {SHOW_OUT_OF_LAYER_EDGES: True}):
+        with app.page(settings={SHOW_OUT_OF_LAYER_EDGES: True}) as me:
             me.expand_layer(name)
             drawn = me.visible_nodes()
             edges = me.visible_edges()
@@ -224,17 +211,19 @@ def test_opening_an_npu_partition_shows_its_operations_wired_to_the_cpu(
                 if n in index_of
             }
             neighbours |= {
-                n.removesuffix("___group___") for n in beyond if n.endswith("___group___")
+                n.removesuffix(LAYER_ID_SUFFIX) for n in beyond if n.endswith(LAYER_ID_SUFFIX)
             }
             assert neighbours & others, f"{part.name}: no neighbouring partition reached"
             # The matched TOSA source is a collapsed sub-layer of the partition.
-            assert _layer(f"{name}/TOSA source") in drawn, f"{part.name}: no TOSA source layer"
+            assert layer_node_id(f"{name}/TOSA source") in drawn, (
+                f"{part.name}: no TOSA source layer"
+            )
             ink = me.ink(colours=(NPU_NODE_BG,))
             assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"NPU ops not in NPU colour: {ink}"
 
 
 def test_inputs_show_their_source_s_metadata_and_edgeless_ones_are_attributes(
-    app: tuple[str, object], expected: Expected
+    app: App, expected: Expected
 ) -> None:
     """Model Explorer lists each input with its source output's metadata merged under its own (so
     the plan leaves out what the source shows: render/plan/inputs.py), and shows an input without
@@ -248,7 +237,7 @@ def test_inputs_show_their_source_s_metadata_and_edgeless_ones_are_attributes(
     part = parts.partitions[parts.partition_of[ins.index]]
     tensor = method.tensor(ins.args[0])
     assert tensor is not None
-    for me in _page(app, None):
+    with app.page() as me:
         me.expand_layer(expected.group(part))
         me.select_node(expected.ids[ins.index])
         (source, rows), *_ = me.inputs()
@@ -263,7 +252,7 @@ def test_inputs_show_their_source_s_metadata_and_edgeless_ones_are_attributes(
     call = method.instructions[npu.instructions[0]]
     given = method.tensor(call.args[0])
     assert given is not None
-    for me in _page(app, None):
+    with app.page() as me:
         me.expand_layer(expected.group(npu))
         me.select_node(expected.ids[call.index])
         shown = me.panel("Attributes")["input0"]
@@ -277,11 +266,13 @@ def test_every_partition_is_a_layer_when_single_child_layers_are_kept(
     for part in expected.parts.partitions:
         group = expected.group(part)
         hits = me.search(_exact(group))
-        layer = [h for h in hits if h.node_id == _layer(group)]
+        layer = [h for h in hits if h.node_id == layer_node_id(group)]
         assert layer, f"{group} is not a layer: {hits}"
         assert layer[0].label == group and "label" in layer[0].match_types
         hits = me.search(_attr("partition", part.name))
-        assert _ids(hits) - {_layer(group)} == {expected.ids[i] for i in part.instructions}, hits
+        assert _ids(hits) - {layer_node_id(group)} == {
+            expected.ids[i] for i in part.instructions
+        }, hits
     me.clear_search()
     ink = me.ink(colours=(NPU_NODE_BG, CPU_GROUP_BG))
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"
@@ -305,7 +296,7 @@ def test_layer_and_node_labels_are_drawable(layers_ui: MEPage, expected: Expecte
 
 
 def test_exported_json_opens_without_the_extension(
-    app: tuple[str, object], default_ui: MEPage, expected: Expected, tmp_path: Path
+    app: App, default_ui: MEPage, expected: Expected, tmp_path: Path
 ) -> None:
     """`pte-adapter export` writes JSON that Model Explorer's own loader opens, no extension."""
     import json
@@ -316,12 +307,9 @@ def test_exported_json_opens_without_the_extension(
     assert main(["export", str(expected.path), "-o", str(out)]) == 0
     assert expected.method.name in {g["id"] for g in json.loads(out.read_text())["graphs"]}
     method_nodes = default_ui.node_count()  # as the extension shows it (hidden CONSTs excluded)
-    _, browser = app  # one Playwright session per module: reuse its browser
-    with model_explorer_server(out, extension=False) as url:
-        me = MEPage(new_page(browser))  # type: ignore[arg-type]
-        me.open(url)
+    # One Playwright session per module: the plain server's page opens in the module's browser.
+    with model_explorer_server(out, extension=False) as url, App(url, app.browser).page() as me:
         assert me.graph_title() == expected.method.name
         assert me.node_count() == method_nodes
         ink = me.ink(colours=(NPU_NODE_BG,))
         assert ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, f"no Ethos-U colour drawn: {ink}"
-        me.page.context.close()

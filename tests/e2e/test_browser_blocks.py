@@ -21,13 +21,7 @@ from pte_adapter.program.model import Method
 from pte_adapter.render.model_explorer import graphs_to_json
 from pte_adapter.render.plan.boundaries import tensor_label
 from pte_adapter.render.plan.views import delegate_graph_id
-from tests.support.browser import (
-    MEPage,
-    chromium,
-    model_explorer_server,
-    new_page,
-    require_chromium,
-)
+from tests.support.browser import App, MEPage, layer_node_id, require_chromium, served_app
 from tests.support.examples import example
 from tests.support.groups import group_paths
 
@@ -69,24 +63,15 @@ def expected() -> Expected:
 
 
 @pytest.fixture(scope="module")
-def app() -> Iterator[tuple[str, object]]:
-    with model_explorer_server(example(EXAMPLE)) as url, chromium() as browser:
-        yield url, browser
+def app() -> Iterator[App]:
+    with served_app(example(EXAMPLE)) as app:
+        yield app
 
 
 @pytest.fixture
-def me(app: tuple[str, object]) -> Iterator[MEPage]:
-    url, browser = app
-    page = MEPage(new_page(browser))  # type: ignore[arg-type]
-    try:
-        page.open(url)
+def me(app: App) -> Iterator[MEPage]:
+    with app.page() as page:
         yield page
-    finally:
-        page.page.context.close()
-
-
-def _layer(name: str) -> str:
-    return f"{name}___group___"
 
 
 def test_a_method_of_many_partitions_opens_on_its_layers(me: MEPage, expected: Expected) -> None:
@@ -97,15 +82,15 @@ def test_a_method_of_many_partitions_opens_on_its_layers(me: MEPage, expected: E
     for b in expected.blocks:
         label = expected.label(b)
         assert label.startswith(f"{b.name} | XNNPACK ")  # what it holds, in its name
-        assert drawn.get(_layer(label)) == label, f"{b.name} is not a layer: {drawn}"
+        assert drawn.get(layer_node_id(label)) == label, f"{b.name} is not a layer: {drawn}"
         # Collapsed: nothing of its partitions is drawn yet.
         for i in b.partitions:
             part = expected.parts.partitions[i]
-            assert _layer(expected.paths[i]) not in drawn
+            assert layer_node_id(expected.paths[i]) not in drawn
             assert not {expected.ids[k] for k in part.instructions} & set(drawn)
         # What enters the block is readable on the edge into it.
         into = f"b.into.{b.name}"
-        assert (into, _layer(label)) in edges, f"no edge from {into}: {edges}"
+        assert (into, layer_node_id(label)) in edges, f"no edge from {into}: {edges}"
         names = {expected.parts.partitions[i].name for i in b.partitions}
         texts = {
             tensor_label(expected.method, c.value).rsplit(",", 1)[0]
@@ -117,7 +102,7 @@ def test_a_method_of_many_partitions_opens_on_its_layers(me: MEPage, expected: E
     for part in expected.parts.partitions:
         if part.index not in in_blocks:
             group = expected.paths[part.index]
-            assert _layer(group) in drawn or expected.ids[part.instructions[0]] in drawn
+            assert layer_node_id(group) in drawn or expected.ids[part.instructions[0]] in drawn
     ink = me.ink()
     assert ink.fraction > MIN_INK, f"the canvas is (nearly) blank: {ink}"
 
@@ -131,7 +116,7 @@ def test_opening_a_block_shows_its_partitions_and_their_boundaries(
     for i in block.partitions:
         part = expected.parts.partitions[i]
         # A layer, or (one-node partitions, dissolved by Model Explorer's default) the node.
-        shown = _layer(expected.paths[i]) in drawn or (
+        shown = layer_node_id(expected.paths[i]) in drawn or (
             len(part.instructions) == 1 and expected.ids[part.instructions[0]] in drawn
         )
         assert shown, f"{part.name} not drawn in {block.name}: {sorted(drawn)}"
@@ -146,7 +131,7 @@ def test_opening_a_block_shows_its_partitions_and_their_boundaries(
     # The other blocks stay closed.
     for other in expected.blocks:
         if other is not block:
-            assert drawn.get(_layer(expected.label(other))) == expected.label(other)
+            assert drawn.get(layer_node_id(expected.label(other))) == expected.label(other)
 
 
 def test_a_delegate_call_in_a_block_opens_its_xnnpack_graph(me: MEPage, expected: Expected) -> None:

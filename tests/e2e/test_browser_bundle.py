@@ -4,13 +4,12 @@ The example bundle (built the way Arm's aot_arm_compiler.py --bundleio builds it
 `.bpte` name, which Model Explorer offers the adapter for, and under a `.pte` name (the same
 bytes): on its method graph, drawn, with its test cases in the *Graph info* panel beside it. The
 expected cases come from ExecuTorch's own bundled-program deserializer. A corrupt copy is one error
-message naming the bundle and the byte. Set PTE_ADAPTER_SCREENSHOTS=DIR to keep the screenshots
-(they go to the test's temporary folder otherwise).
+message naming the bundle and the byte. Screenshots: the `screenshots` fixture
+(tests/README.md).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,14 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import (
-    MEPage,
-    chromium,
-    model_explorer_server,
-    model_url,
-    new_page,
-    require_chromium,
-)
+from tests.support.browser import App, layer_node_id, require_chromium, served_app
 from tests.support.examples import EXAMPLES
 from tests.support.groups import group_names
 
@@ -76,27 +68,20 @@ def corrupt(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def app(corrupt: Path) -> Iterator[tuple[str, Any]]:
-    with model_explorer_server(BUNDLE, AS_PTE, corrupt) as url, chromium() as browser:
-        yield url, browser
-
-
-def _shots(tmp_path: Path) -> Path:
-    return Path(os.environ.get("PTE_ADAPTER_SCREENSHOTS") or tmp_path)
+def app(corrupt: Path) -> Iterator[App]:
+    with served_app(BUNDLE, AS_PTE, corrupt) as app:
+        yield app
 
 
 @pytest.mark.parametrize("path", [BUNDLE, AS_PTE], ids=["bpte", "as_pte"])
 def test_a_bundle_opens_on_its_method_graph_with_its_test_cases(
-    app: tuple[str, Any], path: Path, tmp_path: Path
+    app: App, path: Path, screenshots: Path
 ) -> None:
-    url, browser = app
-    me = MEPage(new_page(browser))
-    try:
-        me.open(model_url(url, path))
+    with app.page(path) as me:
         assert me.graph_title() == "forward"
         drawn = me.visible_nodes()
         (npu,) = [g for g in group_names(path)["forward"] if g.startswith("NPU partition 1 ")]
-        assert f"{npu}___group___" in drawn, drawn
+        assert layer_node_id(npu) in drawn, drawn
         ink = me.ink(colours=(NPU_NODE_BG,))
         assert ink.fraction > MIN_INK and ink.colours[NPU_NODE_BG] > MIN_COLOUR_PIXELS, ink
         panel = me.page.locator("body").inner_text()
@@ -105,18 +90,12 @@ def test_a_bundle_opens_on_its_method_graph_with_its_test_cases(
             assert f"\n{key}\n" in panel, f"{key} not in the graph info panel"
         assert _expected_case() in panel
         assert "BundledProgram version 2" in panel
-        me.screenshot(_shots(tmp_path) / f"bundle_{path.suffix[1:]}.png")
-    finally:
-        me.page.context.close()
+        me.screenshot(screenshots / f"bundle_{path.suffix[1:]}.png")
 
 
-def test_a_corrupt_bundle_is_one_clear_error(
-    app: tuple[str, Any], corrupt: Path, tmp_path: Path
-) -> None:
-    url, browser = app
-    me = MEPage(new_page(browser))
-    try:
-        me.page.goto(model_url(url, corrupt))
+def test_a_corrupt_bundle_is_one_clear_error(app: App, corrupt: Path, screenshots: Path) -> None:
+    with app.tab() as me:
+        me.page.goto(app.model_url(corrupt))
         # The model list marks it "Error"; its info icon's tooltip is the conversion error.
         me.page.get_by_text("Error", exact=True).first.wait_for(timeout=60_000)
         row = me.page.locator("tr", has_text=corrupt.name)
@@ -125,9 +104,7 @@ def test_a_corrupt_bundle_is_one_clear_error(
         message.first.wait_for(timeout=10_000)
         text = message.first.inner_text()
         assert "corrupt.bpte at byte " in text and "found b'XXXX'" in text, text
-        me.page.screenshot(path=str(_shots(tmp_path) / "bundle_corrupt.png"))
-    finally:
-        me.page.context.close()
+        me.page.screenshot(path=str(screenshots / "bundle_corrupt.png"))
 
 
 def test_a_bundle_renamed_anything_still_opens(tmp_path: Path) -> None:

@@ -3,8 +3,8 @@ the method with the work, and its graph info lists every constant method with it
 method's own graph says what it returns, and its Graph Outputs node shows each value. The values
 expected are ExecuTorch's deserializer's (tests/support/constants.py), not the renderer's.
 
-Screenshots of what was checked are saved in the test's temporary folder (`pytest --basetemp=DIR`
-keeps them in DIR): look at them after a change to what these graphs show."""
+Screenshots of what was checked: the `screenshots` fixture (tests/README.md); look at them
+after a change to what these graphs show."""
 
 from __future__ import annotations
 
@@ -14,13 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import (
-    MEPage,
-    chromium,
-    model_explorer_server,
-    new_page,
-    require_chromium,
-)
+from tests.support.browser import MEPage, require_chromium, served_app
 from tests.support.constants import LLM, llm_returns, shown_is
 from tests.support.examples import example
 
@@ -38,28 +32,17 @@ def expected() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def app() -> Iterator[tuple[str, object]]:
-    with model_explorer_server(example(LLM)) as url, chromium() as browser:
-        yield url, browser
-
-
-@pytest.fixture(scope="module")
-def me(app: tuple[str, object]) -> Iterator[MEPage]:
+def me() -> Iterator[MEPage]:
     """One tab for the module (opening the program is most of the time): the first test sees the
     first screen, the second picks graphs from there."""
-    url, browser = app
-    page = MEPage(new_page(browser))  # type: ignore[arg-type]
-    try:
-        page.open(url)
+    with served_app(example(LLM)) as app, app.page() as page:
         yield page
-    finally:
-        page.page.context.close()
 
 
 def test_the_first_screen_is_forward_with_the_configuration_listed(
-    me: MEPage, expected: dict[str, Any], tmp_path: Path
+    me: MEPage, expected: dict[str, Any], screenshots: Path
 ) -> None:
-    me.page.screenshot(path=str(tmp_path / "first_screen.png"))
+    me.page.screenshot(path=str(screenshots / "first_screen.png"))
     assert me.graph_title() == "forward"
     assert "returns" not in me.panel("Graph info")  # forward computes its outputs
     lines = me.panel("Graph info")["constant_methods"].split("\n")
@@ -70,7 +53,7 @@ def test_the_first_screen_is_forward_with_the_configuration_listed(
 
 
 def test_a_constant_method_shows_what_it_returns(
-    me: MEPage, expected: dict[str, Any], tmp_path: Path
+    me: MEPage, expected: dict[str, Any], screenshots: Path
 ) -> None:
     """A list, a float and a small tensor: the graph info says what the method returns (nothing
     selected), the selected Graph Outputs node each value."""
@@ -79,7 +62,7 @@ def test_a_constant_method_shows_what_it_returns(
         assert set(me.visible_nodes()) == {"inputs", "outputs"}
         assert shown_is(me.panel("Graph info")["returns"], expected[method])
         me.select_node("outputs")
-        me.page.screenshot(path=str(tmp_path / f"{method}_outputs.png"))
+        me.page.screenshot(path=str(screenshots / f"{method}_outputs.png"))
         attrs = me.panel("Attributes")
         value = expected[method]
         leaves = value if isinstance(value, list) else [value]

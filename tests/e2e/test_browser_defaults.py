@@ -4,8 +4,8 @@ neither; a dynamic shape and a dim order that is not contiguous are listed, name
 `examples/free_call.pte` (`aten::nonzero`: a data-dependent shape); what is expected is
 ExecuTorch's deserializer's reading of it, not the renderer's.
 
-Screenshots of what was checked are saved in the test's temporary folder (`pytest --basetemp=DIR`
-keeps them in DIR): look at them after a change to what the panel shows."""
+Screenshots of what was checked: the `screenshots` fixture (tests/README.md); look at them
+after a change to what the panel shows."""
 
 from __future__ import annotations
 
@@ -15,13 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import (
-    MEPage,
-    chromium,
-    model_explorer_server,
-    new_page,
-    require_chromium,
-)
+from tests.support.browser import MEPage, require_chromium, served_app
 from tests.support.examples import example, oracle
 
 pytestmark = pytest.mark.slow
@@ -35,13 +29,8 @@ ISLAND = "CPU island 1 - aten::gt, aten::mul, aten::nonzero +2"
 
 @pytest.fixture(scope="module")
 def me() -> Iterator[MEPage]:
-    with model_explorer_server(example(PROGRAM)) as url, chromium() as browser:
-        page = MEPage(new_page(browser))
-        try:
-            page.open(url)
-            yield page
-        finally:
-            page.page.context.close()
+    with served_app(example(PROGRAM)) as app, app.page() as page:
+        yield page
 
 
 def _tensor(index: int) -> Any:
@@ -49,7 +38,9 @@ def _tensor(index: int) -> Any:
     return plan.values[index].val
 
 
-def test_the_panel_lists_a_tensors_facts_only_where_they_differ(me: MEPage, tmp_path: Path) -> None:
+def test_the_panel_lists_a_tensors_facts_only_where_they_differ(
+    me: MEPage, screenshots: Path
+) -> None:
     assert "shape_dynamism: static" in me.panel("Graph info")["defaults_not_shown"]
     me.expand_layer(ISLAND)
     # aten::gt reads the program's input: static, contiguous.
@@ -60,7 +51,7 @@ def test_the_panel_lists_a_tensors_facts_only_where_they_differ(me: MEPage, tmp_
     assert "dim_order" not in rows and "shape_dynamism" not in rows, rows
     # The dim-order copy reads aten::nonzero's result: its size is known only when it runs.
     me.select_node("cpu.2.dim_order_ops::_to_dim_order_copy.out")
-    me.screenshot(tmp_path / "nonzero_result.png")
+    me.screenshot(screenshots / "nonzero_result.png")
     (source, rows), *_ = me.inputs()
     assert source == "aten::nonzero.out", source
     t = _tensor(int(rows["value_index"]))

@@ -16,10 +16,9 @@ from pte_adapter.render.names import partition_group_names
 from tests.support.browser import (
     KEEP_SINGLE_CHILD_LAYERS,
     MEPage,
-    chromium,
-    model_explorer_server,
-    new_page,
+    layer_node_id,
     require_chromium,
+    served_app,
 )
 from tests.support.examples import example
 
@@ -44,17 +43,9 @@ def expected() -> tuple[list[Partition], list[str]]:
 @pytest.fixture(scope="module")
 def me() -> Iterator[MEPage]:
     # Every partition a layer, one-kernel islands too: each has a box whose colour can be read.
-    with model_explorer_server(example(EXAMPLE)) as url, chromium() as browser:
-        page = MEPage(new_page(browser))
-        try:
-            page.open(url, {KEEP_SINGLE_CHILD_LAYERS: True})
-            yield page
-        finally:
-            page.page.context.close()
-
-
-def _layer(name: str) -> str:
-    return f"{name}___group___"
+    settings = {KEEP_SINGLE_CHILD_LAYERS: True}
+    with served_app(example(EXAMPLE)) as app, app.page(settings=settings) as page:
+        yield page
 
 
 def _nearest(colour: str, palette: list[str]) -> str:
@@ -72,16 +63,16 @@ def test_every_partition_is_on_the_first_screen_in_its_colour(
 ) -> None:
     parts, names = expected
     drawn = me.visible_nodes()
-    missing = [n for n in names if _layer(n) not in drawn]
+    missing = [n for n in names if layer_node_id(n) not in drawn]
     assert not missing, f"not on the first screen: {missing}"
-    fills = me.layer_fills([_layer(n) for n in names])
+    fills = me.layer_fills([layer_node_id(n) for n in names])
     wanted = [CPU_GROUP_COLOUR[0] if p.is_cpu else backend_colour(p.backend)[0] for p in parts]
     # The whole method fits the window, so a box is a few pixels high and a sampled pixel may
     # blend with its label or border: each is read as the nearest of the group colours drawn
     # (or of white and the grey of a CPU kernel's node, should it miss the box).
     palette = sorted({*wanted, "#ffffff", "#e0e0e0"})
     for name, want in zip(names, wanted, strict=True):
-        got = fills[_layer(name)]
+        got = fills[layer_node_id(name)]
         assert got is not None and _nearest(got, palette) == want, (
             f"{name} drawn in {got}, not {want}"
         )

@@ -1,7 +1,7 @@
 """The deployment memory map's line in the real Model Explorer: the Graph info of the method the
 runner loads shows `deployment_memory`, with the NPU scratch as Arm's own reader gives it.
 
-The screenshot is saved in the test's temporary folder (`pytest --basetemp=DIR` keeps it)."""
+The screenshot: the `screenshots` fixture (tests/README.md)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import (
-    MEPage,
-    chromium,
-    model_explorer_server,
-    new_page,
-    require_chromium,
-)
+from tests.support.browser import MEPage, require_chromium, served_app
 from tests.support.examples import example
 
 pytestmark = pytest.mark.slow
@@ -30,22 +24,17 @@ WIDE = "wide_scratch_ethosu55"
 
 @pytest.fixture(scope="module")
 def me() -> Iterator[MEPage]:
-    with model_explorer_server(example(WIDE)) as url, chromium() as browser:
-        page = MEPage(new_page(browser))
-        try:
-            page.open(url)
-            yield page
-        finally:
-            page.page.context.close()
+    with served_app(example(WIDE)) as app, app.page() as page:
+        yield page
 
 
-def test_graph_info_has_the_deployment_memory_line(me: MEPage, tmp_path: Path) -> None:
+def test_graph_info_has_the_deployment_memory_line(me: MEPage, screenshots: Path) -> None:
     from executorch.backends.arm.scripts.get_ethosu_scratch_from_pte import get_scratch_from_pte
 
     with contextlib.redirect_stdout(io.StringIO()):
         scratch = get_scratch_from_pte(str(example(WIDE)))
     assert scratch is not None
-    me.page.screenshot(path=str(tmp_path / "graph_info_fit.png"))
+    me.page.screenshot(path=str(screenshots / "graph_info_fit.png"))
     assert me.graph_title() == "forward"
     line = me.panel("Graph info")["deployment_memory"]
     assert line.startswith(f"SRAM {scratch / 1024**2:.2f} MiB, DRAM ")

@@ -25,13 +25,7 @@ import pte_adapter
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.cli import main as cli_main
 from pte_adapter.render.node_data import GRADIENT
-from tests.support.browser import (
-    MEPage,
-    chromium,
-    model_explorer_server,
-    new_page,
-    require_chromium,
-)
+from tests.support.browser import MEPage, layer_node_id, require_chromium, served_app
 from tests.support.examples import example
 from tests.support.groups import group_names
 from tests.support.profiles import inspector, node_ids
@@ -62,13 +56,8 @@ def overlay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MEPage]:
     pte = example(EXAMPLE)
     node_data = tmp_path_factory.mktemp("overlay") / "nd.json"
     assert cli_main(["profile", str(pte), "--node-data", str(node_data), "--json"]) == 0
-    with model_explorer_server(pte) as url, chromium() as browser:
-        me = MEPage(new_page(browser))
-        try:
-            me.open(_with_node_data(url, node_data))
-            yield me
-        finally:
-            me.page.context.close()
+    with served_app(pte) as app, app.page(url=_with_node_data(app.url, node_data)) as me:
+        yield me
 
 
 @cache
@@ -135,7 +124,7 @@ def test_partition_group_carries_its_time(overlay: MEPage) -> None:
     # carry the measured time of the call.
     hits = me.search(f"^{_escape('measured time')}={_escape(f'median {call:.3f} ms')}")
     group = group_names(example(EXAMPLE))["forward"][part.index]
-    assert {h.node_id for h in hits} == {f"{group}___group___"}, hits
+    assert {h.node_id for h in hits} == {layer_node_id(group)}, hits
     hits = me.search(f"^{_escape('measured median')}={_escape(f'{call:.3f} ms')}$")
     assert {h.node_id for h in hits} == {node_ids(example(EXAMPLE))[0]}, hits
     me.clear_search()

@@ -1,8 +1,8 @@
 """`pte-adapter report` in a real headless Chromium: the file opens from disk, draws, logs no
 console error and makes no request besides itself; the strip has one box per partition in its
 backend's colour, its width toggle works without a script, and the comparison draws both programs.
-Expected values come from the analysis and the backend palette. Screenshots go to
-`<pytest basetemp>/report_shots/` (run with `--basetemp DIR` to keep them)."""
+Expected values come from the analysis and the backend palette. Screenshots: the `screenshots`
+fixture (tests/README.md)."""
 
 from __future__ import annotations
 
@@ -31,13 +31,6 @@ require_chromium()
 def browser() -> Iterator[Any]:
     with chromium() as b:
         yield b
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.getbasetemp() / "report_shots"
-    out.mkdir(exist_ok=True)
-    return out
 
 
 class Opened:
@@ -75,7 +68,7 @@ def _write(tmp_path: Path, *names: str) -> Path:
 
 
 @pytest.mark.parametrize("name", SINGLE)
-def test_a_report_renders_alone(browser: Any, shots: Path, tmp_path: Path, name: str) -> None:
+def test_a_report_renders_alone(browser: Any, screenshots: Path, tmp_path: Path, name: str) -> None:
     result = pte_adapter.open_analysis(example(name))
     opened = Opened(browser, _write(tmp_path, name))
     try:
@@ -94,13 +87,13 @@ def test_a_report_renders_alone(browser: Any, shots: Path, tmp_path: Path, name:
         assert opened.page.locator("section#fit svg rect").count() == len(result.deployment.items)
         if result.profile_summary is not None:
             assert "Measured" in text and opened.page.locator("svg.latency").count() == 1
-        opened.page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+        opened.page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
     finally:
         opened.page.context.close()
 
 
 def test_the_lrn_report_names_the_culprit_and_toggles_its_width(
-    browser: Any, shots: Path, tmp_path: Path
+    browser: Any, screenshots: Path, tmp_path: Path
 ) -> None:
     opened = Opened(browser, _write(tmp_path, "mv2_lrn_ethosu85"))
     try:
@@ -114,13 +107,15 @@ def test_the_lrn_report_names_the_culprit_and_toggles_its_width(
         assert opened.visible_strips().count() == 1
         after = opened.visible_strips().first.evaluate("s => s.outerHTML")
         assert after != before and "estimated time" in after
-        opened.page.screenshot(path=str(shots / "lrn_by_estimate.png"))
+        opened.page.screenshot(path=str(screenshots / "lrn_by_estimate.png"))
         assert opened.errors == [] and opened.requests == [opened.url]
     finally:
         opened.page.context.close()
 
 
-def test_a_comparison_renders_both_programs(browser: Any, shots: Path, tmp_path: Path) -> None:
+def test_a_comparison_renders_both_programs(
+    browser: Any, screenshots: Path, tmp_path: Path
+) -> None:
     before, after = (pte_adapter.open_analysis(example(n)) for n in PAIR)
     opened = Opened(browser, _write(tmp_path, *PAIR))
     try:
@@ -131,6 +126,6 @@ def test_a_comparison_renders_both_programs(browser: Any, shots: Path, tmp_path:
             assert opened.box_fills(k) == [box_colour(p)[0] for p in parts]
         text = opened.page.locator("body").inner_text()
         assert "delegate partitions" in text and "Partitions, paired by role" in text
-        opened.page.screenshot(path=str(shots / "comparison.png"), full_page=True)
+        opened.page.screenshot(path=str(screenshots / "comparison.png"), full_page=True)
     finally:
         opened.page.context.close()

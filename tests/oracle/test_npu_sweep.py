@@ -17,7 +17,7 @@ command stream does work Vela's estimate prices another way (`vela_prices.py`), 
 both numbers, so the medians are taken on our total with those operations priced Vela's way
 (`npu_est_cycles_as_vela`).
 
-`python benchmarks/bench_npu_estimate.py --subset` prints the same comparison as a table.
+`python -m benchmarks.bench_npu_estimate --subset` prints the same comparison as a table.
 """
 
 from __future__ import annotations

@@ -24,21 +24,19 @@ from tests.support.examples import ROOT, SCRIPTS
 PACKAGE = ROOT / "src" / "pte_adapter"
 
 
-def _load_regen() -> ModuleType:
-    """scripts/regen.py as a module (it imports scripts/_codegen.py beside it)."""
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        spec = importlib.util.spec_from_file_location("regen", SCRIPTS / "regen.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(SCRIPTS))
+def _load_script(name: str) -> ModuleType:
+    """scripts/<name>.py as the top-level module `name`, as Python runs a generator: from its file,
+    beside the helpers it imports by their plain names."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # what `from _codegen import ...` finds; dataclasses look it up too
+    spec.loader.exec_module(module)
+    return module
 
 
-REGEN = _load_regen()
+_load_script("_codegen")  # regen.py imports it by that name
+REGEN = _load_script("regen")
 GENERATORS = {g.name: g for g in REGEN.GENERATORS}
 
 

@@ -2,7 +2,7 @@
 memory; every input the fuzzer ever broke the adapter with is replayed.
 
 The bounded run uses the same targets, mutators and workers as `scripts/fuzz.py` (see
-`tests/fuzz_support.py`): bit flips, byte and u32 sets, truncation, splices of two files, vector
+`tests/support/fuzz*.py`): bit flips, byte and u32 sets, truncation, splices of two files, vector
 lengths inflated, union tags changed and offsets redirected (at field positions recorded from the
 project's own reader), aimed at the program, at each delegate payload kind (Ethos-U blocks and
 command stream, TOSA, XNNPACK, VGF, Vulkan, Core ML), at `.ptd` files and at sidecar `.tosa` files.
@@ -19,6 +19,9 @@ from typing import Any
 import pytest
 
 from tests.support import fuzz as fs
+from tests.support.examples import EXAMPLES
+from tests.support.fuzz_recipes import apply_recipe
+from tests.support.fuzz_targets import Target
 
 ITERATIONS = 1500
 SEED = 20260
@@ -93,8 +96,8 @@ def test_regressions_exist() -> None:
 def test_regression(entry: dict[str, Any], workspace: fs.Workspace) -> None:
     """A stored crashing input, rebuilt from its example: now only ever a PteFormatError (or a
     conversion with problems), in under 2 s of CPU."""
-    assert (fs.EXAMPLES / entry["mutate"]).exists(), f"example {entry['mutate']} is missing"
-    target = fs.Target("regression", entry["convert"], entry["mutate"], [])
+    assert (EXAMPLES / entry["mutate"]).exists(), f"example {entry['mutate']} is missing"
+    target = Target("regression", entry["convert"], entry["mutate"], [])
     outcome = workspace.run(target, entry["recipe"])
     assert not outcome.bad, (outcome.status, outcome.message, outcome.swallowed)
     assert outcome.cpu_seconds < MAX_CPU_SECONDS, outcome.cpu_seconds
@@ -102,12 +105,12 @@ def test_regression(entry: dict[str, Any], workspace: fs.Workspace) -> None:
 
 def test_recipes_apply_as_documented() -> None:
     data = bytes(range(16))
-    assert fs.apply_recipe(data, [["set", 2, "ffff"]])[:5] == bytes([0, 1, 255, 255, 4])
-    assert fs.apply_recipe(data, [["xor", 0, "01"]])[0] == 1
-    assert fs.apply_recipe(data, [["truncate", 3]]) == bytes([0, 1, 2])
-    assert fs.apply_recipe(data, [["delete", 1, 14]]) == bytes([0, 15])
-    assert fs.apply_recipe(data, [["insert", 1, "aa"]])[:3] == bytes([0, 0xAA, 1])
-    assert fs.apply_recipe(data, [["fill", 16, 3, "0102"]])[16:] == bytes([1, 2] * 3)
+    assert apply_recipe(data, [["set", 2, "ffff"]])[:5] == bytes([0, 1, 255, 255, 4])
+    assert apply_recipe(data, [["xor", 0, "01"]])[0] == 1
+    assert apply_recipe(data, [["truncate", 3]]) == bytes([0, 1, 2])
+    assert apply_recipe(data, [["delete", 1, 14]]) == bytes([0, 15])
+    assert apply_recipe(data, [["insert", 1, "aa"]])[:3] == bytes([0, 0xAA, 1])
+    assert apply_recipe(data, [["fill", 16, 3, "0102"]])[16:] == bytes([1, 2] * 3)
 
 
 def test_the_harness_sees_swallowed_decoder_bugs(
@@ -121,6 +124,6 @@ def test_the_harness_sees_swallowed_decoder_bugs(
 
     monkeypatch.setattr(vgf, "decode", broken)
     path = tmp_path / "vgf_small.pte"
-    shutil.copyfile(fs.EXAMPLES / "vgf_small.pte", path)
+    shutil.copyfile(EXAMPLES / "vgf_small.pte", path)
     outcome = fs.run_input(path)
     assert outcome.status == "ok" and outcome.bad and "KeyError" in outcome.swallowed[0]

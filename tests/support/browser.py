@@ -1,12 +1,15 @@
 """Drive the real Model Explorer web app in Debian's headless Chromium.
 
-Shared by tests/e2e/test_browser*.py and scripts/make_readme_images.py. Everything here starts its
-own processes in their own process groups and stops exactly those groups, nothing else:
+Shared by tests/e2e/test_browser*.py, scripts/make_readme_images.py and benchmarks/bench_browser.py.
+Everything here starts its own processes in their own process groups and stops exactly those
+groups, nothing else:
 
 - `model_explorer_server()` (from tests/support/server.py, re-exported here): Model Explorer on a
   free port, yielding the URL it prints;
 - `chromium()`: the system Chromium (never a downloaded one) with a fresh profile, driven by
   Playwright over the DevTools protocol;
+- `served_app()`: the two together, as a browser test module starts them once, and `App.page()`,
+  a tab on them closed after use;
 - `MEPage`: what a user does and sees — pick a graph, wait until it is drawn, type in the search box
   and read the result list (labels are drawn in WebGL, so the search results are the DOM view of
   them), select a node and read the side panel, click a node's subgraph indicator, count the
@@ -58,6 +61,10 @@ CHROMIUM_FLAGS = (
     "--mute-audio",
 )
 VIEWPORT = {"width": 1600, "height": 1000}
+# The one environment variable that keeps the browser tests' screenshots (screenshot_folder()).
+SCREENSHOTS_VARIABLE = "PTE_ADAPTER_SCREENSHOTS"
+# Model Explorer's id of a layer is its namespace with this suffix.
+LAYER_ID_SUFFIX = "___group___"
 
 # Model Explorer's own settings store (localStorage) and the setting that keeps a layer whose only
 # child is one op node (off by default: such layers are dissolved into their parent).
@@ -131,6 +138,66 @@ def new_page(browser: Browser, scale: float = 1, viewport: dict[str, int] | None
     return context.new_page()
 
 
+@dataclass(frozen=True)
+class App:
+    """Model Explorer serving some models, and a headless Chromium to open it in: what a browser
+    test module starts once (`served_app()` in a module-scoped fixture) and opens tabs on."""
+
+    url: str  # the URL the server printed: it opens the first model it was given
+    browser: Browser
+
+    def model_url(self, model: Path) -> str:
+        """The URL that opens `model` (one of the served models) on this server."""
+        return model_url(self.url, model)
+
+    @contextlib.contextmanager
+    def tab(self) -> Iterator[MEPage]:
+        """A fresh tab in its own browser context, not yet opened on anything; closed afterwards
+        (for a test that watches the page before it loads, or expects no graph)."""
+        me = MEPage(new_page(self.browser))
+        try:
+            yield me
+        finally:
+            me.page.context.close()
+
+    @contextlib.contextmanager
+    def page(
+        self,
+        model: Path | None = None,
+        settings: dict[str, bool] | None = None,
+        url: str | None = None,
+    ) -> Iterator[MEPage]:
+        """A fresh tab opened on `url`, else on the URL that opens `model`, else on the server's
+        own, and drawn (`MEPage.open`, with its Advanced `settings`); closed afterwards."""
+        with self.tab() as me:
+            me.open(url or (self.model_url(model) if model else self.url), settings)
+            yield me
+
+
+@contextlib.contextmanager
+def served_app(*models: Path, extension: bool = True) -> Iterator[App]:
+    """`model_explorer_server(*models)` and `chromium()` together, stopped together."""
+    with model_explorer_server(*models, extension=extension) as url, chromium() as browser:
+        yield App(url, browser)
+
+
+def screenshot_folder(test_module: str, fallback: Path) -> Path:
+    """Where a browser test saves its screenshots: `$PTE_ADAPTER_SCREENSHOTS/<test module>/` when
+    that variable is set (to keep them and look at them), else `fallback` (the test's own
+    temporary folder)."""
+    chosen = os.environ.get(SCREENSHOTS_VARIABLE)
+    if not chosen:
+        return fallback
+    folder = Path(chosen) / test_module.rsplit(".", 1)[-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def layer_node_id(name: str) -> str:
+    """The node id Model Explorer gives the layer (group) whose namespace is `name`."""
+    return f"{name}{LAYER_ID_SUFFIX}"
+
+
 # -- what a user sees ---------------------------------------------------------------------------
 
 
@@ -144,7 +211,7 @@ class SearchHit:
 
     @property
     def is_layer(self) -> bool:
-        return self.node_id.endswith("___group___")
+        return self.node_id.endswith(LAYER_ID_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -470,9 +537,12 @@ class MEPage:
         waited for generously (on a loaded machine it takes seconds to appear); no list by then
         means nothing matched."""
         box = self.page.locator("search-bar input").first
-        box.fill("")
-        box.fill(regex)
         title = self.page.locator("search-bar .search-results-container .title-label").first
+        box.fill("")
+        # An empty query hides the list. Wait for that, or on a loaded machine the previous
+        # query's list (its title and rows) can still be on screen and be read as this one's.
+        title.wait_for(state="hidden", timeout=timeout * 1000)
+        box.fill(regex)
         try:
             title.wait_for(timeout=timeout * 1000)
         except PlaywrightTimeoutError:
@@ -572,7 +642,7 @@ class MEPage:
     def expand_layer(self, name: str) -> None:
         """Click the expand icon of the top-level layer `name`, as a user opens one partition, and
         wait until its children are drawn."""
-        group = f"{name}___group___"
+        group = layer_node_id(name)
         point = self.page.evaluate(_LAYER_ICON_JS, group)
         if point is None:
             raise AssertionError(f"layer {name!r} is not drawn")
@@ -602,7 +672,7 @@ class MEPage:
     def select_layer(self, name: str) -> None:
         """Click a drawn layer (a group box), as a user selects it; wait until the panel's
         Layer info names it."""
-        node_id = f"{name}___group___"
+        node_id = layer_node_id(name)
         point = self.page.evaluate(_NODE_CENTRE_JS, node_id)
         if point is None:
             raise AssertionError(f"layer {name} is not drawn")

@@ -3,9 +3,13 @@ tests that look partitions up in the graph the adapter sends."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pte_adapter
+from pte_adapter.analysis.partitions import CPU, Partition, partition_method
+from pte_adapter.analysis.roles import instruction_role_ids
+from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.render.names import block_group_name, partition_group_names
 
 
@@ -27,4 +31,31 @@ def group_paths(path: Path) -> dict[str, list[str]]:
             for i in b.partitions:
                 names[i] = f"{label}/{names[i]}"
         out[ma.name] = names
+    return out
+
+
+@dataclass(frozen=True)
+class DelegatedPartition:
+    """A delegated partition and where the graph draws it."""
+
+    partition: Partition
+    view: DelegateGraph  # its delegate's first decoded graph, drawn inside its group
+    call: str  # node id of its DelegateCall; the view's node k is drawn as f"{call}.{k}"
+    group: str  # its group's name
+
+
+def delegated_partitions(path: Path, method: str = "forward") -> list[DelegatedPartition]:
+    """Each delegated partition of a method, in order: from the program model and the partition
+    analysis, not from the renderer."""
+    (m,) = [m for m in pte_adapter.load(path).methods if m.name == method]
+    parts = partition_method(m)
+    ids = instruction_role_ids(m, parts)
+    groups = group_names(path)[method]
+    out = []
+    for part in parts.partitions:
+        if part.backend == CPU:
+            continue
+        assert part.delegate_index is not None
+        view = m.delegates[part.delegate_index].decoded.graphs[0]
+        out.append(DelegatedPartition(part, view, ids[part.instructions[0]], groups[part.index]))
     return out
