@@ -10,7 +10,7 @@ reported differently: only the first is "not available".
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -120,24 +120,30 @@ def hook(target: str) -> Callable[..., Any]:
     return found
 
 
+def _delegates_with(program: Program, hook_name: str) -> Iterator[tuple[Delegate, str]]:
+    """Each delegate of the program whose backend's record has the hook, with the hook's target."""
+    for method in program.methods:
+        for delegate in method.delegates:
+            info = BACKENDS.get(delegate.id)
+            target = getattr(info, hook_name) if info is not None else None
+            if target is not None:
+                yield delegate, target
+
+
 def attach_partition_reports(program: Program) -> None:
     """Give each delegate the partitioner's own report of its export, where its backend knows
     where to look (`Backend.partition_report`); an unreadable one is a problem of the delegate."""
     if program.path is None:
         return
-    for method in program.methods:
-        for delegate in method.delegates:
-            info = BACKENDS.get(delegate.id)
-            if info is None or info.partition_report is None:
-                continue
-            try:
-                report = hook(info.partition_report)(program.path, delegate)
-            except DecoderUnavailable:
-                continue
-            except PteFormatError as e:
-                delegate.decoded.problems.append(f"partitioner report not used: {e}")
-                continue
-            delegate.decoded.partitioner_report = report
+    for delegate, target in _delegates_with(program, "partition_report"):
+        try:
+            report = hook(target)(program.path, delegate)
+        except DecoderUnavailable:
+            continue
+        except PteFormatError as e:
+            delegate.decoded.problems.append(f"partitioner report not used: {e}")
+            continue
+        delegate.decoded.partitioner_report = report
 
 
 def attach_side_files(program: Program) -> None:
@@ -147,11 +153,8 @@ def attach_side_files(program: Program) -> None:
     if program.path is None:
         return
     by_hook: dict[str, list[Delegate]] = {}
-    for method in program.methods:
-        for delegate in method.delegates:
-            info = BACKENDS.get(delegate.id)
-            if info is not None and info.side_files is not None:
-                by_hook.setdefault(info.side_files, []).append(delegate)
+    for delegate, target in _delegates_with(program, "side_files"):
+        by_hook.setdefault(target, []).append(delegate)
     for target, delegates in by_hook.items():
         try:
             attach = hook(target)
@@ -166,16 +169,12 @@ def artifact_folders(program: Program) -> tuple[Path, ...]:
     if program.path is None:
         return ()
     folders: dict[Path, None] = {}
-    for method in program.methods:
-        for delegate in method.delegates:
-            info = BACKENDS.get(delegate.id)
-            if info is None or info.artifact_folders is None:
-                continue
-            try:
-                named = hook(info.artifact_folders)(program.path, delegate)
-            except DecoderUnavailable:
-                continue
-            folders.update(dict.fromkeys(named))
+    for delegate, target in _delegates_with(program, "artifact_folders"):
+        try:
+            named = hook(target)(program.path, delegate)
+        except DecoderUnavailable:
+            continue
+        folders.update(dict.fromkeys(named))
     return tuple(folders)
 
 
