@@ -36,6 +36,15 @@ class DecodeContext:
         raw = self.compile_specs.get(key)
         return None if raw is None else raw.decode("utf-8", errors="replace")
 
+    def missing_constants(self, keys: list[str]) -> str:
+        """The problem of a payload whose constants name data found in neither the .pte nor a
+        .ptd beside it (`keys`: the named-data keys not found, in the payload's order)."""
+        return (
+            f"{len(keys)} constant(s) name data that is in neither the .pte nor a .ptd "
+            f"beside it (first key {keys[0]!r})"
+            + (f"; searched {self.sources.searched()}" if self.sources is not None else "")
+        )
+
 
 Decoder = Callable[[memoryview, DecodeContext], DecodedDelegate]
 

@@ -144,11 +144,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     graph, kinds, counts = build_graph(facts, ctx, problems)
     summary = _summary(facts, graph, kinds, counts)
     if counts.missing:
-        problems.append(
-            f"{len(counts.missing)} constant(s) name data that is in neither the .pte nor a .ptd "
-            f"beside it (first key {counts.missing[0]!r})"
-            + (f"; searched {ctx.sources.searched()}" if ctx.sources is not None else "")
-        )
+        problems.append(ctx.missing_constants(counts.missing))
     graph.attrs = dict(summary)
     return DecodedDelegate(
         graphs=[graph],

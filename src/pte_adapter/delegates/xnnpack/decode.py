@@ -176,11 +176,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     graph, kinds = _graph(root, consts, problems)
     summary = _summary(root, ident, header, graph, kinds, consts)
     if consts.missing:
-        problems.append(
-            f"{len(consts.missing)} constant(s) name data that is in neither the .pte nor a .ptd "
-            f"beside it (first key {consts.missing[0]!r})"
-            + (f"; searched {ctx.sources.searched()}" if ctx.sources is not None else "")
-        )
+        problems.append(ctx.missing_constants(consts.missing))
     graph.attrs = dict(summary)
     stats: dict[str, int | float | str] = {
         "xnn_nodes": len(graph.nodes),
