@@ -26,7 +26,13 @@ Two tables, all CPU time (user + system; the machine is shared, so wall time say
    and `json.dumps`. The CPU time (user + system) of the process up to the end of that
    serialisation (`time.process_time()` in the child: what a request costs a running server), the
    whole process's CPU time with the interpreter's exit (`os.wait4`) beside it, and the peak RSS;
-   the figure is the median of the pairwise ratios ours/peer.
+   the figure is the median of the pairwise ratios ours/peer. Per node (each adapter's own nodes:
+   they draw different numbers for the same program): `convert` alone and the adapter's import +
+   `convert` (its whole share: our modules are imported lazily inside `convert`, the peer's with its
+   `main`), and the JSON bytes.
+
+The phase table's heading gives the key/values per node (the attributes and port metadata Model
+Explorer serialises) and the JSON bytes per node.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / "bench_out" / "large"
@@ -78,9 +85,12 @@ PHASES = [
     ("analysis: what-if", "pte_adapter.analysis.program_analysis", "method_what_if"),
     ("profile: ETDump placed", "pte_adapter.analysis.program_analysis", "join_profile"),
     ("profile: measured", "pte_adapter.analysis.program_analysis", "measure_program"),
-    ("render: plan", "pte_adapter.render.model_explorer", "program_plan"),
-    ("render: Model Explorer builder", "pte_adapter.render.model_explorer", "build_graphs"),
+    ("render: plan", "pte_adapter.explorer.convert", "program_plan"),
+    ("render: Model Explorer builder", "pte_adapter.explorer.convert", "build_graphs"),
 ]
+# Phases every program passes through: one that never ran is wrapped where no caller looks.
+ALWAYS = ["read: map + container", "analysis: partitions", "render: plan",
+          "render: Model Explorer builder"]
 spent = {}
 
 def wrap(phase, module, name):
@@ -135,18 +145,31 @@ def once(path):
     row["total"] = t_end - t
     row["(not in total) the same dicts, walked cheaply"] = t_plain
     nodes = sum(len(g.nodes) for g in graphs)
-    return row, nodes, len(body)
+    return row, nodes, len(body), key_values(graphs)
+
+def key_values(graphs):
+    # What Model Explorer serialises per node: attributes and the port metadata's key/values.
+    n = 0
+    for g in graphs:
+        for node in g.nodes:
+            n += len(node.attrs)
+            for meta in node.inputsMetadata + node.outputsMetadata:
+                n += len(meta.attrs)
+    return n
 
 path, repeat = sys.argv[1], int(sys.argv[2])
 once(path)  # warm-up: lazy imports, compiled patterns
+unseen = [p for p in ALWAYS if p not in spent]
+if unseen:
+    raise SystemExit(f"phases never timed (wrapped where no caller looks them up): {unseen}")
 rows = []
 for _ in range(repeat):
-    row, nodes, size = once(path)
+    row, nodes, size, kvs = once(path)
     rows.append(row)
 order = [p for p, _, _ in PHASES]
 order = list(dict.fromkeys(order + list(rows[0])))
 med = {k: statistics.median(r.get(k, 0.0) for r in rows) for k in order}
-print(json.dumps({"phases": med, "nodes": nodes, "json_bytes": size}))
+print(json.dumps({"phases": med, "nodes": nodes, "json_bytes": size, "key_values": kvs}))
 """
 
 # One whole conversion as Model Explorer's server runs it: argv = module, path.
@@ -163,11 +186,17 @@ def adapter_class(module_name):
             return obj
     raise SystemExit(f"no Adapter in {module_name}.main")
 
-resp = adapter_class(sys.argv[1])().convert(sys.argv[2], {})
+started = time.process_time()
+adapter = adapter_class(sys.argv[1])()
+imported = time.process_time()
+resp = adapter.convert(sys.argv[2], {})
+converted = time.process_time()  # the adapter's own share ends here: import + convert
 body = json.dumps(convert_adapter_response(resp))
 graphs = resp.get("graphs") or [g for c in resp["graphCollections"] for g in c.graphs]
 cpu = time.process_time()  # import + convert + serialise: what a request costs a server
-print(json.dumps({"nodes": sum(len(g.nodes) for g in graphs), "json_bytes": len(body), "cpu": cpu}))
+nodes = sum(len(g.nodes) for g in graphs)
+print(json.dumps({"nodes": nodes, "json_bytes": len(body), "cpu": cpu,
+                  "convert": converted - imported, "adapter": converted - started}))
 """
 
 
@@ -182,7 +211,7 @@ def ensure_peer_python(out: Path) -> Path:
 
 def child(
     argv: list[str], env: dict[str, str] | None = None
-) -> tuple[dict[str, float], float, int]:
+) -> tuple[dict[str, Any], float, int]:
     """Run a child; its JSON line, its CPU seconds (user + system) and its peak RSS in kB."""
     with tempfile.TemporaryFile("w+") as out:
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)
@@ -209,7 +238,9 @@ def phases(pte: Path, repeat: int) -> None:
     r, _, _ = child([sys.executable, "-c", PHASES_CHILD, str(pte), str(repeat)], our_env())
     total = r["phases"]["total"]
     print(
-        f"\n{pte.name}: {int(r['nodes'])} nodes, JSON {r['json_bytes'] / 1024:.0f} KiB "
+        f"\n{pte.name}: {int(r['nodes'])} nodes, {r['key_values'] / r['nodes']:.2f} key/values "
+        f"and {r['json_bytes'] / r['nodes']:.0f} JSON bytes per node, "
+        f"JSON {r['json_bytes'] / 1024:.0f} KiB "
         f"(CPU ms, median of {repeat} after a warm-up)"
     )
     for name, s in r["phases"].items():
@@ -230,14 +261,28 @@ def whole(pte: Path, runs: int, peer_python: Path) -> None:
     for _ in range(runs):  # alternately, so a change of load hits both
         ours.append(child(ours_cmd, our_env()))
         peer.append(child(peer_cmd, our_env(with_src=False)))
-    ratios = [o[0]["cpu"] / p[0]["cpu"] for o, p in zip(ours, peer, strict=True)]
+    pairs = list(zip(ours, peer, strict=True))
+    ratio = statistics.median(o[0]["cpu"] / p[0]["cpu"] for o, p in pairs)
+    exit_ratio = statistics.median(o[1] / p[1] for o, p in pairs)
+    n_ours, n_peer = ours[0][0]["nodes"], peer[0][0]["nodes"]
+
+    def per_node(key: str) -> str:
+        # Per node: the two adapters draw different numbers of nodes for the same program.
+        us_ours = statistics.median(o[0][key] for o in ours) * 1e6 / n_ours
+        us_peer = statistics.median(p[0][key] for p in peer) * 1e6 / n_peer
+        r = statistics.median((o[0][key] / n_ours) / (p[0][key] / n_peer) for o, p in pairs)
+        return f"{us_ours:4.0f} / {us_peer:4.0f} us {r:.2f}x"
+
     print(
-        f"{pte.name:28s} nodes {int(ours[0][0]['nodes']):6d} / {int(peer[0][0]['nodes']):6d}  "
+        f"{pte.name:28s} nodes {int(n_ours):6d} / {int(n_peer):6d}  "
         f"CPU {statistics.median(o[0]['cpu'] for o in ours):6.2f} / "
         f"{statistics.median(p[0]['cpu'] for p in peer):6.2f} s  "
-        f"ours/peer {statistics.median(ratios):.2f}x  "
-        f"(with exit {statistics.median(o[1] for o in ours):5.2f} / "
-        f"{statistics.median(p[1] for p in peer):5.2f} s)  "
+        f"ours/peer {ratio:.2f}x  "
+        f"with exit {statistics.median(o[1] for o in ours):5.2f} / "
+        f"{statistics.median(p[1] for p in peer):5.2f} s {exit_ratio:.2f}x  "
+        f"per node: convert {per_node('convert')}, import + convert {per_node('adapter')}  "
+        f"JSON per node {ours[0][0]['json_bytes'] / n_ours:5.0f} / "
+        f"{peer[0][0]['json_bytes'] / n_peer:5.0f} B  "
         f"peak RSS {max(o[2] for o in ours) / 1024:4.0f} / {max(p[2] for p in peer) / 1024:4.0f} MiB"
     )
 
