@@ -44,13 +44,19 @@ def convert(
 
 def convert_path(path: str | Path) -> list[gb.Graph]:
     """The graphs `convert` makes of the file at `path`."""
-    return convert(Path(path)).graphs
+    return convert_with_folders(Path(path))[0]
 
 
 def convert_with_folders(path: Path) -> tuple[list[gb.Graph], tuple[Path, ...]]:
-    """The graphs and the folders `convert` found (what the adapter's cache keeps and watches)."""
-    made = convert(path)
-    return made.graphs, made.folders
+    """The graphs and the folders `convert` found (what the adapter's cache keeps and watches).
+
+    The program, its analysis and the plan are let go before the collector runs again: the first
+    collection after the pause walks every object the conversion left alive (issue 36)."""
+    with no_cycle_collection():
+        made = _convert(path, open_analysis)
+        graphs, folders = made.graphs, made.folders
+        del made
+    return graphs, folders
 
 
 @contextmanager
