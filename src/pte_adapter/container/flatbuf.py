@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import Final
+from typing import Final, cast
 
 from pte_adapter.errors import LimitExceededError, PteFormatError
 
@@ -35,6 +35,7 @@ _U16: Final = struct.Struct("<H")
 _I16: Final = struct.Struct("<h")
 _U32: Final = struct.Struct("<I")
 _I32: Final = struct.Struct("<i")
+_VTABLE_HEAD: Final = struct.Struct("<HH")  # a vtable's own length, then its table's
 
 # Scalar formats a reader may ask for, with their sizes.
 _SCALAR_SIZES: Final = {
@@ -52,6 +53,7 @@ _SCALAR_SIZES: Final = {
 }
 
 _STRUCTS: Final = {fmt: struct.Struct("<" + fmt) for fmt in _SCALAR_SIZES}
+_INT_FORMATS: Final = frozenset("bBhHiIqQ")
 
 DEFAULT_MAX_TABLES: Final = 4_000_000
 # A table takes at least 8 bytes of a buffer (its vtable offset and the offset that refers to it);
@@ -187,8 +189,7 @@ class FlatBuffer:
         vt = pos - int(_I32.unpack_from(self.data, pos)[0])
         if vt % 2 or vt < 0 or vt + 4 > self.size:
             self._table_error(pos, _label(parent, what, index), vt)
-        vt_len = int(_U16.unpack_from(self.data, vt)[0])
-        inline = int(_U16.unpack_from(self.data, vt + 2)[0])
+        vt_len, inline = _VTABLE_HEAD.unpack_from(self.data, vt)
         if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
             self._table_error(pos, _label(parent, what, index), vt)
         if pos + inline > self.size:
@@ -301,7 +302,12 @@ class Table:
         return value
 
     def int(self, slot: _int, fmt: str = "i", default: _int = 0) -> _int:
-        return int(self.scalar(slot, fmt, default))
+        # `scalar` inlined: a reader calls this a few hundred thousand times on a large program.
+        reader = _STRUCTS[fmt]
+        pos = self._field(slot, reader.size)
+        if pos == 0:
+            return default
+        return int(reader.unpack_from(self.fb.data, pos)[0])
 
     def float(self, slot: _int, fmt: str = "d", default: _float = 0.0) -> _float:
         return float(self.scalar(slot, fmt, default))
@@ -315,7 +321,12 @@ class Table:
         pos = self._field(slot, 4)
         if pos == 0:
             return 0
-        return self.follow(pos, what)
+        # `follow` inlined (`_field` has checked the 4 bytes at `pos` are in the buffer).
+        fb = self.fb
+        target = pos + int(_U32.unpack_from(fb.data, pos)[0])
+        if target >= fb.size:
+            fb.follow(pos, _label(self, what))  # raises, with the message it always had
+        return target
 
     def follow(self, pos: _int, what: str, index: _int = -1) -> _int:
         """`FlatBuffer.follow` of the uoffset at `pos`, the field named only on an error."""
@@ -391,6 +402,8 @@ class Table:
         return list(struct.unpack_from(f"<{n}{fmt}", self.fb.data, start))
 
     def ints(self, slot: _int, fmt: str = "i", what: str = "vector") -> list[_int]:
+        if fmt in _INT_FORMATS:  # struct already gives Python ints: no copy to convert them
+            return cast(list[_int], self.scalars(slot, fmt, what))
         return [int(v) for v in self.scalars(slot, fmt, what)]
 
     def tables(self, slot: _int, what: str = "vector") -> list[Table]:
