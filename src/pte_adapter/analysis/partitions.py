@@ -32,7 +32,8 @@ from pte_adapter.analysis.dataflow import (
     TensorEdge,
     analyse_dataflow,
 )
-from pte_adapter.backends import CPU, group_prefix, is_glue
+from pte_adapter.backends import CPU, glue_operators, group_prefix, is_glue
+from pte_adapter.operator_names import kernel_base
 from pte_adapter.program.model import InstructionKind, Method
 
 __all__ = [
@@ -169,6 +170,7 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
     partitions: list[Partition] = []
     partition_of: list[int] = []
     per_backend: Counter[str] = Counter()
+    glue = glue_operators()  # `is_glue`, with the registry's list looked up once per method
     for ins in method.instructions:
         if ins.kind is InstructionKind.DELEGATE:
             d = ins.delegate_index
@@ -190,7 +192,7 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
             if ins.kind is InstructionKind.KERNEL:
                 op = method.operator_of(ins.op_index)
                 name = op.full_name if op is not None else "unknown op"
-                (part.glue_ops if is_glue(name) else part.compute_ops)[name] += 1
+                (part.glue_ops if kernel_base(name) in glue else part.compute_ops)[name] += 1
             else:
                 part.control[ins.kind.value] += 1
         part.instructions.append(ins.index)

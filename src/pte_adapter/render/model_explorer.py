@@ -52,13 +52,14 @@ class _Builder:
         self._empty: list[Any] = []
 
     def pair(self, key: str, value: str | NodeLink) -> gb.KeyValue:
-        if isinstance(value, NodeLink):
+        kv = self._pairs.get((key, value))  # type: ignore[arg-type]
+        if kv is not None:
+            return kv
+        if isinstance(value, NodeLink):  # never shared: rare, and its list is its own
             return gb.KeyValue(
                 key=key, value=gb.NodeIdsNodeAttributeValue(nodeIds=list(value.node_ids))
             )
-        kv = self._pairs.get((key, value))
-        if kv is None:
-            kv = self._pairs[(key, value)] = gb.KeyValue(key=key, value=inert_attribute(value))
+        kv = self._pairs[(key, value)] = gb.KeyValue(key=key, value=inert_attribute(value))
         return kv
 
     def ports(self, ports: list[Port]) -> list[gb.MetadataItem]:

@@ -90,8 +90,11 @@ class ProgramPlan:
     methods: dict[str, MethodPlacement]
 
 
+_REGEX_SPECIALS = {ord(c): "\\" + c for c in r"\.^$*+?{}[]|()"}
+
+
 def regex_escape(s: str) -> str:
-    return "".join("\\" + c if c in r"\.^$*+?{}[]|()" else c for c in s)
+    return s.translate(_REGEX_SPECIALS)
 
 
 def slug(name: str) -> str:

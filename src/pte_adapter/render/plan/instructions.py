@@ -15,7 +15,6 @@ from pte_adapter.backends import (
     CPU_CONTROL_COLOUR,
     CPU_GLUE_COLOUR,
     backend_colour,
-    is_glue,
 )
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Value, ValueKind
 from pte_adapter.render import facts
@@ -40,8 +39,9 @@ def instruction_label(method: Method, ins: Instruction) -> str:
 def _instruction_colour(method: Method, ins: Instruction, part: Partition) -> Colour:
     if ins.kind is InstructionKind.DELEGATE:
         return backend_colour(part.backend)
-    if ins.kind is InstructionKind.KERNEL:
-        return CPU_GLUE_COLOUR if is_glue(instruction_label(method, ins)) else CPU_COMPUTE_COLOUR
+    if ins.kind is InstructionKind.KERNEL:  # the partition has sorted its kernels already
+        glue = instruction_label(method, ins) in part.glue_ops
+        return CPU_GLUE_COLOUR if glue else CPU_COMPUTE_COLOUR
     return CPU_CONTROL_COLOUR
 
 
