@@ -71,19 +71,22 @@ def _enum_name(enum: str, value: int) -> str:
     return name if name is not None else f"{enum}_{value}"
 
 
+_SIZES: Final = {fmt: struct.calcsize("<" + fmt) for fmt in "bBhHiIqQfd?"}
+
+
 def _vector_preview(t: Table, f: Field, limit: int) -> tuple[list[Scalar], int]:
     """The first `limit` elements of a scalar vector and its full length (nothing else is read)."""
-    n = t.vector_len(f.slot, struct.calcsize("<" + f.fmt), f.name)
+    size = _SIZES[f.fmt]
+    n = t.vector_len(f.slot, size, f.name)
     if n == 0:
         return [], 0
     if n <= limit:
         vals = t.scalars(f.slot, f.fmt, f.name)
-        return [_enum_name(f.ref, int(v)) if f.ref else v for v in vals], n
+        return [_enum_name(f.ref, int(v)) for v in vals] if f.ref else list(vals), n
     # Read only the head: a per-channel scale vector can hold thousands of entries.
     start = _vector_start(t, f)
-    size = struct.calcsize("<" + f.fmt)
     head = [t.fb.scalar(f.fmt, start + i * size) for i in range(limit)]
-    return [_enum_name(f.ref, int(v)) if f.ref else v for v in head], n
+    return [_enum_name(f.ref, int(v)) for v in head] if f.ref else list(head), n
 
 
 def _vector_start(t: Table, f: Field) -> int:
@@ -96,36 +99,37 @@ def _vector_start(t: Table, f: Field) -> int:
 
 def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
     rec = Record(type_name)
+    fields = rec.fields
     for f in TABLES.get(type_name, ()):
-        if f.kind == "union":
+        kind = f.kind  # the commonest kinds first: a large graph reads a million fields
+        if kind == "scalar":
+            value = t.scalar(f.slot, f.fmt)
+            fields[f.name] = int(value) if isinstance(value, bool) else value
+        elif kind == "enum":
+            fields[f.name] = _enum_name(f.ref, t.int(f.slot, f.fmt))
+        elif kind == "vector":
+            vals, n = _vector_preview(t, f, limit)
+            fields[f.name] = vals
+            if n > len(vals):
+                rec.counts[f.name] = n
+        elif kind == "union":
             tag, sub = t.union(f.slot, f.name)
             if tag == 0:
-                rec.fields[f.name] = None
+                fields[f.name] = None
                 continue
             member = UNIONS[f.ref].get(tag)
             if member is None:
-                rec.fields[f.name] = (f"{f.ref}_{tag}", Record(f"unknown_{tag}"))
+                fields[f.name] = (f"{f.ref}_{tag}", Record(f"unknown_{tag}"))
             elif sub is None:
-                rec.fields[f.name] = (member[0], Record(member[1]))
+                fields[f.name] = (member[0], Record(member[1]))
             else:
-                rec.fields[f.name] = (member[0], read_record(sub, member[1], limit))
-        elif f.kind == "scalar":
-            value = t.scalar(f.slot, f.fmt)
-            rec.fields[f.name] = int(value) if isinstance(value, bool) else value
-        elif f.kind == "enum":
-            rec.fields[f.name] = _enum_name(f.ref, t.int(f.slot, f.fmt))
-        elif f.kind == "string":
-            rec.fields[f.name] = t.string(f.slot, f.name)
-        elif f.kind == "vector":
-            vals, n = _vector_preview(t, f, limit)
-            rec.fields[f.name] = vals
-            if n > len(vals):
-                rec.counts[f.name] = n
-        elif f.kind == "table":
+                fields[f.name] = (member[0], read_record(sub, member[1], limit))
+        elif kind == "string":
+            fields[f.name] = t.string(f.slot, f.name)
+        elif kind == "table":
             sub = t.table(f.slot, f.name)
-            rec.fields[f.name] = None if sub is None else read_record(sub, f.ref, limit)
-        else:  # vectors of tables/strings are only used by XNNGraph, read by `decode`
-            continue
+            fields[f.name] = None if sub is None else read_record(sub, f.ref, limit)
+        # vectors of tables/strings are only used by XNNGraph, read by `decode`
     return rec
 
 
