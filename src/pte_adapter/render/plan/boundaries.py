@@ -96,6 +96,7 @@ class _Layout:
     roles: dict[str, str]
     block_of: dict[str, str]  # partition group -> its block's group
     text: dict[str, str]  # group -> the partition's (or block's) own name
+    block_names: set[str] = field(default_factory=set)  # the blocks' groups
 
     @classmethod
     def of(cls, ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> _Layout:
@@ -116,7 +117,16 @@ class _Layout:
         top_order: dict[str, int] = {}
         for name in sorted(part_order, key=part_order.__getitem__):
             top_order.setdefault(block_of.get(name, name), len(top_order))
-        return cls(node_partition, part_order, top_order, cpu_sides, roles, block_of, text)
+        return cls(
+            node_partition,
+            part_order,
+            top_order,
+            cpu_sides,
+            roles,
+            block_of,
+            text,
+            set(block_of.values()),
+        )
 
     def say(self, side: str) -> str:
         return self.text.get(side, side)
@@ -134,7 +144,7 @@ def _route(
     source_part, target_part = lay.node_partition[e.source], lay.node_partition[node.id]
     src = (e.source, e.source_output)
     v = source_value.get(src)
-    block_names = set(lay.block_of.values())
+    block_names = lay.block_names
     # Between two partitions of one block: inside that block. Between blocks: one node per pair
     # of blocks (or of a block and a partition on its own), at the top level.
     inside = lay.block_of.get(source_part, 1) == lay.block_of.get(target_part, 2)
