@@ -200,3 +200,18 @@ def test_mutations_raise_format_errors_only() -> None:
     # Measured: 36 of 300 refused (12 %): the layout reads only the container's tables, and most
     # edits land inside a module's words (the decoder's business, checked above).
     assert layouts.tried >= 100 and layouts.rejected, layouts
+
+
+def test_an_int_type_too_wide_is_named_and_stays_cheap() -> None:
+    """Found by the bounded fuzz run: an `OpTypeInt` of 67,108,896 bits. Masking each of its
+    constants to that width built integers of 8 MB, two seconds for a 10 KB payload."""
+    payload = bytearray(_payload("vgf_small_fp"))
+    start, size = _module_at(bytes(payload))
+    words = struct.unpack_from(f"<{size // 4}I", payload, start)
+    first_int = next(i for i, w in enumerate(words) if w == (4 << 16) | 21)  # OpTypeInt, 4 words
+    _set_u32(payload, start + 4 * (first_int + 2), 1 << 26)  # its width
+    began = time.process_time()
+    dec = _decode(bytes(payload))
+    spent = time.process_time() - began
+    assert any("bits wide (at most 64 are read)" in p for p in dec.problems), dec.problems
+    assert spent < 0.3, spent

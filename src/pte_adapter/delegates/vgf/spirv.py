@@ -316,6 +316,8 @@ def _type(mod: SpirvModule, ws: _Words, op: int, o: array.array[int], pos: int) 
     elif op == T.OP_TYPE_INT:
         _need(ws, o, 3, op, pos)
         mod.types[tid] = SpirvType(tid, "int", width=o[1], signed=bool(o[2]))
+        if o[1] > 64:  # a constant of it holds at most two words: its values are not read
+            mod.problems.append(f"OpTypeInt %{tid} is {o[1]} bits wide (at most 64 are read)")
     elif op == T.OP_TYPE_FLOAT:
         _need(ws, o, 2, op, pos)
         enc = T.FPENCODING_NAMES.get(o[2], f"FPEncoding({o[2]})") if len(o) > 2 else ""

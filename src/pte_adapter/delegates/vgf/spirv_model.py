@@ -137,6 +137,8 @@ class SpirvModule:
             return raw
         if t.kind == "int":
             width = t.width or 32
+            if width > 64:  # a constant holds two words at most: a wider type is corrupt (and
+                return None  # masking to a width of 2^31 bits would build a 256 MB integer)
             raw &= (1 << width) - 1
             if not unsigned and raw >> (width - 1):
                 raw -= 1 << width
