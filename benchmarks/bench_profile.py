@@ -209,9 +209,7 @@ def ensure_peer_python(out: Path) -> Path:
     return python
 
 
-def child(
-    argv: list[str], env: dict[str, str] | None = None
-) -> tuple[dict[str, Any], float, int]:
+def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[dict[str, Any], float, int]:
     """Run a child; its JSON line, its CPU seconds (user + system) and its peak RSS in kB."""
     with tempfile.TemporaryFile("w+") as out:
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)

@@ -75,13 +75,17 @@ def test_the_adapter_lets_the_analysis_go_before_the_collector_runs_again(monkey
     from pte_adapter.program.model import Program
     from pte_adapter.render.plan.graph import ProgramPlan
 
+    kinds = (ProgramAnalysis, ProgramPlan, Program)
+    # type(), not isinstance: some objects alive in a test process warn when asked their class.
+    # Those earlier tests left alive are held here, so no new object can take one's id.
+    earlier = [o for o in gc.get_objects() if type(o) in kinds]
+    earlier_ids = {id(o) for o in earlier}
     alive_at_enable: list[int] = []
     enable = gc.enable
 
     def counting_enable() -> None:
-        kinds = (ProgramAnalysis, ProgramPlan, Program)
-        # type(), not isinstance: some objects alive in a test process warn when asked their class
-        alive_at_enable.append(sum(type(o) in kinds for o in gc.get_objects()))
+        alive = [o for o in gc.get_objects() if type(o) in kinds and id(o) not in earlier_ids]
+        alive_at_enable.append(len(alive))
         enable()
 
     monkeypatch.setattr(gc, "enable", counting_enable)
