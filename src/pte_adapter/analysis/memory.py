@@ -34,6 +34,7 @@ partition, beside the planned arenas.
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.dataflow import Dataflow, backward_jumps, tensor_values
@@ -302,7 +303,24 @@ def _union(ranges: list[tuple[int, int]]) -> int:
 
 
 def live_bytes(lives: list[TensorLife], steps: int) -> list[int]:
-    """Per instruction: the bytes of the tensors live there, overlapping ranges counted once."""
+    """Per instruction: the bytes of the tensors live there, overlapping ranges counted once.
+
+    Two exact ways, the cheaper for these tensors: step by step, the union of the live ranges
+    (work: the tensors' lifetimes summed), or a sweep over the arena's elementary segments (work:
+    the segments each range spans). A transformer's residual stream keeps tensors live across the
+    whole method, which made the first quadratic (0.3 s of 2.6 on a 192-layer program); a
+    portable program reuses its arena so finely that a range can span hundreds of segments."""
+    counted = [t for t in lives if 0 <= t.first < steps]
+    lifetimes = sum(max(min(t.last, steps - 1) - t.first, 0) + 1 for t in counted)
+    cuts = sorted({x for t in counted if t.nbytes > 0 for x in (t.offset, t.offset + t.nbytes)})
+    where = {x: k for k, x in enumerate(cuts)}
+    spans = sum(where[t.offset + t.nbytes] - where[t.offset] for t in counted if t.nbytes > 0)
+    if 2 * spans < lifetimes:
+        return _live_bytes_by_segment(counted, steps, cuts, where)
+    return _live_bytes_by_step(counted, steps)
+
+
+def _live_bytes_by_step(lives: list[TensorLife], steps: int) -> list[int]:
     starting: dict[int, list[TensorLife]] = {}
     for t in lives:
         starting.setdefault(t.first, []).append(t)
@@ -311,6 +329,33 @@ def live_bytes(lives: list[TensorLife], steps: int) -> list[int]:
     for i in range(steps):
         active = [t for t in active if t.last >= i] + starting.get(i, [])
         out.append(_union([(t.offset, t.offset + t.nbytes) for t in active]))
+    return out
+
+
+def _live_bytes_by_segment(
+    lives: list[TensorLife], steps: int, cuts: list[int], where: dict[int, int]
+) -> list[int]:
+    """Each range counted onto the segments between consecutive range ends (`cuts`) at its first
+    instruction and off after its last; a segment's bytes are live while its count is above 0."""
+    widths = [b - a for a, b in itertools.pairwise(cuts)]
+    count = [0] * len(widths)
+    events: dict[int, list[tuple[int, int, int]]] = {}
+    for t in lives:
+        if t.nbytes > 0:
+            a, b = where[t.offset], where[t.offset + t.nbytes]
+            events.setdefault(t.first, []).append((a, b, 1))
+            events.setdefault(max(t.last, t.first) + 1, []).append((a, b, -1))
+    live, out = 0, []
+    for i in range(steps):
+        for a, b, step in events.get(i, ()):
+            for k in range(a, b):
+                before = count[k]
+                count[k] = before + step
+                if step > 0 and before == 0:
+                    live += widths[k]
+                elif before == 1 and step < 0:
+                    live -= widths[k]
+        out.append(live)
     return out
 
 
