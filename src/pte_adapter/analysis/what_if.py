@@ -25,6 +25,7 @@ only; CPU time removed comes only from a measurement (an ETDump).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
 from pte_adapter.analysis.source import PartitionSource
@@ -106,6 +107,15 @@ class WhatIf:
 class MethodWhatIf:
     islands: list[WhatIf]
     all: WhatIf | None  # every island with a fix (not `unknown`) fixed at once
+
+    @cached_property
+    def by_partition(self) -> dict[int | None, WhatIf]:
+        """Each island's scenario by the island's partition index (the first, should two share
+        one): a view asks once per partition, and a long method has a thousand islands."""
+        out: dict[int | None, WhatIf] = {}
+        for s in self.islands:
+            out.setdefault(s.partition, s)
+        return out
 
 
 def _kernel_fix(reasons: list[Reason]) -> tuple[str, str]:

@@ -130,7 +130,7 @@ def what_if_method_facts(w: MethodWhatIf | None) -> dict[str, str]:
 def what_if_island_facts(w: MethodWhatIf | None, partition: int) -> dict[str, str]:
     """An island group's attributes, first in its panel: what fixing it would buy, its fix, the
     detail."""
-    s = next((s for s in w.islands if s.partition == partition), None) if w else None
+    s = w.by_partition.get(partition) if w else None
     if s is None:
         return {}
     return {

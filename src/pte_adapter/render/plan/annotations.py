@@ -91,20 +91,30 @@ def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacemen
     }
     for style in graph.group_styles or []:
         style.namespace_regex = moved.get(style.namespace_regex, style.namespace_regex)
+    leaving: dict[str, list[Crossing]] = {}  # by source partition: each block reads its own
+    entering: dict[str, list[Crossing]] = {}
+    for c in ma.partitions.crossings:
+        leaving.setdefault(c.source, []).append(c)
+        entering.setdefault(c.target, []).append(c)
     for b in ma.blocks:
-        graph.group_attrs[labels[b.name]] = _block_facts(ma, b)
+        graph.group_attrs[labels[b.name]] = _block_facts(ma, b, leaving, entering)
 
 
-def _block_facts(ma: MethodAnalysis, block: Block) -> dict[str, str]:
+def _block_facts(
+    ma: MethodAnalysis,
+    block: Block,
+    leaving: dict[str, list[Crossing]],
+    entering: dict[str, list[Crossing]],
+) -> dict[str, str]:
     parts = ma.partitions
     mine = [parts.partitions[i] for i in block.partitions]
     names = {p.name for p in mine}
     backends: dict[str, int] = {}
     for p in mine:
         backends[p.backend] = backends.get(p.backend, 0) + 1
-    into = [c for c in parts.crossings if c.target in names and c.source not in names]
-    out = [c for c in parts.crossings if c.source in names and c.target not in names]
-    inside = [c for c in parts.crossings if c.source in names and c.target in names]
+    into = [c for n in names for c in entering.get(n, []) if c.source not in names]
+    out = [c for n in names for c in leaving.get(n, []) if c.target not in names]
+    inside = [c for n in names for c in leaving.get(n, []) if c.target in names]
 
     def tensors(cs: list[Crossing]) -> str:
         return f"{len(cs)} tensors, {facts.human_bytes(sum(c.nbytes for c in cs))}"
