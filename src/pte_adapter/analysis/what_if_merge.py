@@ -105,29 +105,6 @@ class MethodFlow:
                 self.crossings_at.setdefault(c.target, []).append(c)
 
 
-class _Appended(Sequence[Partition]):
-    """The method's partitions with a scenario's new ones after them, without copying the
-    method's (a scenario per island, and a long method has a thousand islands)."""
-
-    def __init__(self, base: list[Partition], extra: list[Partition]) -> None:
-        self.base, self.extra = base, extra
-
-    @overload
-    def __getitem__(self, i: int) -> Partition: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Partition]: ...
-    def __getitem__(self, i: int | slice) -> Partition | Sequence[Partition]:
-        if isinstance(i, slice):
-            return [*self.base, *self.extra][i]
-        n = len(self.base)
-        if i < 0:
-            i += n + len(self.extra)
-        return self.base[i] if 0 <= i < n else self.extra[i - n]
-
-    def __len__(self) -> int:
-        return len(self.base) + len(self.extra)
-
-
 class _Moved(Sequence[int]):
     """`partition_of` with some instructions moved to new partitions."""
 
@@ -216,7 +193,7 @@ def crossings_removed(
     after = crossings_of(
         method,
         parts.dataflow,
-        _Appended(parts.partitions, new),
+        [*parts.partitions, *new],
         _Moved(parts.partition_of, moved),
         only=list(reads.values()),
         origins=flow.origins,

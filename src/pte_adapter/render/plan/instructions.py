@@ -114,7 +114,7 @@ def _call_attrs(method: Method, ins: Instruction, flow: Dataflow) -> dict[str, s
     """Arguments of a KernelCall or DelegateCall: the non-tensor ones by value, and a delegate's
     I/O split and payload facts."""
     io = flow.io[ins.index]
-    attrs = {"args": "[" + ", ".join(str(a) for a in ins.args) + "]"}
+    attrs = {"args": "[" + ", ".join(map(str, ins.args)) + "]"}
     written = set(io.outputs)
     for pos, a in enumerate(ins.args):
         if a not in written and 0 <= a < len(method.values) and not _is_tensorish(method.values[a]):
