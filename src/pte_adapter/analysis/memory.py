@@ -310,14 +310,19 @@ def live_bytes(lives: list[TensorLife], steps: int) -> list[int]:
     the segments each range spans). A transformer's residual stream keeps tensors live across the
     whole method, which made the first quadratic (0.3 s of 2.6 on a 192-layer program); a
     portable program reuses its arena so finely that a range can span hundreds of segments."""
-    counted = [t for t in lives if 0 <= t.first < steps]
+    counted = [t for t in lives if 0 <= t.first < steps]  # the others are never live
     lifetimes = sum(max(min(t.last, steps - 1) - t.first, 0) + 1 for t in counted)
-    cuts = sorted({x for t in counted if t.nbytes > 0 for x in (t.offset, t.offset + t.nbytes)})
-    where = {x: k for k, x in enumerate(cuts)}
+    cuts, where = _segments(counted)
     spans = sum(where[t.offset + t.nbytes] - where[t.offset] for t in counted if t.nbytes > 0)
     if 2 * spans < lifetimes:
         return _live_bytes_by_segment(counted, steps, cuts, where)
     return _live_bytes_by_step(counted, steps)
+
+
+def _segments(lives: list[TensorLife]) -> tuple[list[int], dict[int, int]]:
+    """The arena's range ends in order, and each one's position among them."""
+    cuts = sorted({x for t in lives if t.nbytes > 0 for x in (t.offset, t.offset + t.nbytes)})
+    return cuts, {x: k for k, x in enumerate(cuts)}
 
 
 def _live_bytes_by_step(lives: list[TensorLife], steps: int) -> list[int]:

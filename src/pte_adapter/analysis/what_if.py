@@ -110,12 +110,9 @@ class MethodWhatIf:
 
     @cached_property
     def by_partition(self) -> dict[int | None, WhatIf]:
-        """Each island's scenario by the island's partition index (the first, should two share
-        one): a view asks once per partition, and a long method has a thousand islands."""
-        out: dict[int | None, WhatIf] = {}
-        for s in self.islands:
-            out.setdefault(s.partition, s)
-        return out
+        """Each island's scenario by the island's partition index (one scenario per island): a
+        view asks once per partition, and a long method has a thousand islands."""
+        return {s.partition: s for s in self.islands}
 
 
 def _kernel_fix(reasons: list[Reason]) -> tuple[str, str]:

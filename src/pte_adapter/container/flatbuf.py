@@ -38,7 +38,7 @@ _I32: Final = struct.Struct("<i")
 _VTABLE_HEAD: Final = struct.Struct("<HH")  # a vtable's own length, then its table's
 
 # Scalar formats a reader may ask for, with their sizes.
-_SCALAR_SIZES: Final = {
+SCALAR_SIZES: Final = {
     "b": 1,
     "B": 1,
     "?": 1,
@@ -52,7 +52,7 @@ _SCALAR_SIZES: Final = {
     "d": 8,
 }
 
-_STRUCTS: Final = {fmt: struct.Struct("<" + fmt) for fmt in _SCALAR_SIZES}
+_STRUCTS: Final = {fmt: struct.Struct("<" + fmt) for fmt in SCALAR_SIZES}
 _INT_FORMATS: Final = frozenset("bBhHiIqQ")
 
 DEFAULT_MAX_TABLES: Final = 4_000_000
@@ -396,7 +396,7 @@ class Table:
         pos = self._ref(slot, what)
         if pos == 0:
             return []
-        size = _SCALAR_SIZES[fmt]
+        size = SCALAR_SIZES[fmt]
         start, n = self.vector_at(pos, size, what)
         self.charge(n * size, pos, what)
         return list(struct.unpack_from(f"<{n}{fmt}", self.fb.data, start))

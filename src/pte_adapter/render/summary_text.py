@@ -144,7 +144,7 @@ def _method_lines(
     lines += memory or []
     if what_if is not None and what_if.all is not None:
         lines.append(f"  what if (all)        {what_if.all.text}: {outcome_text(what_if.all)}")
-    scenarios = {s.partition: s for s in what_if.islands} if what_if is not None else {}
+    scenarios = what_if.by_partition if what_if is not None else {}
     lines.append("  partitions:")
     for p in m.partitions:
         lines.append(_partition_line(p))

@@ -22,10 +22,7 @@ def test_the_two_ways_agree(pte: Path) -> None:
         lives = memory.tensor_lives(ma.method, ma.partitions)
         for arena in {t.arena for t in lives}:
             mine = [t for t in lives if t.arena == arena and 0 <= t.first < steps]
-            cuts = sorted(
-                {x for t in mine if t.nbytes > 0 for x in (t.offset, t.offset + t.nbytes)}
-            )
-            where = {x: k for k, x in enumerate(cuts)}
+            cuts, where = memory._segments(mine)
             by_step = memory._live_bytes_by_step(mine, steps)
             assert memory._live_bytes_by_segment(mine, steps, cuts, where) == by_step
             assert memory.live_bytes(mine, steps) == by_step

@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
-from pte_adapter.container.flatbuf import Table
+from pte_adapter.container.flatbuf import SCALAR_SIZES, Table
 from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
     ENUMS,
     FILE_IDENTIFIER,
@@ -71,12 +71,9 @@ def _enum_name(enum: str, value: int) -> str:
     return name if name is not None else f"{enum}_{value}"
 
 
-_SIZES: Final = {fmt: struct.calcsize("<" + fmt) for fmt in "bBhHiIqQfd?"}
-
-
 def _vector_preview(t: Table, f: Field, limit: int) -> tuple[list[Scalar], int]:
     """The first `limit` elements of a scalar vector and its full length (nothing else is read)."""
-    size = _SIZES[f.fmt]
+    size = SCALAR_SIZES[f.fmt]
     n = t.vector_len(f.slot, size, f.name)
     if n == 0:
         return [], 0

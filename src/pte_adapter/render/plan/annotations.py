@@ -9,6 +9,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
 from pte_adapter.program.model import InstructionKind
 from pte_adapter.render import facts
+from pte_adapter.render.plan.boundaries import CrossingSides, crossing_sides
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, regex_escape
 from pte_adapter.render.source_facts import (
     instruction_source_facts,
@@ -91,27 +92,19 @@ def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacemen
     }
     for style in graph.group_styles or []:
         style.namespace_regex = moved.get(style.namespace_regex, style.namespace_regex)
-    leaving: dict[str, list[Crossing]] = {}  # by source partition: each block reads its own
-    entering: dict[str, list[Crossing]] = {}
-    for c in ma.partitions.crossings:
-        leaving.setdefault(c.source, []).append(c)
-        entering.setdefault(c.target, []).append(c)
+    sides = crossing_sides(ma.partitions)  # each block reads its own partitions' crossings
     for b in ma.blocks:
-        graph.group_attrs[labels[b.name]] = _block_facts(ma, b, leaving, entering)
+        graph.group_attrs[labels[b.name]] = _block_facts(ma, b, sides)
 
 
-def _block_facts(
-    ma: MethodAnalysis,
-    block: Block,
-    leaving: dict[str, list[Crossing]],
-    entering: dict[str, list[Crossing]],
-) -> dict[str, str]:
+def _block_facts(ma: MethodAnalysis, block: Block, sides: CrossingSides) -> dict[str, str]:
     parts = ma.partitions
     mine = [parts.partitions[i] for i in block.partitions]
     names = {p.name for p in mine}
     backends: dict[str, int] = {}
     for p in mine:
         backends[p.backend] = backends.get(p.backend, 0) + 1
+    entering, leaving = sides
     into = [c for n in names for c in entering.get(n, []) if c.source not in names]
     out = [c for n in names for c in leaving.get(n, []) if c.target not in names]
     inside = [c for n in names for c in leaving.get(n, []) if c.target in names]

@@ -12,6 +12,7 @@ partition. One node per pair of partitions, not per tensor, because every edge c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pte_adapter.analysis.partitions import Crossing, MethodPartitions, Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
@@ -96,7 +97,11 @@ class _Layout:
     roles: dict[str, str]
     block_of: dict[str, str]  # partition group -> its block's group
     text: dict[str, str]  # group -> the partition's (or block's) own name
-    block_names: set[str] = field(default_factory=set)  # the blocks' groups
+
+    @cached_property
+    def block_names(self) -> set[str]:
+        """The blocks' groups (asked once per routed edge)."""
+        return set(self.block_of.values())
 
     @classmethod
     def of(cls, ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> _Layout:
@@ -117,16 +122,7 @@ class _Layout:
         top_order: dict[str, int] = {}
         for name in sorted(part_order, key=part_order.__getitem__):
             top_order.setdefault(block_of.get(name, name), len(top_order))
-        return cls(
-            node_partition,
-            part_order,
-            top_order,
-            cpu_sides,
-            roles,
-            block_of,
-            text,
-            set(block_of.values()),
-        )
+        return cls(node_partition, part_order, top_order, cpu_sides, roles, block_of, text)
 
     def say(self, side: str) -> str:
         return self.text.get(side, side)
