@@ -125,15 +125,15 @@ def _num(t: Table, spec: Field) -> int:
 
 
 def _nums(t: Table, specs: tuple[Field, ...]) -> list[int]:
-    """Several integer scalar fields of one table from one read of its vtable.
+    """Several integer scalar fields of one table from its vtable's offsets (`Table.offsets`).
 
     An ETDump holds hundreds of thousands of events, each with half a dozen scalars: reading
     them one `Table.scalar` call at a time dominated the read. The checks are those of
     `Table._field`: a field starts after the table's header and lies inside the buffer (`table_at`
     has already checked that the whole vtable is in the buffer)."""
     fb = t.fb
-    n = (t.vt_len - 4) // 2
-    offsets = struct.unpack_from(f"<{n}H", fb.data, t.vt + 4) if n > 0 else ()
+    offsets = t.offsets
+    n = len(offsets)
     out: list[int] = []
     for spec in specs:
         off = offsets[spec.slot] if spec.slot < n else 0

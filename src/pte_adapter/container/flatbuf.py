@@ -53,6 +53,8 @@ SCALAR_SIZES: Final = {
 }
 
 _STRUCTS: Final = {fmt: struct.Struct("<" + fmt) for fmt in SCALAR_SIZES}
+_VTABLE_ENTRIES: dict[int, struct.Struct] = {}  # n -> n u16s: a vtable's field offsets at once
+_CHUNK: Final = 4096  # uoffsets of a vector of tables read at once
 _INT_FORMATS: Final = frozenset("bBhHiIqQ")
 
 DEFAULT_MAX_TABLES: Final = 4_000_000
@@ -74,7 +76,16 @@ _bool = bool
 class FlatBuffer:
     """Bytes holding one FlatBuffer, plus what an error message needs to say where it is."""
 
-    __slots__ = ("base", "claimed", "data", "part", "size", "tables_left", "unpack_left")
+    __slots__ = (
+        "_vtables",
+        "base",
+        "claimed",
+        "data",
+        "part",
+        "size",
+        "tables_left",
+        "unpack_left",
+    )
 
     def __init__(
         self,
@@ -97,6 +108,9 @@ class FlatBuffer:
         self.unpack_left = MIN_UNPACKED_BYTES + UNPACKED_BYTES_PER_BYTE * self.size
         # Tables handed out by `iter_tables(..., once=True)`, per kind: their position -> where.
         self.claimed: dict[str, dict[int, str]] = {}
+        # Vtables read so far, checked: position -> (length, table size, field offsets). Writers
+        # share one vtable among all the tables of a type with the same fields present.
+        self._vtables: dict[int, tuple[int, int, tuple[int, ...]]] = {}
 
     def claim(self, kind: str, pos: int, where: str) -> None:
         """Refuse a second use of the table at `pos` as a `kind` (an instruction, a method, an
@@ -187,14 +201,22 @@ class FlatBuffer:
         if pos % 4 or pos < 0 or pos + 4 > self.size:
             self._table_error(pos, _label(parent, what, index))
         vt = pos - int(_I32.unpack_from(self.data, pos)[0])
-        if vt % 2 or vt < 0 or vt + 4 > self.size:
-            self._table_error(pos, _label(parent, what, index), vt)
-        vt_len, inline = _VTABLE_HEAD.unpack_from(self.data, vt)
-        if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
-            self._table_error(pos, _label(parent, what, index), vt)
+        vtable = self._vtables.get(vt)
+        if vtable is None:
+            if vt % 2 or vt < 0 or vt + 4 > self.size:
+                self._table_error(pos, _label(parent, what, index), vt)
+            vt_len, inline = _VTABLE_HEAD.unpack_from(self.data, vt)
+            if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
+                self._table_error(pos, _label(parent, what, index), vt)
+            n = (vt_len - 4) >> 1
+            entries = _VTABLE_ENTRIES.get(n)
+            if entries is None:
+                entries = _VTABLE_ENTRIES[n] = struct.Struct(f"<{n}H")
+            vtable = self._vtables[vt] = (vt_len, inline, entries.unpack_from(self.data, vt + 4))
+        vt_len, inline, offsets = vtable
         if pos + inline > self.size:
             self._need(pos, inline, _label(parent, what, index))
-        return Table(self, pos, vt, vt_len, inline, what, parent, index)
+        return Table(self, pos, vt, vt_len, inline, offsets, what, parent, index)
 
     def _table_error(self, pos: int, what: str, vt: int | None = None) -> None:
         """Raise the error of the first check `table_at` failed, as it words them."""
@@ -242,7 +264,7 @@ class Table:
     its parent's only when asked for: a reader walks many thousand tables and fields, and names
     none of them unless something is wrong."""
 
-    __slots__ = ("_index", "_name", "_parent", "fb", "inline", "pos", "vt", "vt_len")
+    __slots__ = ("_index", "_name", "_parent", "fb", "inline", "offsets", "pos", "vt", "vt_len")
 
     def __init__(
         self,
@@ -251,6 +273,7 @@ class Table:
         vt: _int,
         vt_len: _int,
         inline: _int,
+        offsets: tuple[_int, ...],
         what: str,
         parent: Table | None = None,
         index: _int = -1,
@@ -260,6 +283,9 @@ class Table:
         self.vt = vt
         self.vt_len = vt_len
         self.inline = inline
+        # Every slot's offset from the table's start (0: absent), read with the vtable: most
+        # tables are read for most of their fields.
+        self.offsets = offsets
         self._name = what
         self._parent = parent
         self._index = index
@@ -270,10 +296,10 @@ class Table:
 
     def _field(self, slot: _int, size: _int) -> _int:
         """Absolute position of a field, or 0 when the field is absent."""
-        entry = 4 + 2 * slot
-        if entry + 2 > self.vt_len:
+        offsets = self.offsets
+        if slot >= len(offsets):
             return 0
-        off = int(_U16.unpack_from(self.fb.data, self.vt + entry)[0])
+        off = offsets[slot]
         if off == 0:
             return 0
         # Like the C++ verifier, require the field to lie in the buffer, not inside the vtable's
@@ -289,6 +315,13 @@ class Table:
     def has(self, slot: _int) -> _bool:
         return self._field(slot, 1) != 0
 
+    def field_at(self, slot: _int, off: _int, size: _int) -> _int:
+        """`_field` for a slot whose offset (not 0) a reader took from `offsets`."""
+        pos = self.pos + off
+        if off < 4 or pos + size > self.fb.size:
+            return self._field(slot, size)  # raises, with the message it always had
+        return pos
+
     # -- scalars --------------------------------------------------------------------------------
 
     def scalar(
@@ -302,11 +335,16 @@ class Table:
         return value
 
     def int(self, slot: _int, fmt: str = "i", default: _int = 0) -> _int:
-        # `scalar` inlined: a reader calls this a few hundred thousand times on a large program.
+        # `scalar` and `_field` inlined: a reader calls this a few hundred thousand times on a
+        # large program.
         reader = _STRUCTS[fmt]
-        pos = self._field(slot, reader.size)
-        if pos == 0:
+        offsets = self.offsets
+        off = offsets[slot] if slot < len(offsets) else 0
+        if off == 0:
             return default
+        pos = self.pos + off
+        if off < 4 or pos + reader.size > self.fb.size:
+            self._field(slot, reader.size)  # raises, with the message it always had
         return int(reader.unpack_from(self.fb.data, pos)[0])
 
     def float(self, slot: _int, fmt: str = "d", default: _float = 0.0) -> _float:
@@ -318,11 +356,15 @@ class Table:
     # -- references ------------------------------------------------------------------------------
 
     def _ref(self, slot: _int, what: str) -> _int:
-        pos = self._field(slot, 4)
-        if pos == 0:
+        # `_field` and `follow` inlined, as in `int`.
+        offsets = self.offsets
+        off = offsets[slot] if slot < len(offsets) else 0
+        if off == 0:
             return 0
-        # `follow` inlined (`_field` has checked the 4 bytes at `pos` are in the buffer).
         fb = self.fb
+        pos = self.pos + off
+        if off < 4 or pos + 4 > fb.size:
+            self._field(slot, 4)  # raises, with the message it always had
         target = pos + int(_U32.unpack_from(fb.data, pos)[0])
         if target >= fb.size:
             fb.follow(pos, _label(self, what))  # raises, with the message it always had
@@ -417,12 +459,22 @@ class Table:
             return
         start, n = self.vector_at(pos, 4, what)
         self.charge(4 * n, pos, what)
-        for i in range(n):
-            elem = start + 4 * i
-            table = self.fb.table_at(self.follow(elem, what, i), what, self, i)
-            if once:
-                self.fb.claim(what, table.pos, f"{what}[{i}] of the table at byte {self.pos}")
-            yield table
+        fb = self.fb
+        # `follow` inlined: the elements' uoffsets are read a chunk at a time (`vector_at` checked
+        # they fit; a chunk bounds the memory a corrupt length can take before `table_at` stops it).
+        for first in range(0, n, _CHUNK):
+            count = min(_CHUNK, n - first)
+            for i, uoffset in enumerate(
+                struct.unpack_from(f"<{count}I", fb.data, start + 4 * first), first
+            ):
+                elem = start + 4 * i
+                target = elem + uoffset
+                if target >= fb.size:
+                    self.follow(elem, what, i)  # raises, with the message it always had
+                table = fb.table_at(target, what, self, i)
+                if once:
+                    fb.claim(what, table.pos, f"{what}[{i}] of the table at byte {self.pos}")
+                yield table
 
     def strings(self, slot: _int, what: str = "vector") -> list[str]:
         pos = self._ref(slot, what)
