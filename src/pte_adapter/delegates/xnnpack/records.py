@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias
+from typing import Final, NamedTuple, TypeAlias
 
 from pte_adapter.container.flatbuf import SCALAR_SIZES, Table
 from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
@@ -88,27 +88,68 @@ def _vector_preview(t: Table, f: Field, limit: int) -> tuple[list[Scalar], int]:
 
 def _vector_start(t: Table, f: Field) -> int:
     """Position of the first element of the (already length-checked) vector in slot `f.slot`."""
-    entry = 4 + 2 * f.slot
-    off = t.fb.u16(t.vt + entry)
-    ref = t.follow(t.pos + off, f.name)
+    ref = t.follow(t.pos + t.offsets[f.slot], f.name)
     return ref + 4
+
+
+class _Step(NamedTuple):
+    """How `read_record` reads one field (made once per table type from the schema's `Field`)."""
+
+    field: Field
+    reader: struct.Struct | None  # a scalar's or enum's
+    names: dict[int, str]  # an enum's value names
+
+
+_STEPS: dict[str, tuple[_Step, ...]] = {}
+
+
+def _steps(type_name: str) -> tuple[_Step, ...]:
+    steps = _STEPS.get(type_name)
+    if steps is None:
+        steps = _STEPS[type_name] = tuple(
+            _Step(
+                f,
+                struct.Struct("<" + f.fmt) if f.kind in ("scalar", "enum") else None,
+                ENUMS.get(f.ref, {}) if f.kind == "enum" else {},
+            )
+            for f in TABLES.get(type_name, ())
+            # vectors of tables/strings are only used by XNNGraph, read by `decode`
+            if f.kind not in ("table_vector", "string_vector")
+        )
+    return steps
 
 
 def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
     rec = Record(type_name)
     fields = rec.fields
-    for f in TABLES.get(type_name, ()):
-        kind = f.kind  # the commonest kinds first: a large graph reads a million fields
+    # The vtable is read once; an absent field costs a tuple lookup (a large graph reads a
+    # million fields, most of them scalars, many of them absent).
+    offsets = t.offsets
+    n = len(offsets)
+    data = t.fb.data
+    for f, reader, names in _steps(type_name):
+        slot = f.slot
+        off = offsets[slot] if slot < n else 0
+        kind = f.kind  # the commonest kinds first
         if kind == "scalar":
-            value = t.scalar(f.slot, f.fmt)
+            if off == 0:
+                fields[f.name] = 0
+                continue
+            assert reader is not None
+            value = reader.unpack_from(data, t.field_at(slot, off, reader.size))[0]
             fields[f.name] = int(value) if isinstance(value, bool) else value
         elif kind == "enum":
-            fields[f.name] = _enum_name(f.ref, t.int(f.slot, f.fmt))
+            assert reader is not None
+            value = reader.unpack_from(data, t.field_at(slot, off, reader.size))[0] if off else 0
+            name = names.get(value)
+            fields[f.name] = name if name is not None else f"{f.ref}_{value}"
+        elif off == 0:  # an absent reference: what reading it would give
+            fields[f.name] = [] if kind == "vector" else None
         elif kind == "vector":
-            vals, n = _vector_preview(t, f, limit)
+            vals, count = _vector_preview(t, f, limit)
             fields[f.name] = vals
-            if n > len(vals):
-                rec.counts[f.name] = n
+            if count > len(vals):
+                rec.counts[f.name] = count
         elif kind == "union":
             tag, sub = t.union(f.slot, f.name)
             if tag == 0:
@@ -126,7 +167,6 @@ def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
         elif kind == "table":
             sub = t.table(f.slot, f.name)
             fields[f.name] = None if sub is None else read_record(sub, f.ref, limit)
-        # vectors of tables/strings are only used by XNNGraph, read by `decode`
     return rec
 
 
