@@ -64,11 +64,20 @@ def show_inputs(graph: Graph, keep_edgeless: frozenset[str] = frozenset()) -> No
                 elif port.attrs and all(port.attrs != out.attrs for out in node.outputs):
                     node.attrs[input_attribute_key(node, port)] = port_text(port)
                 continue
-            own = {
-                k: v
-                for k, v in port.attrs.items()
-                if k == NOT_MERGED or any(s.get(k) != v for s in shown)
-            }
+            if len(shown) == 1:  # the common case, and one dict comparison settles most of it
+                source = shown[0]
+                if source == port.attrs:
+                    own = {NOT_MERGED: port.attrs[NOT_MERGED]} if NOT_MERGED in source else {}
+                else:
+                    own = {
+                        k: v for k, v in port.attrs.items() if k == NOT_MERGED or source.get(k) != v
+                    }
+            else:
+                own = {
+                    k: v
+                    for k, v in port.attrs.items()
+                    if k == NOT_MERGED or any(s.get(k) != v for s in shown)
+                }
             if own:
                 kept.append(Port(port.id, own))
         node.inputs = kept

@@ -9,14 +9,30 @@ from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
 Source = tuple[str, str]  # (node id, output id) an edge comes from
 
 
-def delegate_tensor_port(pos: int, t: TensorInfo) -> Port:
+def _tensor_attrs(t: TensorInfo) -> dict[str, str]:
     attrs: dict[str, str] = {"tensor": t.name or t.id}
     if t.shape is not None:
         attrs["shape"] = "[" + ", ".join(str(s) for s in t.shape) + "]"
     if t.dtype:
         attrs["dtype"] = t.dtype
     attrs.update(t.attrs)
-    return Port(str(pos), attrs)
+    return attrs
+
+
+class _ViewPorts:
+    """The ports of a view's tensors, each tensor's attributes made once: a tensor is on the
+    output of its writer and the input of every reader."""
+
+    def __init__(self, view: DelegateGraph):
+        self._tensors = view.tensors
+        self._attrs: dict[str, dict[str, str]] = {}
+
+    def port(self, pos: int, tid: str) -> Port:
+        attrs = self._attrs.get(tid)
+        if attrs is None:
+            t = self._tensors.get(tid)
+            attrs = self._attrs[tid] = _tensor_attrs(TensorInfo(tid) if t is None else t)
+        return Port(str(pos), dict(attrs))
 
 
 def view_nodes(
@@ -32,6 +48,7 @@ def view_nodes(
     `outer_inputs[k]` are the sources of the view's input k outside the view (empty for a nested
     view). Returns the nodes and, per tensor id, every node output that writes it.
     """
+    ports = _ViewPorts(view)
     writers: dict[str, list[Source]] = {}
     for tid, sources in zip(view.inputs, outer_inputs, strict=False):  # nested: no outer
         writers.setdefault(tid, []).extend(sources)
@@ -47,13 +64,11 @@ def view_nodes(
         )
         node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
         for in_pos, tid in enumerate(op.inputs):
-            node.inputs.append(delegate_tensor_port(in_pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.inputs.append(ports.port(in_pos, tid))
             node.edges.extend(Edge(src, out, str(in_pos)) for src, out in writers.get(tid, []))
         for out_pos, tid in enumerate(op.outputs):
             writers.setdefault(tid, []).append((nid, str(out_pos)))
-            node.outputs.append(
-                delegate_tensor_port(out_pos, view.tensors.get(tid, TensorInfo(tid)))
-            )
+            node.outputs.append(ports.port(out_pos, tid))
         nodes.append(node)
     return nodes, writers
 
@@ -74,19 +89,20 @@ def view_graph(
     """One view as a graph of its own with Delegate Inputs/Outputs nodes; and the node id of each of
     its operations, in order."""
     graph = Graph(id=graph_id)
+    ports = _ViewPorts(view)
     # A tensor can have several writers: an NPU output is often written in slices by several
     # operations (e.g. the channels of a concatenation); every writer gets its edge.
     producers: dict[str, list[tuple[str, int]]] = {}
     inputs = Node(id="delegate_inputs", label="Delegate Inputs")
     for pos, tid in enumerate(view.inputs):
         producers.setdefault(tid, []).append((inputs.id, pos))
-        inputs.outputs.append(delegate_tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+        inputs.outputs.append(ports.port(pos, tid))
     graph.nodes.append(inputs)
 
     def read(node: Node, tids: list[str]) -> None:
         """Input metadata and an edge from every writer, for each tensor `node` reads."""
         for pos, tid in enumerate(tids):
-            node.inputs.append(delegate_tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.inputs.append(ports.port(pos, tid))
             node.edges.extend(Edge(src, str(out), str(pos)) for src, out in producers.get(tid, []))
 
     used_ids = {inputs.id, "delegate_outputs"}
@@ -108,7 +124,7 @@ def view_graph(
         read(node, op.inputs)
         for pos, tid in enumerate(op.outputs):
             producers.setdefault(tid, []).append((nid, pos))
-            node.outputs.append(delegate_tensor_port(pos, view.tensors.get(tid, TensorInfo(tid))))
+            node.outputs.append(ports.port(pos, tid))
         graph.nodes.append(node)
     outputs = Node(id="delegate_outputs", label="Delegate Outputs")
     read(outputs, view.outputs)
