@@ -36,7 +36,7 @@ from pte_adapter.analysis.what_if_merge import (
     merge_plan,
 )
 from pte_adapter.analysis.why import Reason
-from pte_adapter.backends import backend_info, is_glue
+from pte_adapter.backends import backend_info
 from pte_adapter.delegates.registry import FUSED, DecoderUnavailable, OperatorPrice, hook
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.delegate_graph import DelegateEstimate
@@ -150,11 +150,11 @@ def _island_fix(
     source: PartitionSource | None,
 ) -> tuple[str, str]:
     kernels = {i: by_instruction[i] for i in island.instructions if i in by_instruction}
-    compute = [
+    compute = [  # the island has sorted its kernels into glue and compute already
         i
         for i in island.instructions
         if method.instructions[i].kind is InstructionKind.KERNEL
-        and not is_glue(method.kernel_operator(i))
+        and method.kernel_operator(i) not in island.glue_ops
     ]
     per_kernel = [(i, *_kernel_fix(kernels.get(i, []))) for i in compute]
     fixes = list(dict.fromkeys(f for _, f, _ in per_kernel))
@@ -244,21 +244,22 @@ def predict(
             + ", ".join(parts.partitions[i].name for i in stranded)
             + " has no delegate partition beside it"
         )
-    if _dynamic(method, parts, islands):
+    if _dynamic(method, parts, islands, flow):
         out.notes.append("dynamic shapes in the island: priced at their upper bounds")
     _price_scenario(method, parts, merged, out, costs)
     return out
 
 
-def _dynamic(method: Method, parts: MethodPartitions, islands: list[int]) -> bool:
+def _dynamic(method: Method, parts: MethodPartitions, islands: list[int], flow: MethodFlow) -> bool:
     """Whether a tensor an island's kernels read or write has a dynamic shape."""
-    for k in islands:
-        for i in parts.partitions[k].instructions:
-            for a in method.instructions[i].args:
-                t = method.tensor(a)
-                if t is not None and t.dynamism != "static":
-                    return True
-    return False
+    if not flow.dynamic:
+        return False
+    return any(
+        a in flow.dynamic
+        for k in islands
+        for i in parts.partitions[k].instructions
+        for a in method.instructions[i].args
+    )
 
 
 def _estimate(method: Method, p: Partition) -> DelegateEstimate | None:

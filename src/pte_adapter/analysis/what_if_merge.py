@@ -17,7 +17,7 @@ from pte_adapter.analysis.partitions import (
     crossings_of,
 )
 from pte_adapter.backends import CPU
-from pte_adapter.program.model import Method
+from pte_adapter.program.model import Method, Tensor
 
 
 def merged_groups(parts: MethodPartitions, absorbed: set[int]) -> list[list[int]]:
@@ -81,8 +81,8 @@ def merge_plan(parts: MethodPartitions, islands: list[int]) -> tuple[list[list[i
 
 class MethodFlow:
     """What every scenario of a method looks up, made once: who reads each instruction's
-    results, who wrote each value, the reads touching each instruction, the crossings per
-    partition."""
+    results, who wrote each value, the reads touching each instruction, the values of dynamic
+    shape, the crossings per partition."""
 
     def __init__(self, method: Method, parts: MethodPartitions) -> None:
         flow = parts.dataflow
@@ -98,6 +98,12 @@ class MethodFlow:
         for i, io in enumerate(flow.io):
             for v in io.output_tensors:
                 self.writer[v] = i
+        # Values whose shape is dynamic (an island touching one is priced at its upper bounds).
+        self.dynamic = frozenset(
+            index
+            for index, v in enumerate(method.values)
+            if isinstance(v.payload, Tensor) and v.payload.dynamism != "static"
+        )
         self.crossings_at: dict[str, list[Crossing]] = {}
         for c in parts.crossings:
             self.crossings_at.setdefault(c.source, []).append(c)

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pte_adapter.analysis.dataflow import instruction_readers
-from pte_adapter.analysis.partitions import MethodPartitions, is_glue
+from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.source import InstructionSource, MethodSource
 from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
 from pte_adapter.backends import with_hook
@@ -146,7 +146,7 @@ def why_not_delegated(
             if ins.kind is not InstructionKind.KERNEL or operator is None:
                 continue
             op = operator.full_name
-            if is_glue(op):
+            if op in p.glue_ops:  # the island has sorted its kernels into glue and compute
                 continue
             src = source.instructions.get(i) if source is not None else None
             origin = kernel_origin(op, src, rewrites)

@@ -5,6 +5,7 @@ does not keep). Configs from the pinned ExecuTorch (`_generated/partition_config
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from pte_adapter.delegates.registry import KernelOrigin, Verdict
 from pte_adapter.delegates.xnnpack._generated import partition_configs
@@ -14,6 +15,7 @@ from pte_adapter.program.model import Delegate, Method
 RULES = f"ExecuTorch {partition_configs.EXECUTORCH_VERSION} rules"
 
 
+@lru_cache(maxsize=1024)  # a method calls the same few operators hundreds of times
 def xnnpack_reason(op: str) -> tuple[str, str]:
     name, _, overload = op.split("::", 1)[-1].partition(".")
     # `mul.Scalar_out` is the out variant of `mul.Scalar`, which no config takes (MulConfig takes
