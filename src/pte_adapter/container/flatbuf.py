@@ -106,21 +106,24 @@ class FlatBuffer:
             max_tables = min(DEFAULT_MAX_TABLES, MIN_TABLES + int(self.size * TABLES_PER_BYTE))
         self.tables_left = max_tables
         self.unpack_left = MIN_UNPACKED_BYTES + UNPACKED_BYTES_PER_BYTE * self.size
-        # Tables handed out by `iter_tables(..., once=True)`, per kind: their position -> where.
-        self.claimed: dict[str, dict[int, str]] = {}
+        # Tables handed out by `iter_tables(..., once=True)`, per kind: their position -> where
+        # (the position of the table whose vector holds it, the index in that vector).
+        self.claimed: dict[str, dict[int, tuple[int, int]]] = {}
         # Vtables read so far, checked: position -> (length, table size, field offsets). Writers
         # share one vtable among all the tables of a type with the same fields present.
         self._vtables: dict[int, tuple[int, int, tuple[int, ...]]] = {}
 
-    def claim(self, kind: str, pos: int, where: str) -> None:
+    def claim(self, kind: str, pos: int, owner: int, index: int) -> None:
         """Refuse a second use of the table at `pos` as a `kind` (an instruction, a method, an
-        event): ExecuTorch's writers never share these, and a file whose vectors point thousands
-        of times at one table would multiply the work of everything after the reader."""
-        first = self.claimed.setdefault(kind, {}).setdefault(pos, where)
-        if first != where:
+        event), here element `index` of the `kind` vector of the table at `owner`: ExecuTorch's
+        writers never share these, and a file whose vectors point thousands of times at one table
+        would multiply the work of everything after the reader."""
+        first = self.claimed.setdefault(kind, {}).setdefault(pos, (owner, index))
+        if first != (owner, index):
             raise self.error(
-                f"{where} is the same table as {first}: ExecuTorch writes each of its {kind} "
-                "as a table of its own (shared tables are refused)",
+                f"{kind}[{index}] of the table at byte {owner} is the same table as "
+                f"{kind}[{first[1]}] of the table at byte {first[0]}: ExecuTorch writes each of "
+                f"its {kind} as a table of its own (shared tables are refused)",
                 pos,
             )
 
@@ -430,6 +433,11 @@ class Table:
         start, n = self.vector_at(pos, 1, what)
         return self.fb.base + start, n
 
+    def vector(self, slot: _int, elem_size: _int, what: str = "vector") -> tuple[_int, _int] | None:
+        """(start of elements, element count) of the vector in `slot`; None when it is absent."""
+        pos = self._ref(slot, what)
+        return None if pos == 0 else self.vector_at(pos, elem_size, what)
+
     def vector_len(self, slot: _int, elem_size: _int = 4, what: str = "vector") -> _int:
         pos = self._ref(slot, what)
         return 0 if pos == 0 else self.vector_at(pos, elem_size, what)[1]
@@ -473,7 +481,7 @@ class Table:
                     self.follow(elem, what, i)  # raises, with the message it always had
                 table = fb.table_at(target, what, self, i)
                 if once:
-                    fb.claim(what, table.pos, f"{what}[{i}] of the table at byte {self.pos}")
+                    fb.claim(what, table.pos, self.pos, i)
                 yield table
 
     def strings(self, slot: _int, what: str = "vector") -> list[str]:
