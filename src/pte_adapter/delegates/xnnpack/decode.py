@@ -29,6 +29,7 @@ from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
 )
 from pte_adapter.delegates.xnnpack.records import (
     _GRAPH,
+    _XVALUE,
     UINT64_MAX,
     Header,
     Record,
@@ -36,6 +37,7 @@ from pte_adapter.delegates.xnnpack.records import (
     format_value,
     read_header,
     read_record,
+    read_union,
 )
 from pte_adapter.delegates.xnnpack.values import (
     _Constants,
@@ -102,11 +104,11 @@ def _graph(
 ) -> tuple[DelegateGraph, Counter[str]]:
     graph = DelegateGraph(name="XNNPACK graph")
     for i, t in enumerate(root.iter_tables(_GRAPH["xvalues"].slot, "xvalues", once=True)):
-        rec = read_record(t, "XValue")
-        info = _tensor(rec, consts, problems)
+        union = read_union(t, _XVALUE["xvalue_union"])  # an XValue is its union alone
+        info = _tensor(union, consts, problems)
         if info is None:
             continue
-        if "dims" in _inner(rec).counts:
+        if "dims" in _inner(union).counts:
             info.shape = _full_dims(t)
         if info.id in graph.tensors:
             problems.append(f"xvalues[{i}] reuses value id {info.id}")

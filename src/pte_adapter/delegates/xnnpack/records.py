@@ -72,24 +72,17 @@ def _enum_name(enum: str, value: int) -> str:
 
 
 def _vector_preview(t: Table, f: Field, limit: int) -> tuple[list[Scalar], int]:
-    """The first `limit` elements of a scalar vector and its full length (nothing else is read)."""
+    """The first `limit` elements of a scalar vector and its full length (nothing else is read:
+    a per-channel scale vector can hold thousands of entries)."""
     size = SCALAR_SIZES[f.fmt]
-    n = t.vector_len(f.slot, size, f.name)
-    if n == 0:
+    span = t.vector(f.slot, size, f.name)
+    if span is None or span[1] == 0:
         return [], 0
+    start, n = span
     if n <= limit:
-        vals = t.scalars(f.slot, f.fmt, f.name)
-        return [_enum_name(f.ref, int(v)) for v in vals] if f.ref else list(vals), n
-    # Read only the head: a per-channel scale vector can hold thousands of entries.
-    start = _vector_start(t, f)
-    head = [t.fb.scalar(f.fmt, start + i * size) for i in range(limit)]
-    return [_enum_name(f.ref, int(v)) for v in head] if f.ref else list(head), n
-
-
-def _vector_start(t: Table, f: Field) -> int:
-    """Position of the first element of the (already length-checked) vector in slot `f.slot`."""
-    ref = t.follow(t.pos + t.offsets[f.slot], f.name)
-    return ref + 4
+        t.charge(n * size, start - 4, f.name)
+    head = list(struct.unpack_from(f"<{min(n, limit)}{f.fmt}", t.fb.data, start))
+    return [_enum_name(f.ref, int(v)) for v in head] if f.ref else head, n
 
 
 class _Step(NamedTuple):
@@ -151,23 +144,27 @@ def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
             if count > len(vals):
                 rec.counts[f.name] = count
         elif kind == "union":
-            tag, sub = t.union(f.slot, f.name)
-            if tag == 0:
-                fields[f.name] = None
-                continue
-            member = UNIONS[f.ref].get(tag)
-            if member is None:
-                fields[f.name] = (f"{f.ref}_{tag}", Record(f"unknown_{tag}"))
-            elif sub is None:
-                fields[f.name] = (member[0], Record(member[1]))
-            else:
-                fields[f.name] = (member[0], read_record(sub, member[1], limit))
+            fields[f.name] = read_union(t, f, limit)
         elif kind == "string":
             fields[f.name] = t.string(f.slot, f.name)
         elif kind == "table":
             sub = t.table(f.slot, f.name)
             fields[f.name] = None if sub is None else read_record(sub, f.ref, limit)
     return rec
+
+
+def read_union(t: Table, f: Field, limit: int = PREVIEW) -> tuple[str, Record] | None:
+    """A union field of `t`: (member name, its table as a record); None for NONE. A tag newer
+    than the schema gives `("<union>_<tag>", Record("unknown_<tag>"))`."""
+    tag, sub = t.union(f.slot, f.name)
+    if tag == 0:
+        return None
+    member = UNIONS[f.ref].get(tag)
+    if member is None:
+        return f"{f.ref}_{tag}", Record(f"unknown_{tag}")
+    if sub is None:
+        return member[0], Record(member[1])
+    return member[0], read_record(sub, member[1], limit)
 
 
 def _fmt_scalar(v: Scalar) -> str:

@@ -7,6 +7,7 @@ import re
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from pte_adapter.container.flatbuf import Table
 from pte_adapter.delegates.registry import DecodeContext
@@ -178,9 +179,11 @@ def _quant_attrs(quant: tuple[str, Record] | None, consts: _Constants) -> dict[s
     return attrs
 
 
-def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInfo | None:
-    union = value.fields.get("xvalue_union")
-    if not isinstance(union, tuple):
+def _tensor(
+    union: tuple[str, Record] | None, consts: _Constants, problems: list[str]
+) -> TensorInfo | None:
+    """The tensor of an XValue, given its union (`read_union`)."""
+    if union is None:
         problems.append("an XValue has no value (empty union)")
         return None
     kind, rec = union
@@ -241,6 +244,15 @@ def _tensor(value: Record, consts: _Constants, problems: list[str]) -> TensorInf
 _GENERIC_OPERAND = re.compile(r"(input|output)\d*_id")
 
 
+@lru_cache(maxsize=256)  # a schema's few dozen field names, asked about on every node
+def _operand(name: str) -> tuple[bool, bool] | None:
+    """For a field naming an operand id (`*_id`: what links nodes): whether it is a result
+    (`output*`) and whether its name says only its position; None for any other field."""
+    if not name.endswith("_id"):
+        return None
+    return name.startswith("output"), _GENERIC_OPERAND.fullmatch(name) is not None
+
+
 def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
     union = xnode.fields.get("xnode_union")
     attrs: dict[str, str] = {}
@@ -257,13 +269,14 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
             kind = f"unknown_node_{rec.type.removeprefix('unknown_')}"
             problems.append(f"XNode {index}: node kind tag {kind} is newer than this reader")
         for name, v in rec.fields.items():
-            # Operand ids are what links nodes; "output*" fields are results, the rest operands.
-            if name.endswith("_id") and isinstance(v, int):
+            operand = _operand(name)
+            if operand is not None and isinstance(v, int):
                 if v == XNN_INVALID_VALUE_ID:
                     attrs[name] = "none"
                     continue
-                (outputs if name.startswith("output") else inputs).append(_tensor_id(v))
-                if not _GENERIC_OPERAND.fullmatch(name):  # a role: filter_id, bias_id, ...
+                is_output, generic = operand
+                (outputs if is_output else inputs).append(_tensor_id(v))
+                if not generic:  # a role: filter_id, bias_id, ...
                     attrs[name] = str(v)
             elif name == "flags":
                 # 0 (no flag) is every node's default: shown only when set (docs/model-explorer.md).
@@ -271,7 +284,7 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
                     attrs[name] = hex(int(v)) if isinstance(v, int) else format_value(v)
             else:
                 attrs[name] = format_value(v, rec.counts.get(name))
-            if isinstance(v, int) and not isinstance(v, bool) and not name.endswith("_id"):
+            if isinstance(v, int) and not isinstance(v, bool) and operand is None:
                 params[name] = v
         if "num_dims" in attrs and _num_dims_said(rec):
             del attrs["num_dims"]
@@ -302,10 +315,9 @@ def _num_dims_said(rec: Record) -> bool:
     return n in lists
 
 
-def _inner(xvalue: Record) -> Record:
-    """The XNNTensorValue record inside an XValue (quantized or not)."""
-    union = xvalue.fields.get("xvalue_union")
-    if isinstance(union, tuple):
+def _inner(union: tuple[str, Record] | None) -> Record:
+    """The XNNTensorValue record inside an XValue's union (quantized or not)."""
+    if union is not None:
         rec = union[1]
         base = rec.fields.get("tensor_value")
         return base if isinstance(base, Record) else rec
