@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -165,11 +166,13 @@ class Tensor:
     def dtype(self) -> str:
         return dtype_name(self.scalar_type)
 
-    @property
+    # Cached: the analysis and the plan ask a tensor's size many times (every crossing, every
+    # what-if scenario, every port), and a read tensor's sizes and type never change.
+    @cached_property
     def numel(self) -> int:
         return saturating_numel(self.sizes)
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         per = SCALAR_TYPES.get(self.scalar_type, ("", 0))[1]
         return int(self.numel * per)

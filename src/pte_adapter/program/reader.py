@@ -341,39 +341,42 @@ def _check_indices(m: Method) -> list[str]:
     problems: list[str] = []
     nv = len(m.values)
 
-    def bad_value(i: int | None) -> bool:
-        return i is None or not 0 <= i < nv
+    def outside(indices: list[int]) -> bool:
+        return bool(indices) and (min(indices) < 0 or max(indices) >= nv)
 
     for v in m.values:
         if (
             v.kind in (ValueKind.TENSOR_LIST, ValueKind.INT_LIST)
             and isinstance(v.payload, list)
-            and any(bad_value(int(x)) for x in v.payload)
+            and outside([int(x) for x in v.payload])
         ):
             problems.append(f"value {v.index}: tensor list refers to a missing value")
     for i in m.inputs + m.outputs:
-        if bad_value(i):
+        if outside([i]):
             problems.append(f"method input/output refers to value {i}; there are {nv}")
     for ins in m.instructions:
-        where = f"instruction {ins.index} ({ins.kind.value})"
+        found: list[str] = []  # what is wrong with the instruction (seldom anything)
         if ins.kind is InstructionKind.UNKNOWN:
-            problems.append(f"{where}: unknown instruction kind")
+            found.append("unknown instruction kind")
         if ins.kind is InstructionKind.KERNEL and m.operator_of(ins.op_index or 0) is None:
-            problems.append(f"{where}: operator index {ins.op_index} out of range")
+            found.append(f"operator index {ins.op_index} out of range")
         if ins.kind is InstructionKind.DELEGATE and not (
             0 <= (ins.delegate_index or 0) < len(m.delegates)
         ):
-            problems.append(f"{where}: delegate index {ins.delegate_index} out of range")
-        used = list(ins.args)
+            found.append(f"delegate index {ins.delegate_index} out of range")
+        used = ins.args
         if ins.kind is InstructionKind.MOVE:
             used = [ins.move_from or 0, ins.move_to or 0]
         elif ins.kind is InstructionKind.JUMP_FALSE:
             used = [ins.cond_value or 0]
             chain = m.chains[ins.chain]
             if not 0 <= (ins.destination or 0) <= chain.num_instructions:
-                problems.append(f"{where}: jump destination {ins.destination} outside its chain")
+                found.append(f"jump destination {ins.destination} outside its chain")
         elif ins.kind is InstructionKind.FREE:
             used = [ins.free_value or 0]
-        if any(bad_value(a) for a in used):
-            problems.append(f"{where}: refers to a value index outside 0..{nv - 1}")
+        if outside(used):
+            found.append(f"refers to a value index outside 0..{nv - 1}")
+        if found:
+            where = f"instruction {ins.index} ({ins.kind.value})"
+            problems.extend(f"{where}: {text}" for text in found)
     return problems
