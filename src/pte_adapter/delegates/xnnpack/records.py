@@ -4,7 +4,9 @@ generated out of the pinned schema), values formatted for people, and the `XH00`
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, NamedTuple, TypeAlias
 
 from pte_adapter.container.flatbuf import SCALAR_SIZES, Table
@@ -38,13 +40,23 @@ _QTENSOR = {f.name: f for f in TABLES["XNNQuantizedTensorValue"]}
 Scalar: TypeAlias = int | float | str
 
 
-@dataclass
 class Record:
-    """A table read generically: its type name and its fields (schema order)."""
+    """A table read generically: its type name, its fields (schema order) and the full length of
+    each vector whose head alone was read (`counts`: most records have none, and share one
+    empty mapping until they do)."""
 
-    type: str
-    fields: dict[str, AttrValue] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)  # full length of truncated vectors
+    __slots__ = ("counts", "fields", "type")
+
+    def __init__(self, type: str) -> None:
+        self.type = type
+        self.fields: dict[str, AttrValue] = {}
+        self.counts: Mapping[str, int] = _NO_COUNTS
+
+    def __repr__(self) -> str:
+        return f"Record({self.type!r}, {self.fields!r}, counts={dict(self.counts)!r})"
+
+
+_NO_COUNTS: Mapping[str, int] = MappingProxyType({})
 
 
 AttrValue: TypeAlias = Scalar | list[Scalar] | Record | tuple[str, Record] | None
@@ -142,7 +154,7 @@ def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
             vals, count = _vector_preview(t, f, limit)
             fields[f.name] = vals
             if count > len(vals):
-                rec.counts[f.name] = count
+                rec.counts = {**rec.counts, f.name: count}
         elif kind == "union":
             fields[f.name] = read_union(t, f, limit)
         elif kind == "string":

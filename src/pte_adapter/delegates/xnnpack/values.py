@@ -47,6 +47,9 @@ class ConstantRef:
     attrs: dict[str, str]
 
 
+_NOT_A_CONSTANT = ConstantRef(None, {})  # most values: one, shared (its attrs are only read)
+
+
 @dataclass
 class _Constants:
     """Resolves ConstantDataOffset entries; counts what it found for the summary."""
@@ -65,7 +68,7 @@ class _Constants:
     def describe(self, idx: int) -> ConstantRef:
         """Constant `idx` (0 = not a constant): its size and what to show of it."""
         if idx == 0:
-            return ConstantRef(None, {})
+            return _NOT_A_CONSTANT
         if self.entries:
             if idx >= len(self.entries):
                 raise PteFormatError(
