@@ -135,8 +135,10 @@ def _route(
     node: Node,
     e: Edge,
     source_value: dict[Source, int],
+    known: dict[int, dict[str, str]] | None,
 ) -> None:
-    """Send one partition-crossing edge through its boundary node (made on first use)."""
+    """Send one partition-crossing edge through its boundary node (made on first use; `known` as
+    for `tensor_port`)."""
     source_part, target_part = lay.node_partition[e.source], lay.node_partition[node.id]
     src = (e.source, e.source_output)
     v = source_value.get(src)
@@ -173,9 +175,9 @@ def _route(
     if tensor not in b.values:
         b.values.append(tensor)
         pos = str(len(b.values) - 1)
-        attrs = tensor_port(method, 0, v).attrs if v is not None else {}
+        attrs = tensor_port(method, 0, v, known).attrs if v is not None else {}
         b.node.inputs.append(Port(pos, attrs))
-        b.node.outputs.append(Port(pos, dict(attrs)))
+        b.node.outputs.append(Port(pos, attrs))
     pos = str(b.values.index(tensor))
     # A tensor read far downstream (an attention mask every layer reads) is shown beside each
     # distant reader without an edge across the whole graph: long edges make the layout slow and
@@ -216,10 +218,14 @@ def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) ->
 
 
 def boundary_nodes(
-    ma: MethodAnalysis, graph: Graph, source_value: dict[Source, int], placement: MethodPlacement
+    ma: MethodAnalysis,
+    graph: Graph,
+    source_value: dict[Source, int],
+    placement: MethodPlacement,
+    known: dict[int, dict[str, str]] | None = None,
 ) -> list[Node]:
     """A node on each partition-to-partition edge saying which tensors cross there; the edges of
-    `graph` are rerouted through them."""
+    `graph` are rerouted through them (`known` as for `tensor_port`)."""
     method, lay = ma.method, _Layout.of(ma, graph, placement)
     bounds: dict[tuple[str, str], _Boundary] = {}
     for node in graph.nodes:
@@ -230,7 +236,7 @@ def boundary_nodes(
                 continue
             if source_part in lay.cpu_sides and target_part in lay.cpu_sides:
                 continue  # CPU to CPU (method inputs and outputs count as CPU): no boundary
-            _route(method, lay, bounds, node, e, source_value)
+            _route(method, lay, bounds, node, e, source_value, known)
         # Several writers of one tensor now reach this node through one boundary node: one edge.
         unique = {(e.source, e.source_output, e.target_input): e for e in node.edges}
         node.edges = list(unique.values())

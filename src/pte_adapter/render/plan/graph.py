@@ -21,7 +21,9 @@ AttrValue = str | NodeLink
 
 @dataclass
 class Port:
-    """One input or output of a node, with what to show about the tensor on it."""
+    """One input or output of a node, with what to show about the tensor on it. Ports showing one
+    tensor share one `attrs` dict (a tensor is on its writer's output and every reader's input):
+    never change it in place; a port that shows something else gets a dict of its own."""
 
     id: str
     attrs: dict[str, str] = field(default_factory=dict)

@@ -66,7 +66,7 @@ def show_inputs(graph: Graph, keep_edgeless: frozenset[str] = frozenset()) -> No
                 continue
             if len(shown) == 1:  # the common case, and one dict comparison settles most of it
                 source = shown[0]
-                if source == port.attrs:
+                if source is port.attrs or source == port.attrs:
                     own = {NOT_MERGED: port.attrs[NOT_MERGED]} if NOT_MERGED in source else {}
                 else:
                     own = {

@@ -86,7 +86,7 @@ def tensor_port(
             attrs.update(facts.tensor_facts(tensor, method))
         if known is not None:
             known[v] = attrs
-    return Port(str(pos), dict(attrs))
+    return Port(str(pos), attrs)
 
 
 def jump_target(method: Method, ins: Instruction) -> int | None:

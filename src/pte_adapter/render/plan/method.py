@@ -112,6 +112,8 @@ class _Builder:
     redirect: dict[tuple[int, int], list[Source]] = field(default_factory=dict)
     # Which tensor (value index) each node output is, for labelling boundary tensors.
     source_value: dict[Source, int] = field(default_factory=dict)
+    # Each tensor's port attributes, made once (`tensor_port`).
+    known: dict[int, dict[str, str]] = field(default_factory=dict)
 
     def sources(self, edge: TensorEdge) -> list[Source]:
         ids = self.placement.instructions
@@ -176,10 +178,9 @@ class _Builder:
 def _instructions(b: _Builder) -> None:
     method, parts = b.ma.method, b.ma.partitions
     flow, ids = parts.dataflow, b.placement.instructions
-    known: dict[int, dict[str, str]] = {}  # each tensor's port attributes, made once
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
-        node = instruction_node(method, ins, part, flow, ids, b.names[part.index], known)
+        node = instruction_node(method, ins, part, flow, ids, b.names[part.index], b.known)
         b.graph.nodes.append(node)
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             b.source_value[(node.id, str(j))] = v
@@ -285,7 +286,7 @@ def method_plan(
     _instructions(b)
     _outputs_and_jumps(b)
     _groups(result, ma, graph, names)
-    graph.nodes.extend(boundary_nodes(ma, graph, b.source_value, placement))
+    graph.nodes.extend(boundary_nodes(ma, graph, b.source_value, placement, b.known))
     # A one-call partition stays a group (Model Explorer versions that read this setting).
     graph.keep_single_child_layers = True
     source_annotations(ma, graph, names)

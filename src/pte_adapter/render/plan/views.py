@@ -32,7 +32,7 @@ class _ViewPorts:
         if attrs is None:
             t = self._tensors.get(tid)
             attrs = self._attrs[tid] = _tensor_attrs(TensorInfo(tid) if t is None else t)
-        return Port(str(pos), dict(attrs))
+        return Port(str(pos), attrs)
 
 
 def view_nodes(
