@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from pte_adapter.analysis.dataflow import (
     FROM_METHOD_INPUT,
@@ -34,6 +33,7 @@ from pte_adapter.analysis.dataflow import (
 )
 from pte_adapter.backends import CPU, glue_operators, group_prefix, is_glue
 from pte_adapter.operator_names import kernel_base
+from pte_adapter.program.cached import cached
 from pte_adapter.program.model import InstructionKind, Method
 
 __all__ = [
@@ -69,7 +69,7 @@ class Partition:
     def is_cpu(self) -> bool:
         return self.backend == CPU
 
-    @cached_property
+    @cached
     def name(self) -> str:
         # Cached: every crossing asks both its sides' names, and a partition's number and
         # backend are set when it is made.
@@ -105,11 +105,11 @@ class MethodPartitions:
 
     # Made once: the what-if asks per island, and a transformer has hundreds of islands (a list
     # per question made it quadratic: 122,936 tests for the 48-layer XNNPACK GPT's 243 islands).
-    @cached_property
+    @cached
     def delegate_partitions(self) -> list[Partition]:
         return [p for p in self.partitions if not p.is_cpu]
 
-    @cached_property
+    @cached
     def cpu_islands(self) -> list[Partition]:
         return [p for p in self.partitions if p.is_cpu]
 
@@ -228,32 +228,6 @@ class Origins:
         return found
 
 
-def _sides(
-    origin: int,
-    e: TensorEdge,
-    n: int,
-    partitions: Sequence[Partition],
-    partition_of: Sequence[int],
-) -> tuple[Partition | None, str, str, Partition | None, str, str] | None:
-    """(source partition, backend, name, target partition, backend, name) of one read from one
-    writer; None for constants and never-written buffers, which do not cross."""
-    if e.consumer >= n:
-        dst: Partition | None = None
-        dst_backend, dst_name = CPU, METHOD_OUTPUT
-    else:
-        dst = partitions[partition_of[e.consumer]]
-        dst_backend, dst_name = dst.backend, dst.name
-    src: Partition | None = None
-    if origin == FROM_METHOD_INPUT:
-        src_backend, src_name = CPU, METHOD_INPUT
-    elif origin < 0:
-        return None
-    else:
-        src = partitions[partition_of[origin]]
-        src_backend, src_name = src.backend, src.name
-    return src, src_backend, src_name, dst, dst_backend, dst_name
-
-
 def crossings_of(
     method: Method,
     flow: Dataflow,
@@ -282,11 +256,23 @@ def crossings_of(
     seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)
     out: list[Crossing] = []
     for e in data_reads:
+        # The receiving side: a partition, or the method's outputs (on the CPU).
+        dst: Partition | None = None
+        if e.consumer >= n:
+            dst_backend, dst_name = CPU, METHOD_OUTPUT
+        else:
+            dst = partitions[partition_of[e.consumer]]
+            dst_backend, dst_name = dst.backend, dst.name
         for origin in origins(e.producer):
-            sides = _sides(origin, e, n, partitions, partition_of)
-            if sides is None:
+            # The writing side; constants and never-written buffers do not cross.
+            src: Partition | None = None
+            if origin == FROM_METHOD_INPUT:
+                src_backend, src_name = CPU, METHOD_INPUT
+            elif origin < 0:
                 continue
-            src, src_backend, src_name, dst, dst_backend, dst_name = sides
+            else:
+                src = partitions[partition_of[origin]]
+                src_backend, src_name = src.backend, src.name
             if src_name == dst_name or (src_backend == CPU and dst_backend == CPU):
                 continue
             direction = f"{src_backend}→{dst_backend}"

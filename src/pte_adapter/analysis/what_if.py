@@ -25,7 +25,6 @@ only; CPU time removed comes only from a measurement (an ETDump).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition
 from pte_adapter.analysis.source import PartitionSource
@@ -39,6 +38,7 @@ from pte_adapter.analysis.why import Reason
 from pte_adapter.backends import backend_info
 from pte_adapter.delegates.registry import FUSED, DecoderUnavailable, OperatorPrice, hook
 from pte_adapter.operator_names import target_base
+from pte_adapter.program.cached import cached
 from pte_adapter.program.delegate_graph import DelegateEstimate
 from pte_adapter.program.model import InstructionKind, Method
 
@@ -108,7 +108,7 @@ class MethodWhatIf:
     islands: list[WhatIf]
     all: WhatIf | None  # every island with a fix (not `unknown`) fixed at once
 
-    @cached_property
+    @cached
     def by_partition(self) -> dict[int | None, WhatIf]:
         """Each island's scenario by the island's partition index (one scenario per island): a
         view asks once per partition, and a long method has a thousand islands."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from pte_adapter.container._generated.program_schema import (
     TensorShapeDynamism,
 )
 from pte_adapter.container.pte import Span
+from pte_adapter.program.cached import cached
 from pte_adapter.program.delegate_graph import DecodedDelegate
 
 if TYPE_CHECKING:
@@ -168,11 +168,11 @@ class Tensor:
 
     # Cached: the analysis and the plan ask a tensor's size many times (every crossing, every
     # what-if scenario, every port), and a read tensor's sizes and type never change.
-    @cached_property
+    @cached
     def numel(self) -> int:
         return saturating_numel(self.sizes)
 
-    @cached_property
+    @cached
     def nbytes(self) -> int:
         per = SCALAR_TYPES.get(self.scalar_type, ("", 0))[1]
         return int(self.numel * per)

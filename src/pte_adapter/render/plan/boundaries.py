@@ -12,10 +12,10 @@ partition. One node per pair of partitions, not per tensor, because every edge c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from pte_adapter.analysis.partitions import Crossing, MethodPartitions, Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
+from pte_adapter.program.cached import cached
 from pte_adapter.program.model import Method
 from pte_adapter.render import facts
 from pte_adapter.render.plan.graph import Edge, Graph, MethodPlacement, Node, Port
@@ -40,12 +40,12 @@ def tensor_label(method: Method, value: int) -> str:
     if t is None:
         return f"%{value}"
     size = facts.human_bytes(t.nbytes).split(" (")[0]
-    return f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}, {size}"
+    return f"{facts.shape_text(t.sizes)} {t.dtype}, {size}"
 
 
 def _boundary_text(method: Method, c: Crossing, other: str) -> str:
     t = method.tensor(c.value)
-    what = f"[{', '.join(str(s) for s in t.sizes)}] {t.dtype}" if t is not None else "?"
+    what = f"{facts.shape_text(t.sizes)} {t.dtype}" if t is not None else "?"
     return f"%{c.value} {what}, {facts.human_bytes(c.nbytes)} {other}"
 
 
@@ -98,7 +98,7 @@ class _Layout:
     block_of: dict[str, str]  # partition group -> its block's group
     text: dict[str, str]  # group -> the partition's (or block's) own name
 
-    @cached_property
+    @cached
     def block_names(self) -> set[str]:
         """The blocks' groups (asked once per routed edge)."""
         return set(self.block_of.values())
