@@ -74,7 +74,7 @@ def first_screen_cost(parts: MethodPartitions, blocks: list[Block]) -> int:
         in_block.add(b.name)
     cpu = {p.name for p in parts.partitions if p.is_cpu} | {METHOD_INPUT, METHOD_OUTPUT}
     bounds: set[tuple[str, str]] = set()
-    edges: set[tuple[str, str]] = set()
+    edges: set[tuple[str | tuple[str, str], str | tuple[str, str]]] = set()  # a bound is its key
     for c in parts.crossings:
         if c.source in cpu and c.target in cpu:
             continue
@@ -83,8 +83,8 @@ def first_screen_cost(parts: MethodPartitions, blocks: list[Block]) -> int:
             continue
         key = ("", z) if z in in_block else (a, z)
         bounds.add(key)
-        edges.add((a, f"{key}"))
-        edges.add((f"{key}", z))
+        edges.add((a, key))
+        edges.add((key, z))
     items = len(set(top.values())) + 2
     return items + len(bounds) + len(edges)
 

@@ -148,13 +148,6 @@ class FlatBuffer:
         self._need(pos, 4, "u32")
         return int(_U32.unpack_from(self.data, pos)[0])
 
-    def scalar(self, fmt: str, pos: int) -> int | float | bool:
-        reader = _STRUCTS[fmt]
-        if pos < 0 or pos + reader.size > self.size:
-            self._need(pos, reader.size, f"scalar '{fmt}'")
-        value: int | float | bool = reader.unpack_from(self.data, pos)[0]
-        return value
-
     def charge(self, nbytes: int, pos: int, what: str) -> None:
         """Count vector bytes about to be unpacked against the buffer's budget."""
         self.unpack_left -= nbytes

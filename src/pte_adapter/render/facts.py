@@ -6,6 +6,8 @@ same thing the same way. Every number here is traceable to bytes in the file: of
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
@@ -13,6 +15,11 @@ from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
 from pte_adapter.program.model import Delegate, Method, Tensor
 from pte_adapter.render.constant_text import constant_text
+
+
+def shape_text(sizes: Sequence[object]) -> str:
+    """`[1, 3, 224, 224]`: a shape as every view writes it."""
+    return "[" + ", ".join(map(str, sizes)) + "]"
 
 
 def human_bytes(n: int | None) -> str:
@@ -61,7 +68,7 @@ def dim_order_text(dim_order: list[int], rank: int) -> str | None:
 
 def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
     out = {
-        "shape": "[" + ", ".join(str(s) for s in t.sizes) + "]",
+        "shape": shape_text(t.sizes),
         "dtype": t.dtype,
     }
     order = dim_order_text(t.dim_order, len(t.sizes))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pte_adapter.analysis.memory import Scratch, TensorLife
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.render.facts import human_bytes
+from pte_adapter.render.facts import human_bytes, shape_text
 from pte_adapter.render.plan.instructions import instruction_label
 
 MAX_LIVE_SHOWN = 12  # tensors listed at the peak; the rest are counted
@@ -39,7 +39,7 @@ def producer_text(ma: MethodAnalysis, t: TensorLife) -> str:
 def tensor_text(ma: MethodAnalysis, t: TensorLife) -> str:
     """One planned tensor: `%12 [1, 24, 56, 56] int8, 73.5 KiB, arena 1 @ 0, live 3..5, from ...`."""
     tensor = ma.method.tensor(t.value)
-    what = f"[{', '.join(str(s) for s in tensor.sizes)}] {tensor.dtype}" if tensor else "?"
+    what = f"{shape_text(tensor.sizes)} {tensor.dtype}" if tensor else "?"
     return (
         f"%{t.value} {what}, {short_bytes(t.nbytes)}, arena {t.arena} @ {t.offset}, "
         f"live {t.first}..{t.last}, {t.kind}, from {producer_text(ma, t)}"

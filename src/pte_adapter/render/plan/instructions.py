@@ -55,7 +55,7 @@ def value_text(method: Method, v: int) -> str:
             method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
             for i in val.payload
         ]
-        return "[" + ", ".join(str(x) for x in items) + "]"
+        return "[" + ", ".join(map(str, items)) + "]"
     if val.kind is ValueKind.NULL:
         return "None"
     if val.kind is ValueKind.STRING:

@@ -4,6 +4,7 @@ its partition's group in the method graph, or as a graph of its own."""
 from __future__ import annotations
 
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
+from pte_adapter.render.facts import shape_text
 from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
 
 Source = tuple[str, str]  # (node id, output id) an edge comes from
@@ -12,7 +13,7 @@ Source = tuple[str, str]  # (node id, output id) an edge comes from
 def _tensor_attrs(t: TensorInfo) -> dict[str, str]:
     attrs: dict[str, str] = {"tensor": t.name or t.id}
     if t.shape is not None:
-        attrs["shape"] = "[" + ", ".join(str(s) for s in t.shape) + "]"
+        attrs["shape"] = shape_text(t.shape)
     if t.dtype:
         attrs["dtype"] = t.dtype
     attrs.update(t.attrs)
