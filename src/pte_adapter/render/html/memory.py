@@ -8,7 +8,7 @@ import math
 
 from pte_adapter.analysis.memory import ArenaUse, MethodMemory
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.render.facts import human_bytes
+from pte_adapter.render.facts import human_bytes, shape_text
 from pte_adapter.render.html.sections import collapsible
 from pte_adapter.render.html.strip import box_colour, short_name
 from pte_adapter.render.html.svg import byte_ticks, esc, line, path, rect, svg, table, text
@@ -140,7 +140,7 @@ def _live_rows(ma: MethodAnalysis) -> list[list[object]]:
     rows: list[list[object]] = []
     for t in ma.memory.live_at_peak[:MAX_ROWS]:
         tensor = ma.method.tensor(t.value)
-        shape = f"[{', '.join(str(s) for s in tensor.sizes)}] {tensor.dtype}" if tensor else "?"
+        shape = f"{shape_text(tensor.sizes)} {tensor.dtype}" if tensor else "?"
         rows.append(
             [
                 f"%{t.value}",

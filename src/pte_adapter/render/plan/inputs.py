@@ -64,14 +64,9 @@ def show_inputs(graph: Graph, keep_edgeless: frozenset[str] = frozenset()) -> No
                 elif port.attrs and all(port.attrs != out.attrs for out in node.outputs):
                     node.attrs[input_attribute_key(node, port)] = port_text(port)
                 continue
-            if len(shown) == 1:  # the common case, and one dict comparison settles most of it
-                source = shown[0]
-                if source is port.attrs or source == port.attrs:
-                    own = {NOT_MERGED: port.attrs[NOT_MERGED]} if NOT_MERGED in source else {}
-                else:
-                    own = {
-                        k: v for k, v in port.attrs.items() if k == NOT_MERGED or source.get(k) != v
-                    }
+            if all(s is port.attrs or s == port.attrs for s in shown):
+                # The common case (ports of one tensor share its dict): nothing of its own.
+                own = {NOT_MERGED: port.attrs[NOT_MERGED]} if NOT_MERGED in port.attrs else {}
             else:
                 own = {
                     k: v

@@ -221,7 +221,7 @@ def _outputs_and_jumps(b: _Builder) -> None:
         outputs.attrs["returns"] = constant_text(constants.returns)
     outputs.attrs.update(_constant_attrs("output", constants.outputs))
     for edge in flow.output_edges:
-        port = tensor_port(method, edge.consumer_input, edge.value)
+        port = tensor_port(method, edge.consumer_input, edge.value, b.known)
         path = constants.output_paths.get(edge.consumer_input)
         returned = f"{method.name}(){path}" if path else ""
         outputs.inputs.append(_constant_port(port, constants.outputs, returned))
@@ -280,7 +280,8 @@ def method_plan(
     inputs = Node(id=INPUTS_ID, label="Graph Inputs")
     inputs.attrs.update(_constant_attrs("input", ma.constants.inputs))
     for pos, v in enumerate(ma.method.inputs):
-        inputs.outputs.append(_constant_port(tensor_port(ma.method, pos, v), ma.constants.inputs))
+        port = tensor_port(ma.method, pos, v, b.known)
+        inputs.outputs.append(_constant_port(port, ma.constants.inputs))
         b.source_value[(INPUTS_ID, str(pos))] = v
     graph.nodes.append(inputs)
     _instructions(b)
