@@ -76,6 +76,16 @@ README_NOTES = """\
 - **`mv2_residual_cpu_ethosu85`** keeps every `aten.add` off the NPU with a partitioner
   `additional_checks` entry: MobileNetV2's ten residual adds then split it into 11 Ethos-U
   partitions and 12 CPU islands, the case where folding into blocks would hide the split.
+- **`emulated/` holds an emulated run, not a measurement** (`build_emulated.py`): the committed
+  `mv2_lrn_ethosu85.pte` stepped through on one fixed input, each Ethos-U call computed by the
+  TOSA reference model on its partition's `.tosa`, quantize/dequantize by ExecuTorch's own
+  kernels in the pip runtime, `aten::avg_pool3d` by torch; written as ExecuTorch's runtime writes
+  an ETDump and debug buffer, its run named `emulated: ...`, with no profile events. ExecuTorch
+  1.5.1 has **no kernel for `aten::avg_pool3d.out`** (LocalResponseNorm's decomposition) in any
+  kernel library: the pip runtime refuses `xnnpack_lrn.pte` ("Missing operator"), and the LRN
+  programs here would need a custom kernel on a board. The float reference
+  (`emulated/float_reference/`, ~115 MB, git-ignored) rewrites that one operator as an
+  `avg_pool2d` over a view before lowering. See `docs/numerics_emulated.md`.
 - **What-if pairs** (`build_whatif_pairs.py`, listed in `whatif_pairs.json`): one network
   exported fragmented and fixed (a check removed, an operator replaced, a block quantized, another
   target), the truth a what-if is checked against. `mv2_residual_npu_ethosu85` is the fixed twin
@@ -163,6 +173,10 @@ def _table_row(e: dict) -> str:
             meths.append(f"+ {len(constant)} constant methods")
             calls.append("—")
             instrs.append("none")
+    for f, facts in e["facts"].get("etdump", {}).items():  # a run of another example's program
+        meths.append(f"({e['settings'].get('program', f)})")
+        calls.append("—")
+        instrs.append(f"{facts['debug_events']} debug events")
     return (
         f"| [`{e['name']}`](#{e['name']}) | {e['kind']} | {human_size(e['total_size'])} | "
         f"{'<br>'.join(meths)} | {'<br>'.join(calls)} | {'<br>'.join(instrs)} | "
