@@ -1,0 +1,238 @@
+"""What a program needs from the runtime that loads it: the CPU kernels its methods call, each with
+its kernel keys, and the backends of its delegates.
+
+A *kernel key* is the dtype and dim order of every tensor argument of one kernel call, written as
+ExecuTorch's `gen_oplist` writes it into `et_kernel_metadata` (codegen/tools/gen_oplist.py over
+codegen/tools/selective_build.cpp, ExecuTorch 1.5.1): `v1/` then, per argument that is a tensor,
+`<ScalarType value>;<dim order, comma-separated>`, joined by `|`. A tensor list counts as its first
+tensor (an empty one counts as nothing); an optional tensor list as its first tensor that is
+there. An argument of any other kind adds nothing, and a call without tensors is `v1`. Every
+number comes from the program's own tensors (`Tensor.scalar_type`, `Tensor.dim_order`).
+
+`gen_oplist` lists every operator of every method's operator table and the kernel keys of every
+`KernelCall`; a runtime resolves each `KernelCall`'s operator when it loads the method, and
+initialises every entry of the method's delegate table with its backend (ExecuTorch
+runtime/executor/method.cpp). So what a runtime must have is the operators called and the backends
+of the delegate tables; what a selective build lists is every operator of the tables.
+
+Computed once per method (`MethodAnalysis.kernel_keys`, `MethodAnalysis.needs`) and merged per
+program (`ProgramAnalysis.needs`); `pte-adapter ops` merges several programs the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pte_adapter.analysis.partitions import MethodPartitions
+from pte_adapter.analysis.source import MethodSource, ModuleRef
+from pte_adapter.program.model import InstructionKind, Method, Tensor, ValueKind
+
+KEY_VERSION = "v1"
+# The operator namespaces ExecuTorch's own kernel libraries register (the portable kernels with
+# their prim ops, dim-order and copy ops, and the quantized kernels: the libraries of its pip
+# runtime); any other namespace is a custom operator, which the runtime has only when it links
+# the library that registers it (tests/oracle/test_needs.py checks this against the wheel).
+STANDARD_NAMESPACES = frozenset(
+    {"aten", "dim_order_ops", "et_copy", "executorch_prim", "quantized_decomposed"}
+)
+# Custom namespaces whose library is known: where it is in ExecuTorch's source tree.
+KNOWN_LIBRARIES = {"cortex_m": "Arm's Cortex-M kernels (ExecuTorch backends/cortex_m)"}
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    scalar_type: int  # the tensor's ScalarType value, as stored
+    dim_order: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class KernelKey:
+    """The dtypes and dim orders of one kernel call's tensor arguments."""
+
+    tensors: tuple[TensorMeta, ...]
+
+    @property
+    def text(self) -> str:
+        """`v1/6;0,1,2,3|6;0,1,2,3`, exactly as `gen_oplist` writes it."""
+        if not self.tensors:
+            return KEY_VERSION
+        return f"{KEY_VERSION}/" + "|".join(
+            f"{t.scalar_type};{','.join(map(str, t.dim_order))}" for t in self.tensors
+        )
+
+
+@dataclass(frozen=True)
+class Call:
+    """One instruction that needs a kernel or a backend."""
+
+    program: str  # the program's file, as it was opened
+    method: str
+    instruction: int
+    partition: str  # "CPU island 1", "NPU partition 2 (EthosUBackend)"
+    layers: tuple[ModuleRef, ...] = ()  # the ETRecord's layers of the call, when one belongs
+    kernel_key: KernelKey | None = None  # a KernelCall's
+
+
+@dataclass
+class OperatorNeed:
+    name: str  # "aten::avg_pool3d.out", as the operator table writes it
+    programs: list[str] = field(default_factory=list)  # whose operator tables list it
+    calls: list[Call] = field(default_factory=list)  # none: in a table, never called
+
+    @property
+    def kernel_keys(self) -> list[str]:
+        """Its distinct kernel keys, sorted: its `et_kernel_metadata` entry."""
+        return sorted({c.kernel_key.text for c in self.calls if c.kernel_key is not None})
+
+    @property
+    def namespace(self) -> str:
+        return self.name.split("::", 1)[0] if "::" in self.name else ""
+
+    @property
+    def custom(self) -> bool:
+        """Not in a namespace of ExecuTorch's own kernel libraries."""
+        return self.namespace not in STANDARD_NAMESPACES
+
+    @property
+    def library(self) -> str:
+        """The library known to register a custom operator's namespace; "" when none is."""
+        return KNOWN_LIBRARIES.get(self.namespace, "")
+
+
+@dataclass
+class BackendNeed:
+    backend: str  # the delegate's backend id
+    programs: list[str] = field(default_factory=list)
+    delegates: int = 0  # entries in the delegate tables (each initialised at load)
+    calls: list[Call] = field(default_factory=list)
+
+
+@dataclass
+class RuntimeNeeds:
+    """The kernels and backends of one method, one program, or several merged."""
+
+    programs: list[str] = field(default_factory=list)
+    operators: list[OperatorNeed] = field(default_factory=list)  # by name
+    backends: list[BackendNeed] = field(default_factory=list)  # by backend id
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def called(self) -> list[OperatorNeed]:
+        """The operators some instruction calls: the CPU kernels a runtime must have."""
+        return [op for op in self.operators if op.calls]
+
+    @property
+    def kernel_key_count(self) -> int:
+        return sum(len(op.kernel_keys) for op in self.called)
+
+    def kernel_metadata(self) -> dict[str, list[str]]:
+        """`gen_oplist`'s `et_kernel_metadata`: each called operator's kernel keys."""
+        return {op.name: op.kernel_keys for op in self.called}
+
+
+def kernel_key(method: Method, args: list[int], problems: list[str], where: str) -> KernelKey:
+    """The kernel key of a call with these argument value indices (module docstring); what
+    cannot be read (an index out of range, a list item that is not a tensor) is a problem and
+    adds nothing, where `gen_oplist` would read past the table."""
+    metas: list[TensorMeta] = []
+    for a in args:
+        if not 0 <= a < len(method.values):
+            problems.append(f"{where}: argument {a} is not a value of the method")
+            continue
+        value = method.values[a]
+        if value.kind is ValueKind.TENSOR:
+            tensor = _tensor(method, a, problems, where)
+        elif value.kind is ValueKind.TENSOR_LIST and isinstance(value.payload, list):
+            items = value.payload
+            tensor = _tensor(method, int(items[0]), problems, where) if items else None
+        elif value.kind is ValueKind.OPTIONAL_TENSOR_LIST and isinstance(value.payload, list):
+            present = (int(i) for i in value.payload if i != -1)
+            first = next((i for i in present if method.tensor(i) is not None), None)
+            tensor = method.tensor(first) if first is not None else None
+        else:
+            continue
+        if tensor is not None:
+            metas.append(TensorMeta(tensor.scalar_type, tuple(tensor.dim_order)))
+    return KernelKey(tuple(metas))
+
+
+def _tensor(method: Method, index: int, problems: list[str], where: str) -> Tensor | None:
+    tensor = method.tensor(index)
+    if tensor is None:
+        problems.append(f"{where}: value {index} should be a tensor and is not")
+    return tensor
+
+
+def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]:
+    """Each KernelCall's kernel key, by instruction index, and what could not be read."""
+    keys: dict[int, KernelKey] = {}
+    problems: list[str] = []
+    for ins in method.instructions:
+        if ins.kind is InstructionKind.KERNEL and method.operator_of(ins.op_index) is not None:
+            where = f"{method.name} instruction {ins.index}"
+            keys[ins.index] = kernel_key(method, ins.args, problems, where)
+    return keys, problems
+
+
+def method_needs(
+    program: str,
+    method: Method,
+    parts: MethodPartitions,
+    source: MethodSource | None,
+    keys: dict[int, KernelKey],
+    problems: list[str] | None = None,
+) -> RuntimeNeeds:
+    """What one method needs: its operator table's operators with the calls to each, and its
+    delegate table's backends with the calls to each."""
+    ops = {op.full_name: OperatorNeed(op.full_name, [program]) for op in method.operators}
+    backends: dict[str, BackendNeed] = {}
+    for delegate in method.delegates:
+        need = backends.setdefault(delegate.id, BackendNeed(delegate.id, [program]))
+        need.delegates += 1
+    for ins in method.instructions:
+        layers = _layers(source, ins.index)
+        part = parts.partitions[parts.partition_of[ins.index]].name
+        if ins.index in keys:
+            op = method.operator_of(ins.op_index)
+            assert op is not None  # method_kernel_keys keyed only resolvable calls
+            call = Call(program, method.name, ins.index, part, layers, keys[ins.index])
+            ops[op.full_name].calls.append(call)
+        elif ins.kind is InstructionKind.DELEGATE:
+            d = ins.delegate_index
+            if d is not None and 0 <= d < len(method.delegates):
+                backend = backends[method.delegates[d].id]
+                backend.calls.append(Call(program, method.name, ins.index, part, layers))
+    return RuntimeNeeds(
+        [program],
+        [ops[name] for name in sorted(ops)],
+        [backends[b] for b in sorted(backends)],
+        list(problems or []),
+    )
+
+
+def _layers(source: MethodSource | None, index: int) -> tuple[ModuleRef, ...]:
+    found = source.instructions.get(index) if source is not None else None
+    return tuple(found.modules) if found is not None else ()
+
+
+def merge_needs(parts: list[RuntimeNeeds]) -> RuntimeNeeds:
+    """Methods (or programs) together, as `gen_oplist` merges them: operators and backends by
+    name, their programs united, their calls in the order given."""
+    ops: dict[str, OperatorNeed] = {}
+    backends: dict[str, BackendNeed] = {}
+    out = RuntimeNeeds()
+    for needs in parts:
+        out.programs += [p for p in needs.programs if p not in out.programs]
+        out.problems += needs.problems
+        for op in needs.operators:
+            merged = ops.setdefault(op.name, OperatorNeed(op.name))
+            merged.programs += [p for p in op.programs if p not in merged.programs]
+            merged.calls += op.calls
+        for b in needs.backends:
+            mb = backends.setdefault(b.backend, BackendNeed(b.backend))
+            mb.programs += [p for p in b.programs if p not in mb.programs]
+            mb.delegates += b.delegates
+            mb.calls += b.calls
+    out.operators = [ops[name] for name in sorted(ops)]
+    out.backends = [backends[b] for b in sorted(backends)]
+    return out
