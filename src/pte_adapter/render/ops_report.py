@@ -152,6 +152,20 @@ def check_lines(check: LoadCheck) -> list[str]:
     return lines
 
 
+def load_failure_lines(check: LoadCheck) -> list[str]:
+    """`check`'s lines: `FAIL missing kernel ...` per kernel and backend the runtime lacks, each
+    followed by the calls that need it."""
+    return [f"FAIL {x}" if x.startswith("missing ") else x for x in check_lines(check)]
+
+
+def load_ok_line(check: LoadCheck) -> str:
+    """`check`'s line when the runtime has everything checked."""
+    return (
+        f"runtime {runtime_text(check)}: has every kernel and backend checked (the program "
+        f"{needs_line(check.needs)})"
+    )
+
+
 def runtime_text(check: LoadCheck) -> str:
     parts = []
     if check.runtime is not None:
