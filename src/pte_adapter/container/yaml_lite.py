@@ -183,7 +183,7 @@ class _Parser:
             elif _is_sequence_entry(rest) or split_key(rest) is not None:
                 raise _Refused(line.number, "a list or mapping on a list item's line is not read")
             else:
-                items.append(scalar(rest, line.number, depth))
+                items.append(self.value(rest, line, depth))
         return items
 
     def mapping(self, indent: int, depth: int) -> dict[str, YamlValue]:
@@ -200,15 +200,51 @@ class _Parser:
                 raise _Refused(line.number, "a key that is not a string")
             self.i += 1
             out[key] = (
-                scalar(entry[1], line.number, depth)
-                if entry[1]
-                else self.nested(indent, depth, True)
+                self.value(entry[1], line, depth) if entry[1] else self.nested(indent, depth, True)
             )
         return out
+
+    def value(self, text: str, line: Line, depth: int) -> YamlValue:
+        """A value on the line of its key or `-`; a flow sequence may go on over the lines
+        indented deeper than that line (PyYAML wraps long ones)."""
+        if text[0] == "[":
+            open_brackets = _bracket_depth(text)
+            parts = [text]
+            while open_brackets > 0 and self.i < len(self.lines):
+                more = self.lines[self.i]
+                if more.indent <= line.indent:
+                    break
+                parts.append(more.text)
+                open_brackets += _bracket_depth(more.text)
+                self.i += 1
+            text = " ".join(parts)
+        return scalar(text, line.number, depth)
+
+
+def _bracket_depth(text: str) -> int:
+    """How many more `[` than `]` the text opens, outside quotes (a quote closes on its line)."""
+    depth, quote, i = 0, "", 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+        i += 1
+    return depth
 
 
 def scalar(text: str, line: int, depth: int = 0) -> YamlValue:
     """One value written on one line: quoted, a flow sequence, `{}`, or plain."""
+    if not text:
+        return None
     c = text[0]
     if c in "'\"":
         value, end = _quoted(text, 0, line)
