@@ -29,8 +29,14 @@ from pte_adapter.container.yaml_lite import Line, YamlValue, lines_of, parse, sp
 from pte_adapter.errors import PteFormatError
 from pte_adapter.operator_names import kernel_base
 
-# A runtime's whole selection with every kernel key of a large build is under 1 MB.
-MAX_BYTES = 4 * 1024 * 1024
+# Real lists are small: the pip runtime's 259 names are 6.5 KB, gen_oplist's list of a program with
+# 17 kernels 3 KB; a build for many models with every kernel key stays well under this. At the cap
+# a list is read in about a third of a second.
+MAX_BYTES = 1024 * 1024
+MAX_NAME = 1024  # characters in one operator name
+# A kernel key as gen_oplist writes one (`v1/6;0,1|6;`, or `v1` for a call without tensors), or
+# `default`: what torchgen's codegen compares.
+KERNEL_KEY = re.compile(r"default|v\d+(?:/\d+;[\d,]*(?:\|\d+;[\d,]*)*)?")
 SELECTED_OPERATORS = "selected_operators.yaml"
 OPERATOR_LIST = "operator list"
 # torchgen's SelectiveBuilder.from_yaml_dict: the top-level keys of a selected_operators.yaml.
@@ -146,7 +152,7 @@ def _structured(line: Line) -> bool:
 def _plain_list(items: list[tuple[int, YamlValue]], source: str, part: str) -> RuntimeKernels:
     operators: dict[str, ListedOperator] = {}
     for number, name in items:
-        if not isinstance(name, str) or not OPERATOR_NAME.fullmatch(name):
+        if not isinstance(name, str) or len(name) > MAX_NAME or not OPERATOR_NAME.fullmatch(name):
             raise PteFormatError(
                 f"line {number}: not an operator name ({_NAME_RULE})"
                 if isinstance(name, str)
@@ -180,10 +186,12 @@ def _selected_operators(doc: dict[str, YamlValue], source: str, part: str) -> Ru
     for name, listed in _mapping(doc.get("et_kernel_metadata"), "et_kernel_metadata", part).items():
         if listed is None:
             listed = []
-        if not isinstance(listed, list) or not all(isinstance(k, str) for k in listed):
+        if not isinstance(listed, list) or not all(
+            isinstance(k, str) and KERNEL_KEY.fullmatch(k) for k in listed
+        ):
             raise PteFormatError(
-                f"et_kernel_metadata: an operator's kernel keys are not a list of strings "
-                f"(entry {len(keys) + 1})",
+                f"et_kernel_metadata: entry {len(keys) + 1} is not a list of kernel keys "
+                "(v1/<dtype>;<dim order>|... or default)",
                 part=part,
             )
         keys[name] = [str(k) for k in listed]
