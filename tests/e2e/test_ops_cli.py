@@ -15,7 +15,7 @@ from pte_adapter.api import open_analysis
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, main
 from pte_adapter.render.html.page import report_html
 from pte_adapter.render.plan.program import program_plan
-from tests.support.examples import EXAMPLES, ROOT, example
+from tests.support.examples import EXAMPLES, ROOT, example, oracle
 
 LRN = "mv2_lrn_ethosu85"  # an Ethos-U program whose LRN stayed on the CPU as avg_pool3d
 PIP = EXAMPLES / "runtimes" / "pip_portable_lib.txt"
@@ -233,3 +233,18 @@ def test_summary_report_and_model_explorer_say_it(capsys: pytest.CaptureFixture[
     keys = {n.label: n.attrs["kernel_key"] for n in graph.nodes if "kernel_key" in n.attrs}
     assert keys["aten::avg_pool3d.out"] == "v1/6;0,1,2,3,4|6;0,1,2,3,4|6;0,1,2,3,4 (float32 ×3)"
     assert len(keys) == 3
+
+
+def test_the_gate_checks_one_method_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A runtime with `encode`'s kernels (as ExecuTorch's deserializer reads them) loads that
+    method, not the program's other one."""
+    plans = oracle(example("two_methods")).program.execution_plan  # type: ignore[attr-defined]
+    encode = next(p for p in plans if p.name == "encode")
+    listed = tmp_path / "encode_kernels.txt"
+    listed.write_text("\n".join(f"{op.name}.{op.overload}" for op in encode.operators))
+    argv = ["check", str(example("two_methods")), "--runtime-ops", str(listed)]
+    assert main([*argv, "--method", "encode"]) == EXIT_OK
+    assert main(argv) == EXIT_CHECK_FAILED
+    assert "FAIL missing kernel aten::tanh.out" in capsys.readouterr().err

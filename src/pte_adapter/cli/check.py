@@ -70,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {line}", file=sys.stderr)
     for line in failure_lines(checked):
         print(line, file=sys.stderr)
-    loads = check_load(result.needs, runtime, backends) if limits.runtime else None
+    checked_method = result.method(args.method) if args.method else None
+    needs = checked_method.needs if checked_method is not None else result.needs
+    loads = check_load(needs, runtime, backends) if limits.runtime else None
     for line in load_failure_lines(loads) if loads is not None else []:
         print(line, file=sys.stderr)
     if not checked.ok or (loads is not None and not loads.ok):
