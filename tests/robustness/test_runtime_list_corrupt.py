@@ -124,17 +124,17 @@ def test_what_both_readers_accept_they_read_alike() -> None:
     from pte_adapter.container.yaml_lite import lines_of, parse
 
     rng = random.Random(4747)
+    outcomes: Outcomes[object] = Outcomes("edited YAML lists")
     compared = 0
     for path in SELECTED:
         clean = path.read_bytes()
-        for _ in range(400):
+        for i in range(400):
             data = bytearray(clean)
             for _ in range(rng.randint(1, 3)):
                 data[rng.randrange(len(data))] = rng.choice(_SYNTAX[:-3])
             text = bytes(data).decode("utf-8", "replace")
-            try:
-                ours = parse(lines_of(text, "x"), "x")
-            except PteFormatError:
+            ours = outcomes.attempt((path.name, i), lambda t=text: parse(lines_of(t, "x"), "x"))
+            if (path.name, i) in outcomes.rejected:
                 continue
             try:
                 theirs = yaml.safe_load(text)
@@ -143,4 +143,5 @@ def test_what_both_readers_accept_they_read_alike() -> None:
             if _plain(theirs):
                 assert ours == theirs, text
                 compared += 1
+    assert 0.2 < outcomes.rejected_share < 0.95, outcomes
     assert compared > 100
