@@ -22,9 +22,9 @@ from pte_adapter.analysis.load_check import NOT_LISTED, check_load
 from pte_adapter.analysis.needs import (
     KNOWN_LIBRARIES,
     STANDARD_NAMESPACES,
-    RuntimeNeeds,
     merge_needs,
 )
+from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.api import open_analysis
 from pte_adapter.container.runtime_list import parse_runtime_list, read_runtime_list
 from pte_adapter.render.oplist_yaml import selected_operators_yaml
@@ -38,9 +38,12 @@ def _relative(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
-def _needs(path: Path) -> RuntimeNeeds:
-    # As `pte-adapter ops examples/x.pte` run from the repository's root opens it.
-    return open_analysis(Path(_relative(path)), profile=False).needs
+@pytest.fixture(scope="module")
+def analyses() -> dict[str, ProgramAnalysis]:
+    """Every example, analysed once, opened as `pte-adapter ops examples/x.pte` run from the
+    repository's root opens it."""
+    with _at_root():
+        return {p.name: open_analysis(Path(_relative(p)), profile=False) for p in PROGRAMS}
 
 
 @contextlib.contextmanager
@@ -70,25 +73,28 @@ def gen_oplist_lists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
     return {p.name: _gen_oplist(p, folder / f"{p.name}.yaml") for p in PROGRAMS}
 
 
-def test_yaml_is_gen_oplists_byte_for_byte(gen_oplist_lists: dict[str, str]) -> None:
+def test_yaml_is_gen_oplists_byte_for_byte(
+    gen_oplist_lists: dict[str, str], analyses: dict[str, ProgramAnalysis]
+) -> None:
     """On every example: the same text, so the same operators and kernel metadata; several
     examples list custom operators, kernels with several keys, or no kernel at all."""
     differ, kinds = [], {"custom": 0, "several keys": 0, "no kernel": 0}
-    with _at_root():
-        for path in PROGRAMS:
-            needs = _needs(path)
-            ours, theirs = selected_operators_yaml(needs), gen_oplist_lists[path.name]
-            if ours != theirs:
-                differ.append(path.name)
-            assert yaml.safe_load(ours) == yaml.safe_load(theirs), path.name
-            kinds["custom"] += any(op.custom for op in needs.operators)
-            kinds["several keys"] += any(len(op.kernel_keys) > 1 for op in needs.operators)
-            kinds["no kernel"] += not needs.called
+    for path in PROGRAMS:
+        needs = analyses[path.name].needs
+        ours, theirs = selected_operators_yaml(needs), gen_oplist_lists[path.name]
+        if ours != theirs:
+            differ.append(path.name)
+        assert yaml.safe_load(ours) == yaml.safe_load(theirs), path.name
+        kinds["custom"] += any(op.custom for op in needs.operators)
+        kinds["several keys"] += any(len(op.kernel_keys) > 1 for op in needs.operators)
+        kinds["no kernel"] += not needs.called
     assert not differ, differ
     assert all(n >= 2 for n in kinds.values()), kinds
 
 
-def test_programs_merge_as_torchgen_merges_their_lists(gen_oplist_lists: dict[str, str]) -> None:
+def test_programs_merge_as_torchgen_merges_their_lists(
+    gen_oplist_lists: dict[str, str], analyses: dict[str, ProgramAnalysis]
+) -> None:
     from torchgen.selective_build.selector import SelectiveBuilder, combine_selective_builders
 
     names = ["mv2_lrn_ethosu85.pte", "mv2_lrn2_ethosu85.pte", "undelegated.pte", "cond.pte"]
@@ -97,8 +103,7 @@ def test_programs_merge_as_torchgen_merges_their_lists(gen_oplist_lists: dict[st
     for b in builders[1:]:
         merged = combine_selective_builders(merged, b)
     theirs = merged.to_dict()
-    with _at_root():
-        needs = merge_needs([_needs(EXAMPLES / n) for n in names])
+    needs = merge_needs([analyses[n].needs for n in names])
     ours = yaml.safe_load(selected_operators_yaml(needs))
     assert ours["et_kernel_metadata"] == theirs["et_kernel_metadata"]
     assert set(ours["operators"]) == set(theirs["operators"])
@@ -115,10 +120,10 @@ def _pip_runtime() -> tuple[list[str], list[str]]:
     return pip_runtime()
 
 
-def _called_and_backends(path: Path) -> tuple[set[str], set[str]]:
+def _called_and_backends(path: Path, cache: dict[Path, object]) -> tuple[set[str], set[str]]:
     """ExecuTorch's deserializer: the operators KernelCalls call and the delegates' backends."""
     called, backends = set(), set()
-    for plan in oracle(path).program.execution_plan:  # type: ignore[attr-defined]
+    for plan in oracle(path, cache).program.execution_plan:  # type: ignore[attr-defined]
         backends |= {d.id for d in plan.delegates}
         for chain in plan.chains:
             for ins in chain.instructions:
@@ -128,15 +133,17 @@ def _called_and_backends(path: Path) -> tuple[set[str], set[str]]:
     return called, backends
 
 
-def test_missing_is_the_set_difference_with_the_pip_runtime(tmp_path: Path) -> None:
+def test_missing_is_the_set_difference_with_the_pip_runtime(
+    tmp_path: Path, analyses: dict[str, ProgramAnalysis], oracle_cache: dict[Path, object]
+) -> None:
     names, backends = _pip_runtime()
     listed = tmp_path / "names.txt"
     listed.write_text("\n".join(names))  # the form its _get_operator_names() gives
     runtime = read_runtime_list(listed)
     some_missing = 0
     for path in PROGRAMS:
-        check = check_load(open_analysis(path, profile=False).needs, runtime, backends)
-        called, needed = _called_and_backends(path)
+        check = check_load(analyses[path.name].needs, runtime, backends)
+        called, needed = _called_and_backends(path, oracle_cache)
         assert {m.operator.name for m in check.missing_operators} == called - set(names), path
         assert {m.reason for m in check.missing_operators} <= {NOT_LISTED}
         assert {b.backend for b in check.missing_backends} == needed - set(backends), path
@@ -195,7 +202,7 @@ def runtime_loads() -> dict[tuple[str, str], tuple[bool, str]]:
 
 
 def test_what_the_pip_runtime_refuses_is_what_ops_names(
-    runtime_loads: dict[tuple[str, str], tuple[bool, str]],
+    runtime_loads: dict[tuple[str, str], tuple[bool, str]], analyses: dict[str, ProgramAnalysis]
 ) -> None:
     """The runtime logs the first backend it lacks (then stops) or every operator it lacks (with
     its operator-table index); loading works exactly when neither is missing, except for reasons
@@ -205,8 +212,7 @@ def test_what_the_pip_runtime_refuses_is_what_ops_names(
     loads = runtime_loads
     refused_for_kernels = 0
     for path in PROGRAMS:
-        result = open_analysis(path, profile=False)
-        for ma in result.methods:
+        for ma in analyses[path.name].methods:
             if (path.name, ma.name) not in loads:
                 continue  # a bundle: the runtime loads plain programs
             loaded, log = loads[(path.name, ma.name)]
@@ -229,7 +235,7 @@ def test_what_the_pip_runtime_refuses_is_what_ops_names(
 
 
 def test_kernel_keys_are_the_ones_the_runtime_looks_for(
-    runtime_loads: dict[tuple[str, str], tuple[bool, str]],
+    runtime_loads: dict[tuple[str, str], tuple[bool, str]], analyses: dict[str, ProgramAnalysis]
 ) -> None:
     """When the runtime cannot find a kernel it logs the key it looked for (dtype and dim order
     of each tensor argument): ours for that call."""
@@ -241,7 +247,7 @@ def test_kernel_keys_are_the_ones_the_runtime_looks_for(
             text = "".join(line.split("] ", 1)[1] for line in match[2].splitlines())
             metas = re.findall(r"dtype: (\d+) \| dim order: \[([\d,]*)\]", text)
             logged = "v1/" + "|".join(f"{d};{o.rstrip(',')}" for d, o in metas)
-            result = open_analysis(EXAMPLES / name, profile=False)
+            result = analyses[name]
             keys = {
                 c.kernel_key.text
                 for op in result.method(method).needs.operators  # type: ignore[union-attr]
@@ -260,9 +266,9 @@ def _namespaces(yaml_file: Path) -> set[str]:
 
 
 def test_standard_namespaces_are_those_of_executorchs_kernel_libraries() -> None:
-    import executorch
+    import executorch.kernels
 
-    root = Path(executorch.__file__).parent
+    root = Path(next(iter(executorch.kernels.__path__))).parent
     names, _ = _pip_runtime()
     found = {n.split("::", 1)[0] for n in names}
     found |= _namespaces(root / "kernels" / "portable" / "functions.yaml")
