@@ -108,6 +108,10 @@ def _backend_lines(b: BackendNeed, several: bool) -> list[str]:
     return [head, *_call_lines(b.calls, several)]
 
 
+def _few(keys: list[str], n: int = 4) -> str:
+    return ", ".join(keys[:n]) + (f" (+{len(keys) - n} more)" if len(keys) > n else "")
+
+
 def missing_text(m: MissingOperator, runtime_name: str) -> str:
     """Why the runtime lacks the operator, in one sentence."""
     op = m.operator
@@ -123,8 +127,8 @@ def missing_text(m: MissingOperator, runtime_name: str) -> str:
     else:
         lacking = ", ".join(dtype_name(d) for d in m.missing_dtypes)
         text = (
-            f"{runtime_name} has it only for kernel keys {', '.join(m.runtime_keys)}; the program "
-            f"calls it with {', '.join(m.missing_keys)}: a library of kernels specialised per key "
+            f"{runtime_name} has it only for kernel keys {_few(m.runtime_keys)}; the program "
+            f"calls it with {_few(m.missing_keys)}: a library of kernels specialised per key "
             "has none for these (the method is refused at load); ExecuTorch's portable kernels "
             "register one kernel for every key, "
             + (
