@@ -10,7 +10,7 @@ from pte_adapter.render.ops_report import CALLS_SHOWN, custom_text, key_text, ne
 
 
 def _calls(calls: list[Call]) -> str:
-    shown = [f"{c.method} #{c.instruction} ({c.partition})" for c in calls[:CALLS_SHOWN]]
+    shown = [f"{c.method} #{c.instruction} in {c.partition}" for c in calls[:CALLS_SHOWN]]
     more = f", … (+{len(calls) - CALLS_SHOWN} more)" if len(calls) > CALLS_SHOWN else ""
     return ", ".join(shown) + more
 
