@@ -137,7 +137,7 @@ def run_runtime_list(listed: Path, program: Path, hard_limit: float = 30.0) -> O
     from pte_adapter.api import open_analysis
     from pte_adapter.container.runtime_list import read_runtime_list
     from pte_adapter.errors import PteFormatError
-    from pte_adapter.render.ops_report import ops_json, ops_text
+    from pte_adapter.render.load_report import ops_json, ops_text
 
     if program not in _NEEDS:
         _NEEDS[program] = open_analysis(program, profile=False).needs

@@ -22,9 +22,11 @@ program (`ProgramAnalysis.needs`); `pte-adapter ops` merges several programs the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.source import MethodSource, ModuleRef
+from pte_adapter.program.cached import cached
 from pte_adapter.program.model import InstructionKind, Method, Tensor, ValueKind
 
 KEY_VERSION = "v1"
@@ -39,19 +41,19 @@ STANDARD_NAMESPACES = frozenset(
 KNOWN_LIBRARIES = {"cortex_m": "Arm's Cortex-M kernels (ExecuTorch backends/cortex_m)"}
 
 
-@dataclass(frozen=True)
-class TensorMeta:
+class TensorMeta(NamedTuple):
     scalar_type: int  # the tensor's ScalarType value, as stored
     dim_order: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class KernelKey:
-    """The dtypes and dim orders of one kernel call's tensor arguments."""
+    """The dtypes and dim orders of one kernel call's tensor arguments. A method holds one object
+    per distinct key (`method_kernel_keys`), so what is worked out of a key is worked out once."""
 
     tensors: tuple[TensorMeta, ...]
 
-    @property
+    @cached
     def text(self) -> str:
         """`v1/6;0,1,2,3|6;0,1,2,3`, exactly as `gen_oplist` writes it."""
         if not self.tensors:
@@ -130,18 +132,23 @@ class RuntimeNeeds:
         return {op.name: op.kernel_keys for op in self.called}
 
 
-def kernel_key(method: Method, args: list[int], problems: list[str], where: str) -> KernelKey:
-    """The kernel key of a call with these argument value indices (module docstring); what
-    cannot be read (an index out of range, a list item that is not a tensor) is a problem and
-    adds nothing, where `gen_oplist` would read past the table."""
+def kernel_key_tensors(
+    method: Method, args: list[int], problems: list[str], where: str
+) -> tuple[TensorMeta, ...]:
+    """The tensors of a kernel key for a call with these argument value indices (module
+    docstring); what cannot be read (an index out of range, a list item that is not a tensor) is
+    a problem and adds nothing, where `gen_oplist` would read past the table."""
     metas: list[TensorMeta] = []
+    values = method.values
     for a in args:
-        if not 0 <= a < len(method.values):
+        if not 0 <= a < len(values):
             problems.append(f"{where}: argument {a} is not a value of the method")
             continue
-        value = method.values[a]
+        value = values[a]
         if value.kind is ValueKind.TENSOR:
-            tensor = _tensor(method, a, problems, where)
+            tensor = value.payload if isinstance(value.payload, Tensor) else None
+            if tensor is None:
+                problems.append(f"{where}: value {a} should be a tensor and is not")
         elif value.kind is ValueKind.TENSOR_LIST and isinstance(value.payload, list):
             items = value.payload
             tensor = _tensor(method, int(items[0]), problems, where) if items else None
@@ -153,7 +160,7 @@ def kernel_key(method: Method, args: list[int], problems: list[str], where: str)
             continue
         if tensor is not None:
             metas.append(TensorMeta(tensor.scalar_type, tuple(tensor.dim_order)))
-    return KernelKey(tuple(metas))
+    return tuple(metas)
 
 
 def _tensor(method: Method, index: int, problems: list[str], where: str) -> Tensor | None:
@@ -164,13 +171,19 @@ def _tensor(method: Method, index: int, problems: list[str], where: str) -> Tens
 
 
 def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]:
-    """Each KernelCall's kernel key, by instruction index, and what could not be read."""
+    """Each KernelCall's kernel key, by instruction index (one object per distinct key), and what
+    could not be read."""
     keys: dict[int, KernelKey] = {}
+    distinct: dict[tuple[TensorMeta, ...], KernelKey] = {}
     problems: list[str] = []
     for ins in method.instructions:
         if ins.kind is InstructionKind.KERNEL and method.operator_of(ins.op_index) is not None:
             where = f"{method.name} instruction {ins.index}"
-            keys[ins.index] = kernel_key(method, ins.args, problems, where)
+            tensors = kernel_key_tensors(method, ins.args, problems, where)
+            key = distinct.get(tensors)
+            if key is None:
+                key = distinct[tensors] = KernelKey(tensors)
+            keys[ins.index] = key
     return keys, problems
 
 

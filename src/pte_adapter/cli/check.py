@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.what_if import fixable_islands
     from pte_adapter.api import open_analysis
     from pte_adapter.render.check_report import failure_lines, notes, report_lines
-    from pte_adapter.render.ops_report import load_failure_lines, load_ok_line
+    from pte_adapter.render.load_report import load_failure_lines, load_ok_line
 
     limits = Limits(
         args.max_partitions,

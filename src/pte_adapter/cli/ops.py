@@ -79,8 +79,9 @@ def run(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.load_check import check_load
     from pte_adapter.analysis.needs import merge_needs
     from pte_adapter.api import open_analysis
+    from pte_adapter.render.load_report import check_lines, ops_json, ops_text
     from pte_adapter.render.oplist_yaml import select_ops_list, selected_operators_yaml
-    from pte_adapter.render.ops_report import check_lines, custom_text, ops_json, ops_text
+    from pte_adapter.render.ops_report import custom_text
 
     if args.etrecord and len(args.model) > 1:
         raise UsageError("--etrecord names one program's ETRecord: give one program with it")

@@ -1,20 +1,13 @@
-"""What a program needs from a runtime, in words (`pte-adapter ops`, the summary's line, the Graph
-info, each kernel node's key) and as JSON (`ops --json`, keys in docs/json.md), with the check
-against a runtime when one was given. The YAML for a selective build is `oplist_yaml.py`'s.
+"""What a program needs from a runtime, in words (the summary's line, the Graph info, each kernel
+node's key, the lines of `pte-adapter ops`) and as JSON (the summary's `needs`, the calls of
+`ops --json`). The check against a runtime and the command's whole output are `load_report.py`'s
+(imported only by `ops` and `check`); the YAML for a selective build is `oplist_yaml.py`'s.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pte_adapter.analysis.load_check import (
-    NO_KERNEL_KEYS,
-    NOT_LISTED,
-    NOT_ROOT,
-    OTHER_KERNEL_KEYS,
-    LoadCheck,
-    MissingOperator,
-)
 from pte_adapter.analysis.needs import (
     BackendNeed,
     Call,
@@ -22,14 +15,13 @@ from pte_adapter.analysis.needs import (
     OperatorNeed,
     RuntimeNeeds,
 )
-from pte_adapter.container.runtime_list import OPERATOR_LIST
 from pte_adapter.program.model import dtype_name
 
 CALLS_SHOWN = 8  # per operator or backend in the text; --json lists every call
 LAYERS_SHOWN = 3
 
 
-def _plural(n: int, word: str, plural: str = "") -> str:
+def plural(n: int, word: str, plural: str = "") -> str:
     return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
 
 
@@ -37,12 +29,12 @@ def needs_line(needs: RuntimeNeeds) -> str:
     """`needs 3 CPU kernels (5 kernel keys), 1 backend (EthosUBackend)`."""
     called = needs.called
     kernels = (
-        f"{_plural(len(called), 'CPU kernel')} ({_plural(needs.kernel_key_count, 'kernel key')})"
+        f"{plural(len(called), 'CPU kernel')} ({plural(needs.kernel_key_count, 'kernel key')})"
         if called
         else "no CPU kernel"
     )
     ids = [b.backend for b in needs.backends]
-    backends = f"{_plural(len(ids), 'backend')} ({', '.join(ids)})" if ids else "no backend"
+    backends = f"{plural(len(ids), 'backend')} ({', '.join(ids)})" if ids else "no backend"
     return f"needs {kernels}, {backends}"
 
 
@@ -70,7 +62,7 @@ def key_text(key: KernelKey) -> str:
     return f"{key.text} ({tensors})"
 
 
-def _where(call: Call, several: bool) -> str:
+def call_text(call: Call, several: bool) -> str:
     head = f"{call.program} " if several else ""
     layers = [m.text for m in call.layers]
     shown = ", ".join(layers[:LAYERS_SHOWN]) + (
@@ -81,8 +73,8 @@ def _where(call: Call, several: bool) -> str:
     )
 
 
-def _call_lines(calls: list[Call], several: bool, indent: str = "      ") -> list[str]:
-    lines = [indent + _where(c, several) for c in calls[:CALLS_SHOWN]]
+def call_lines(calls: list[Call], several: bool, indent: str = "      ") -> list[str]:
+    lines = [indent + call_text(c, several) for c in calls[:CALLS_SHOWN]]
     if len(calls) > CALLS_SHOWN:
         lines.append(f"{indent}… and {len(calls) - CALLS_SHOWN} more calls (--json lists all)")
     return lines
@@ -93,121 +85,19 @@ def custom_text(op: OperatorNeed) -> str:
     return f"a custom operator: the runtime has it only if it links {where}"
 
 
-def _operator_lines(op: OperatorNeed, several: bool) -> list[str]:
-    calls = _plural(len(op.calls), "call") if op.calls else "in the operator table, never called"
+def operator_lines(op: OperatorNeed, several: bool) -> list[str]:
+    calls = plural(len(op.calls), "call") if op.calls else "in the operator table, never called"
     lines = [f"  {op.name}  {calls}"]
     if op.custom:
         lines.append(f"      {custom_text(op)}")
     keys = {c.kernel_key.text: c.kernel_key for c in op.calls if c.kernel_key is not None}
     lines += [f"      key {key_text(keys[k])}" for k in sorted(keys)]
-    return lines + _call_lines(op.calls, several)
+    return lines + call_lines(op.calls, several)
 
 
-def _backend_lines(b: BackendNeed, several: bool) -> list[str]:
-    head = f"  {b.backend}  {_plural(b.delegates, 'delegate')}, {_plural(len(b.calls), 'call')}"
-    return [head, *_call_lines(b.calls, several)]
-
-
-def _few(keys: list[str], n: int = 4) -> str:
-    return ", ".join(keys[:n]) + (f" (+{len(keys) - n} more)" if len(keys) > n else "")
-
-
-def missing_text(m: MissingOperator, runtime_name: str) -> str:
-    """Why the runtime lacks the operator, in one sentence."""
-    op = m.operator
-    if m.reason == NOT_LISTED:
-        text = f"not in {runtime_name}"
-    elif m.reason == NOT_ROOT:
-        text = f"{runtime_name} lists it with is_root_operator: false (codegen registers no kernel)"
-    elif m.reason == NO_KERNEL_KEYS:
-        text = (
-            f"{runtime_name} lists it without et_kernel_metadata (codegen registers no kernel "
-            "for it)"
-        )
-    else:
-        lacking = ", ".join(dtype_name(d) for d in m.missing_dtypes)
-        text = (
-            f"{runtime_name} has it only for kernel keys {_few(m.runtime_keys)}; the program "
-            f"calls it with {_few(m.missing_keys)}: a library of kernels specialised per key "
-            "has none for these (the method is refused at load); ExecuTorch's portable kernels "
-            "register one kernel for every key, "
-            + (
-                f"but built dtype-selective they lack {lacking} (the call fails when it runs)"
-                if lacking
-                else "and built dtype-selective they have these dtypes"
-            )
-        )
-    return text + (f"; {custom_text(op)}" if op.custom else "")
-
-
-def check_lines(check: LoadCheck) -> list[str]:
-    """`missing: ...` per kernel and backend the runtime lacks, each followed by the calls that
-    need it (for stderr, and `check`)."""
-    several = len(check.needs.programs) > 1
-    name = check.runtime.source if check.runtime is not None else "the runtime"
-    lines: list[str] = []
-    for m in check.missing_operators:
-        lines.append(f"missing kernel {m.operator.name}: {missing_text(m, name)}")
-        lines += _call_lines(m.operator.calls, several, "    needed by ")
-    have = ", ".join(check.backends or []) or "none"
-    for b in check.missing_backends:
-        lines.append(f"missing backend {b.backend}: not among the runtime's backends ({have})")
-        lines += _call_lines(b.calls, several, "    needed by ")
-    return lines
-
-
-def load_failure_lines(check: LoadCheck) -> list[str]:
-    """`check`'s lines: `FAIL missing kernel ...` per kernel and backend the runtime lacks, each
-    followed by the calls that need it."""
-    return [f"FAIL {x}" if x.startswith("missing ") else x for x in check_lines(check)]
-
-
-def load_ok_line(check: LoadCheck) -> str:
-    """`check`'s line when the runtime has everything checked."""
-    return (
-        f"runtime {runtime_text(check)}: has every kernel and backend checked (the program "
-        f"{needs_line(check.needs)})"
-    )
-
-
-def runtime_text(check: LoadCheck) -> str:
-    parts = []
-    if check.runtime is not None:
-        r = check.runtime
-        what = "all operators" if r.include_all else _plural(len(r.operators), "operator")
-        keys = "" if r.form == OPERATOR_LIST else ", with kernel keys"
-        parts.append(f"{r.source} ({r.form}: {what}{keys})")
-    if check.backends is not None:
-        parts.append("backends " + (", ".join(check.backends) or "none"))
-    return "; ".join(parts)
-
-
-def ops_text(needs: RuntimeNeeds, check: LoadCheck | None) -> list[str]:
-    """`pte-adapter ops`: the line, the CPU kernels with keys and calls, the backends, and the
-    runtime's verdict."""
-    several = len(needs.programs) > 1
-    names = ", ".join(needs.programs) or "program"
-    lines = [f"{names} {needs_line(needs)}"]
-    if needs.operators:
-        lines += ["", "CPU kernels (kernel key: ScalarType;dim order of each tensor argument):"]
-        for op in needs.operators:
-            lines += _operator_lines(op, several)
-    if needs.backends:
-        lines += ["", "backends:"]
-        for b in needs.backends:
-            lines += _backend_lines(b, several)
-    lines += [f"problem: {p}" for p in needs.problems]
-    if check is not None:
-        lines += ["", f"against the runtime: {runtime_text(check)}"]
-        if not check.runtime:
-            lines.append("  kernels not checked (give --runtime-ops LIST)")
-        if check.backends is None:
-            lines.append("  backends not checked (give --runtime-backends A,B)")
-        lines += [f"  {line}" for line in check_lines(check)]
-        lines += [f"  note: {op.name}: {custom_text(op)}" for op in check.unproven]
-        if check.ok:
-            lines.append("OK: the runtime has every kernel and backend checked")
-    return lines
+def backend_lines(b: BackendNeed, several: bool) -> list[str]:
+    head = f"  {b.backend}  {plural(b.delegates, 'delegate')}, {plural(len(b.calls), 'call')}"
+    return [head, *call_lines(b.calls, several)]
 
 
 def call_json(c: Call) -> dict[str, Any]:
@@ -221,7 +111,7 @@ def call_json(c: Call) -> dict[str, Any]:
     }
 
 
-def _operator_json(op: OperatorNeed) -> dict[str, Any]:
+def operator_json(op: OperatorNeed) -> dict[str, Any]:
     return {
         "name": op.name,
         "custom": op.custom,
@@ -230,60 +120,6 @@ def _operator_json(op: OperatorNeed) -> dict[str, Any]:
         "kernel_keys": op.kernel_keys,
         "calls": [call_json(c) for c in op.calls],
     }
-
-
-def _missing_json(m: MissingOperator, runtime_name: str) -> dict[str, Any]:
-    return {
-        "name": m.operator.name,
-        "reason": m.reason,
-        "text": missing_text(m, runtime_name),
-        "custom": m.operator.custom,
-        "missing_kernel_keys": m.missing_keys if m.reason == OTHER_KERNEL_KEYS else [],
-        "runtime_kernel_keys": list(m.runtime_keys),
-        "missing_dtypes": [dtype_name(d) for d in m.missing_dtypes],
-        "calls": [call_json(c) for c in m.operator.calls],
-    }
-
-
-def ops_json(needs: RuntimeNeeds, check: LoadCheck | None) -> dict[str, Any]:
-    """`pte-adapter ops --json` (docs/json.md, `ops` keys)."""
-    out: dict[str, Any] = {
-        "files": list(needs.programs),
-        "operators": [_operator_json(op) for op in needs.operators],
-        "kernel_metadata": needs.kernel_metadata(),
-        "delegates": [
-            {
-                "backend": b.backend,
-                "files": list(b.programs),
-                "delegates": b.delegates,
-                "calls": [call_json(c) for c in b.calls],
-            }
-            for b in needs.backends
-        ],
-        "runtime": None,
-        "missing_operators": None,
-        "missing_backends": None,
-        "problems": list(needs.problems),
-    }
-    if check is None:
-        return out
-    name = check.runtime.source if check.runtime is not None else "the runtime"
-    out["runtime"] = {
-        "source": check.runtime.source if check.runtime is not None else None,
-        "form": check.runtime.form if check.runtime is not None else None,
-        "include_all_operators": check.runtime.include_all if check.runtime else None,
-        "operators": len(check.runtime.operators) if check.runtime is not None else None,
-        "backends": check.backends,
-        "loads": check.ok,
-    }
-    if check.runtime is not None:
-        out["missing_operators"] = [_missing_json(m, name) for m in check.missing_operators]
-    if check.backends is not None:
-        out["missing_backends"] = [
-            {"backend": b.backend, "calls": [call_json(c) for c in b.calls]}
-            for b in check.missing_backends
-        ]
-    return out
 
 
 def needs_json(needs: RuntimeNeeds) -> dict[str, Any]:

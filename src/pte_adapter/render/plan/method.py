@@ -179,12 +179,16 @@ class _Builder:
 def _instructions(b: _Builder) -> None:
     method, parts = b.ma.method, b.ma.partitions
     flow, ids = parts.dataflow, b.placement.instructions
+    key_texts: dict[int, str] = {}  # by the key object: a method holds one per distinct key
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
         node = instruction_node(method, ins, part, flow, ids, b.names[part.index], b.known)
         key = b.ma.kernel_keys.get(ins.index)
         if key is not None:  # what a runtime's kernel registry is asked for (pte-adapter ops)
-            node.attrs["kernel_key"] = key_text(key)
+            text = key_texts.get(id(key))
+            if text is None:
+                text = key_texts[id(key)] = key_text(key)
+            node.attrs["kernel_key"] = text
         b.graph.nodes.append(node)
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             b.source_value[(node.id, str(j))] = v
