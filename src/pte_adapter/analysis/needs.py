@@ -132,58 +132,57 @@ class RuntimeNeeds:
         return {op.name: op.kernel_keys for op in self.called}
 
 
-def kernel_key_tensors(
-    method: Method, args: list[int], problems: list[str], where: str
-) -> tuple[TensorMeta, ...]:
-    """The tensors of a kernel key for a call with these argument value indices (module
-    docstring); what cannot be read (an index out of range, a list item that is not a tensor) is
-    a problem and adds nothing, where `gen_oplist` would read past the table."""
-    metas: list[TensorMeta] = []
+def tensor_meta(method: Method, a: int, problems: list[str], where: str) -> TensorMeta | None:
+    """What argument value `a` adds to a kernel key (module docstring): its tensor's, a tensor
+    list's first, an optional tensor list's first present, or nothing. What cannot be read (an
+    index out of range, a list item that is not a tensor) is a problem and adds nothing, where
+    `gen_oplist` would read past the table."""
     values = method.values
-    for a in args:
-        if not 0 <= a < len(values):
-            problems.append(f"{where}: argument {a} is not a value of the method")
-            continue
-        value = values[a]
-        if value.kind is ValueKind.TENSOR:
-            tensor = value.payload if isinstance(value.payload, Tensor) else None
-            if tensor is None:
-                problems.append(f"{where}: value {a} should be a tensor and is not")
-        elif value.kind is ValueKind.TENSOR_LIST and isinstance(value.payload, list):
-            items = value.payload
-            tensor = _tensor(method, int(items[0]), problems, where) if items else None
-        elif value.kind is ValueKind.OPTIONAL_TENSOR_LIST and isinstance(value.payload, list):
-            present = (int(i) for i in value.payload if i != -1)
-            first = next((i for i in present if method.tensor(i) is not None), None)
-            tensor = method.tensor(first) if first is not None else None
-        else:
-            continue
-        if tensor is not None:
-            metas.append(TensorMeta(tensor.scalar_type, tuple(tensor.dim_order)))
-    return tuple(metas)
-
-
-def _tensor(method: Method, index: int, problems: list[str], where: str) -> Tensor | None:
-    tensor = method.tensor(index)
-    if tensor is None:
-        problems.append(f"{where}: value {index} should be a tensor and is not")
-    return tensor
+    if not 0 <= a < len(values):
+        problems.append(f"{where}: argument {a} is not a value of the method")
+        return None
+    value = values[a]
+    payload = value.payload
+    if value.kind is ValueKind.TENSOR:
+        tensor = payload if isinstance(payload, Tensor) else None
+        if tensor is None:
+            problems.append(f"{where}: value {a} should be a tensor and is not")
+    elif value.kind is ValueKind.TENSOR_LIST and isinstance(payload, list):
+        tensor = method.tensor(int(payload[0])) if payload else None
+        if payload and tensor is None:
+            problems.append(f"{where}: value {payload[0]} should be a tensor and is not")
+    elif value.kind is ValueKind.OPTIONAL_TENSOR_LIST and isinstance(payload, list):
+        present = (method.tensor(int(i)) for i in payload if i != -1)
+        tensor = next((t for t in present if t is not None), None)
+    else:
+        return None
+    return TensorMeta(tensor.scalar_type, tuple(tensor.dim_order)) if tensor is not None else None
 
 
 def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]:
     """Each KernelCall's kernel key, by instruction index (one object per distinct key), and what
-    could not be read."""
+    could not be read (said once per argument value)."""
     keys: dict[int, KernelKey] = {}
     distinct: dict[tuple[TensorMeta, ...], KernelKey] = {}
+    adds: dict[int, TensorMeta | None] = {}  # per argument value: what it adds to a key
     problems: list[str] = []
     for ins in method.instructions:
-        if ins.kind is InstructionKind.KERNEL and method.operator_of(ins.op_index) is not None:
-            where = f"{method.name} instruction {ins.index}"
-            tensors = kernel_key_tensors(method, ins.args, problems, where)
-            key = distinct.get(tensors)
-            if key is None:
-                key = distinct[tensors] = KernelKey(tensors)
-            keys[ins.index] = key
+        if ins.kind is not InstructionKind.KERNEL or method.operator_of(ins.op_index) is None:
+            continue
+        metas = []
+        for a in ins.args:
+            if a in adds:
+                meta = adds[a]
+            else:
+                where = f"{method.name} instruction {ins.index}"
+                meta = adds[a] = tensor_meta(method, a, problems, where)
+            if meta is not None:
+                metas.append(meta)
+        tensors = tuple(metas)
+        key = distinct.get(tensors)
+        if key is None:
+            key = distinct[tensors] = KernelKey(tensors)
+        keys[ins.index] = key
     return keys, problems
 
 
