@@ -63,9 +63,8 @@ class KernelKey:
         )
 
 
-@dataclass(frozen=True)
-class Call:
-    """One instruction that needs a kernel or a backend."""
+class Call(NamedTuple):
+    """One instruction that needs a kernel or a backend (a tuple: a large program has thousands)."""
 
     program: str  # the program's file, as it was opened
     method: str
@@ -163,25 +162,29 @@ def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]
     """Each KernelCall's kernel key, by instruction index (one object per distinct key), and what
     could not be read (said once per argument value)."""
     keys: dict[int, KernelKey] = {}
-    distinct: dict[tuple[TensorMeta, ...], KernelKey] = {}
-    adds: dict[int, TensorMeta | None] = {}  # per argument value: what it adds to a key
     problems: list[str] = []
+    values = method.values
+    # What each argument value adds to a key, worked out once (None: nothing).
+    adds: dict[int, TensorMeta | None] = {}
+    distinct: dict[tuple[TensorMeta, ...], KernelKey] = {}
     for ins in method.instructions:
         if ins.kind is not InstructionKind.KERNEL or method.operator_of(ins.op_index) is None:
             continue
-        metas = []
+        call: list[TensorMeta] = []
         for a in ins.args:
             if a in adds:
                 meta = adds[a]
-            else:
+            elif 0 <= a < len(values) and type(tensor := values[a].payload) is Tensor:
+                meta = adds[a] = TensorMeta(tensor.scalar_type, tuple(tensor.dim_order))
+            else:  # a list, a scalar, or something that cannot be read
                 where = f"{method.name} instruction {ins.index}"
                 meta = adds[a] = tensor_meta(method, a, problems, where)
             if meta is not None:
-                metas.append(meta)
-        tensors = tuple(metas)
-        key = distinct.get(tensors)
+                call.append(meta)
+        found = tuple(call)
+        key = distinct.get(found)
         if key is None:
-            key = distinct[tensors] = KernelKey(tensors)
+            key = distinct[found] = KernelKey(found)
         keys[ins.index] = key
     return keys, problems
 
