@@ -127,6 +127,15 @@ def write_readme(out: str, doc: dict):
             + ", ".join(f"`{o}`" for o in others)
             + ".",
         ]
+    runtimes = os.path.join(out, "runtimes")
+    if os.path.isdir(runtimes):
+        lines += [
+            "",
+            "Runtime operator lists in `runtimes/`, written with ExecuTorch's own tools by "
+            "`build_runtime_lists.py` (what `pte-adapter ops --runtime-ops` is checked against): "
+            + ", ".join(f"`{f}`" for f in sorted(os.listdir(runtimes)))
+            + ".",
+        ]
     lines += [
         "",
         "Large benchmark programs (never committed): "

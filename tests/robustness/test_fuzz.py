@@ -56,6 +56,7 @@ def test_bounded_fuzz_run() -> None:
         "etrecord",
         "bundle",
         "etdump",
+        "runtime-list",
     } <= kinds
     bad = [r for r in results if r["status"] not in ("ok", "format") or r.get("swallowed")]
     assert not bad, "\n".join(

@@ -329,6 +329,13 @@ def discover_targets(examples: Path) -> list[Target]:
             targets.append(
                 Target("etdump", pte.name, etdump.name, [(0, size), (0, min(size, 512))])
             )
+    for listed in sorted((examples / RUNTIME_LISTS).glob("*")):
+        # A runtime's operator list (`ops --runtime-ops`): the text is aimed at as a whole and
+        # checked against a program that calls kernels it lists (`fuzz.run_runtime_list`).
+        program = RUNTIME_LIST_PROGRAMS.get(listed.name, "xnnpack_lrn.pte")
+        if (examples / program).exists():
+            rel = str(listed.relative_to(examples))
+            targets.append(Target("runtime-list", program, rel, [(0, listed.stat().st_size)]))
     for tosa in sorted(examples.glob("*_artifacts/*.tosa")):
         rel = str(tosa.relative_to(examples))
         rec = _Recorder(examples)
@@ -370,3 +377,10 @@ def _fields_target(
 
 
 FIELDS = ("lengths", "offsets", "tags", "tables")
+# The runtime operator lists (examples/runtimes/) and the program each is checked against: one
+# calling kernels the list has (with other kernel keys too), the pip runtime's against an island.
+RUNTIME_LISTS = "runtimes"
+RUNTIME_LIST_PROGRAMS = {
+    "mv2_lrn_ethosu85.selected_operators.yaml": "whatif_lrn_cpu_ethosu85.pte",
+    "undelegated.selected_operators.yaml": "cond.pte",
+}

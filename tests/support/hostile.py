@@ -31,6 +31,7 @@ from types import FrameType
 from typing import Any
 
 from tests.support.examples import EXAMPLES
+from tests.support.hostile_lists import LIST_NAME, RUNTIME_LIST_CASES
 
 # The programs the cases are built around (small, with the side files the finders look for).
 ARM = "lrn_cortex_m_qdq_ethosu85"  # .pte, .etrecord, <stem>_artifacts/ with .tosa and a report
@@ -504,6 +505,8 @@ def case_shared_events(folder: Path, scale: int) -> Path:
     return pte
 
 
+CASES.update(RUNTIME_LIST_CASES)  # hostile runtime operator lists (`ops --runtime-ops`)
+
 # --- running them -----------------------------------------------------------------------------
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
@@ -515,6 +518,15 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("profile", "{pte}"),
     ("report", "{pte}", "-o", "{folder}/report.html"),
     ("export", "{pte}", "-o", "{out}/graph.json"),
+    ("ops", "{pte}", "--yaml"),
+    (
+        "ops",
+        "{pte}",
+        "--runtime-ops",
+        "{folder}/" + LIST_NAME,
+        "--runtime-backends",
+        "XnnpackBackend",
+    ),
 )
 EXIT_INTERNAL = 4
 HARD_LIMIT_S = 20.0

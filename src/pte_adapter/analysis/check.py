@@ -26,9 +26,12 @@ class Limits:
     method: str | None = None  # check only this method
     # Most CPU islands an export setting alone would fix (what_if.EASY_FIXES).
     max_fixable_islands: int | None = None
+    # A runtime's operator list or backends were given: a program it cannot load fails
+    # (analysis/load_check.py).
+    runtime: bool = False
 
     def any_limit(self) -> bool:
-        return any(
+        return self.runtime or any(
             x is not None
             for x in (
                 self.max_partitions,
@@ -70,7 +73,7 @@ class CheckResult:
 
 NO_LIMIT = (
     "no limit given: pass at least one of --max-partitions, --min-partitions, --max-cpu-ops, "
-    "--max-cpu-islands, --max-fixable-islands"
+    "--max-cpu-islands, --max-fixable-islands, --runtime-ops, --runtime-backends"
 )
 
 

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from pte_adapter.cli.ops import RUNTIME_BACKENDS_HELP, RUNTIME_OPS_HELP, read_runtime
 from pte_adapter.cli.usage import ETRECORD_HELP, EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 
@@ -24,6 +25,12 @@ def add_parser(sub: Any) -> None:
         help="most CPU islands allowed that an export setting alone would fix (quantize the "
         "layer, or drop the partitioner check that refused it)",
     )
+    p.add_argument(
+        "--runtime-ops", metavar="LIST", help=RUNTIME_OPS_HELP + "; fail when it lacks one"
+    )
+    p.add_argument(
+        "--runtime-backends", metavar="A,B", help=RUNTIME_BACKENDS_HELP + "; fail when one lacks"
+    )
     p.add_argument("--method", help="check only this method (default: all)")
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.set_defaults(func=run)
@@ -31,9 +38,11 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.check import NO_LIMIT, CheckUsageError, Limits, run_check
+    from pte_adapter.analysis.load_check import check_load
     from pte_adapter.analysis.what_if import fixable_islands
     from pte_adapter.api import open_analysis
     from pte_adapter.render.check_report import failure_lines, notes, report_lines
+    from pte_adapter.render.load_report import load_failure_lines, load_ok_line
 
     limits = Limits(
         args.max_partitions,
@@ -43,9 +52,11 @@ def run(args: argparse.Namespace) -> int:
         args.backend,
         args.method,
         args.max_fixable_islands,
+        runtime=args.runtime_ops is not None or args.runtime_backends is not None,
     )
     if not limits.any_limit():  # before reading the file: the command line alone is wrong
         raise UsageError(NO_LIMIT)
+    runtime, backends = read_runtime(args)
     result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
     try:
         fixable = {
@@ -59,9 +70,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {line}", file=sys.stderr)
     for line in failure_lines(checked):
         print(line, file=sys.stderr)
-    if not checked.ok:
+    checked_method = result.method(args.method) if args.method else None
+    needs = checked_method.needs if checked_method is not None else result.needs
+    loads = check_load(needs, runtime, backends) if limits.runtime else None
+    for line in load_failure_lines(loads) if loads is not None else []:
+        print(line, file=sys.stderr)
+    if not checked.ok or (loads is not None and not loads.ok):
         return EXIT_CHECK_FAILED
     for line in report_lines(checked):
         print(line)
+    if loads is not None:
+        print(load_ok_line(loads))
     print("OK")
     return EXIT_OK

@@ -14,6 +14,7 @@ from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.render.bundle_facts import bundle_json
 from pte_adapter.render.constant_text import constant_json
 from pte_adapter.render.fit_report import fit_json
+from pte_adapter.render.ops_report import needs_json
 from pte_adapter.render.what_if_text import what_if_json
 
 
@@ -114,4 +115,5 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         "constant_methods": {k: constant_json(v) for k, v in result.constant_methods.items()},
         "problems": list(result.problems),
         "fit": fit_json(result.deployment) if result.deployment is not None else None,
+        "needs": needs_json(result.needs),
     }

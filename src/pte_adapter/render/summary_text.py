@@ -16,6 +16,7 @@ from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 from pte_adapter.render.memory_facts import peak_text
+from pte_adapter.render.ops_report import needs_line
 from pte_adapter.render.what_if_text import outcome_text, scenario_lines
 
 
@@ -182,6 +183,7 @@ def text_report(result: ProgramAnalysis) -> str:
     ]
     if result.bundle:
         lines.append(f"bundle: {bundle_text(result.bundle)}")
+    lines.append(f"{needs_line(result.needs)} (pte-adapter ops lists them)")
     if result.source:
         lines.append(f"source layers from {result.source.etrecord}")
     for m in result.methods:

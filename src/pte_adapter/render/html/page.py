@@ -13,6 +13,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysi
 from pte_adapter.render.facts import human_bytes
 from pte_adapter.render.html.fit import fit_section
 from pte_adapter.render.html.memory import memory_section
+from pte_adapter.render.html.ops import needs_section
 from pte_adapter.render.html.sections import (
     estimate_table,
     numbers_table,
@@ -105,6 +106,7 @@ def report_fragment(result: ProgramAnalysis, *, full: bool = True) -> str:
         body.append(section("Size", size_section(result.size()), "size"))
         if result.deployment is not None:
             body.append(section("Will it fit", fit_section(result.deployment), "fit"))
+        body.append(section("Will it load", needs_section(result.needs), "load"))
         profile = profile_section(result)
         if profile:
             body.append(section("Measured", profile, "measured"))
