@@ -19,6 +19,7 @@ from pte_adapter.analysis.constants import ConstantValue, MethodConstants, metho
 from pte_adapter.analysis.deployment import DeploymentMap, deployment_map
 from pte_adapter.analysis.memory import MethodMemory, method_memory
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
+from pte_adapter.analysis.numerics.rows import MethodNumerics, ProgramNumerics
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
 from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
@@ -62,6 +63,8 @@ class MethodAnalysis:
     tests: MethodTests | None = None  # its bundled test cases, when read from a bundle
     # What fixing each CPU island would buy, and fixing them all (analysis/what_if.py).
     what_if: MethodWhatIf | None = None
+    # The numeric gap of a recorded run (analysis/numerics/), when it was asked for.
+    numerics: MethodNumerics | None = None
 
     @property
     def name(self) -> str:
@@ -92,6 +95,9 @@ class ProgramAnalysis:
     bundle: BundleAnalysis | None = None
     # The deployment memory map: what lands in which memory, the runner's pool sizes (fit).
     deployment: DeploymentMap | None = None
+    # The numeric gap of a recorded run (`api/numerics.py`), when asked for; or why there is none.
+    numerics: ProgramNumerics | None = None
+    numerics_error: PteFormatError | None = None
     _size: SizeReport | None = field(default=None, repr=False)
 
     def method(self, name: str) -> MethodAnalysis | None:

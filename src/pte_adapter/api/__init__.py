@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
+from pte_adapter.api.numerics import AotUnavailable, NumericsOptions, add_numerics
 from pte_adapter.api.report import Report, Summary
 from pte_adapter.api.sidefiles import EtDumpChoice, choose_etdump, choose_etrecord
 from pte_adapter.container import files
@@ -35,6 +36,8 @@ from pte_adapter.program.reader import read_program
 from pte_adapter.render.summary_json import summary_json
 
 __all__ = [
+    "AotUnavailable",
+    "NumericsOptions",
     "ProgramAnalysis",
     "Report",
     "Summary",
@@ -159,15 +162,20 @@ def open_analysis(
     etdump: str | Path | None = None,
     profile: bool = True,
     time_scale: TimeScale | None = None,
+    numerics: NumericsOptions | None = None,
 ) -> ProgramAnalysis:
     """Load and analyse a program with its side files: the ETRecord and, when `profile`, the
     ETDump (`etdump`, else the one beside it by any of its names: `api/sidefiles.py`), its ticks
     in `time_scale`, else the scale its file name gives, else nanoseconds. An ETDump that cannot
     be used (corrupt, recorded running another program, or one of two that fit) is kept as the
-    analysis's `profile_error`; what was noticed on the way is in its `problems`."""
+    analysis's `profile_error`; what was noticed on the way is in its `problems`.
+
+    With `numerics`, the run's intermediate outputs (its debug buffer) are compared as it says
+    (`api/numerics.py`): `result.numerics`, or why not in `result.numerics_error`; raises
+    `AotUnavailable` when `numerics.aot` is asked for without torch and executorch."""
     program = load(path, etrecord=etrecord)
     choice = EtDumpChoice()
-    if profile:
+    if profile or numerics is not None:
         choice = choose_etdump(program, Path(path), Path(etdump) if etdump is not None else None)
     scale = time_scale or choice.time_scale or NANOSECONDS
     result = analyse(program, choice.dump, time_scale=scale)
@@ -176,6 +184,8 @@ def open_analysis(
         result.profile_summary["problems"].extend(choice.problems)
     if choice.error is not None:
         result.profile_error = choice.error
+    if numerics is not None:
+        add_numerics(result, choice, numerics)
     return result
 
 

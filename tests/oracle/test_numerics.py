@@ -1,0 +1,132 @@
+"""The numeric gap against ExecuTorch's Inspector and an independent numpy reading.
+
+- `--aot` rows equal `Inspector.calculate_numeric_gap` with "MSE", "L1" and "SNR", one to one
+  (same AOT and runtime ops, in order), on every example the pip runtime ran with a debug buffer:
+  portable (float and INT8), XNNPACK float, XNNPACK INT8 and a CPU island between two XNNPACK
+  partitions (float and INT8). The adapter reads the runtime values itself (its own ETDump and
+  debug-buffer readers) and computes the metrics itself; the Inspector gives its pairing and the
+  AOT values.
+- `--reference`: each joined layer's SNR and MSE equal numpy's over both runs' outputs as
+  ExecuTorch's own deserializers read them (`tests/support/numerics.py`), and the method's output
+  row compares exactly the two runs' method outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pte_adapter.analysis.numerics.rows import MethodNumerics
+from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.api import NumericsOptions, open_analysis
+from tests.support.examples import example
+from tests.support.numerics import (
+    NUMERICS_EXAMPLES,
+    NUMERICS_PAIRS,
+    inspector_gaps,
+    method_outputs,
+    runtime_outputs,
+    snr_db,
+)
+
+REL = 1e-3
+SNR_DB = 0.01
+
+
+@cache
+def _analysis(stem: str, reference: str | None = None, aot: bool = False) -> ProgramAnalysis:
+    options = NumericsOptions(reference=example(reference) if reference else None, aot=aot)
+    return open_analysis(example(stem), numerics=options)
+
+
+def _forward(result: ProgramAnalysis) -> MethodNumerics:
+    assert result.numerics is not None, result.numerics_error
+    m = result.numerics.methods["forward"]
+    assert not m.problems, m.problems
+    return m
+
+
+def _close(ours: float, theirs: float, what: str) -> None:
+    if math.isnan(theirs) or math.isinf(theirs):
+        assert ours == theirs or (math.isnan(theirs) and math.isinf(ours)), (what, ours, theirs)
+        return
+    assert ours == pytest.approx(theirs, rel=REL, abs=1e-12), (what, ours, theirs)
+
+
+@pytest.mark.parametrize("stem", NUMERICS_EXAMPLES)
+def test_aot_rows_equal_the_inspectors(stem: str) -> None:
+    m = _forward(_analysis(stem, aot=True))
+    gaps: dict[str, Any] = inspector_gaps(stem)
+    frame = gaps["SNR"]
+    assert len(frame) > 0
+    assert len(m.rows) == len(frame), (len(m.rows), len(frame))
+    for i, row in enumerate(m.rows):
+        assert list(row.aot_ops) == list(frame["aot_ops"].iloc[i])
+        assert list(row.runtime_ops) == list(frame["runtime_ops"].iloc[i])
+        assert row.metrics is not None
+        _close(row.metrics.mse, float(gaps["MSE"]["gap"].iloc[i][0]), f"{stem} row {i} MSE")
+        _close(row.metrics.l1, float(gaps["L1"]["gap"].iloc[i][0]), f"{stem} row {i} L1")
+        theirs = float(gaps["SNR"]["gap"].iloc[i][0])
+        ours = row.metrics.snr_db
+        if math.isfinite(theirs):
+            assert abs(ours - theirs) < SNR_DB, (stem, i, ours, theirs)
+        else:
+            # Two equal tensors: the Inspector's 0/0 is NaN when both are all zeros; ours inf.
+            assert math.isinf(ours) and (math.isinf(theirs) or math.isnan(theirs)), (ours, theirs)
+
+
+def test_an_int8_program_against_its_own_graph_has_no_gap_inside_xnnpack() -> None:
+    """What the issue saw: the Inspector compares an INT8 program with the same quantized graph,
+    so XNNPACK's output is the graph's, up to rounding: a very high SNR, not the quantization
+    loss, which only `--reference` against the float program shows."""
+    aot = _forward(_analysis("numerics_xnnpack_int8", aot=True))
+    ref = _forward(_analysis("numerics_xnnpack_int8", "numerics_xnnpack_fp32"))
+    assert all(r.snr_db is not None and r.snr_db > 60 for r in aot.rows), aot.rows
+    assert ref.worst is not None and ref.worst.snr_db is not None and ref.worst.snr_db < 60
+
+
+@pytest.mark.parametrize(("stem", "reference"), NUMERICS_PAIRS)
+def test_reference_snr_per_layer_equals_numpy(stem: str, reference: str) -> None:
+    m = _forward(_analysis(stem, reference))
+    assert m.rows, m.unjoined
+    ours, theirs = runtime_outputs(stem), runtime_outputs(reference)
+    for row in m.rows:
+        assert row.metrics is not None
+        values = ours[(row.instructions[0], row.output)]
+        signal = theirs[(row.reference_instructions[0], row.reference_output)]
+        if row.dequantized is not None:
+            q = row.dequantized
+            assert q.axis is None
+            values = (values - q.zero_point[0]) * q.scale[0]
+        assert row.reference_dequantized is None  # every reference here is float
+        want = snr_db(signal, values)
+        assert abs(row.metrics.snr_db - want) < SNR_DB or row.metrics.snr_db == want, (row, want)
+        mse = float(np.mean((signal - values) ** 2))
+        assert row.metrics.mse == pytest.approx(mse, rel=REL, abs=1e-15)
+        assert row.metrics.max_abs == pytest.approx(float(np.max(np.abs(signal - values))))
+
+
+@pytest.mark.parametrize(("stem", "reference"), NUMERICS_PAIRS)
+def test_the_method_output_row_compares_the_two_runs_outputs(stem: str, reference: str) -> None:
+    """The last row is the method's output: the two runs' logged method outputs, compared."""
+    m = _forward(_analysis(stem, reference))
+    last = max(m.rows, key=lambda r: r.first_instruction)
+    (mine,), (theirs,) = method_outputs(stem), method_outputs(reference)
+    assert last.metrics is not None
+    assert abs(last.metrics.snr_db - snr_db(theirs, mine)) < SNR_DB
+
+
+def test_an_island_splits_the_gap_by_partition() -> None:
+    """INT8 vs float with a CPU island between two XNNPACK partitions: a row at each partition's
+    outputs, each in its partition, and the first below the threshold is the first partition's."""
+    m = _forward(_analysis("numerics_island_int8", "numerics_island_fp32"))
+    assert [r.partition for r in m.rows] == sorted(r.partition for r in m.rows)
+    assert {r.partition_name for r in m.rows} >= {"CPU island 1"}
+    assert m.first_below is not None and m.first_below.partition == 0
+    int8 = [r for r in m.rows if r.dtype == "int8"]
+    assert int8 and all(r.dequantized is not None for r in int8)
+    assert all("XnnpackBackend payload" in r.dequantized.source for r in int8 if r.dequantized)
