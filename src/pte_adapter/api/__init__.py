@@ -179,9 +179,10 @@ def open_analysis(
         choice = choose_etdump(program, Path(path), Path(etdump) if etdump is not None else None)
     scale = time_scale or choice.time_scale or NANOSECONDS
     result = analyse(program, choice.dump, time_scale=scale)
-    result.problems.extend(choice.problems)
+    said = choice.problems + (choice.debug_buffer_note if numerics is None else [])
+    result.problems.extend(said)
     if result.profile_summary is not None:
-        result.profile_summary["problems"].extend(choice.problems)
+        result.profile_summary["problems"].extend(said)
     if choice.error is not None:
         result.profile_error = choice.error
     if numerics is not None:
@@ -200,12 +201,13 @@ def _analysis(
     program: str | Path | Program | ProgramAnalysis,
     etrecord: str | Path | None = None,
     etdump: str | Path | None = None,
+    numerics: NumericsOptions | None = None,
 ) -> ProgramAnalysis:
     if isinstance(program, ProgramAnalysis):
         return program
     if isinstance(program, Program):
         return analyse(program)
-    return open_analysis(program, etrecord=etrecord, etdump=etdump)
+    return open_analysis(program, etrecord=etrecord, etdump=etdump, numerics=numerics)
 
 
 def report(
@@ -214,8 +216,10 @@ def report(
     *,
     etrecord: str | Path | None = None,
     etdump: str | Path | None = None,
+    numerics: NumericsOptions | None = None,
 ) -> Report:
     """The report of a program (its ETRecord and ETDump found beside it, or named), or, with
-    `after`, the comparison of two: `.html`, `.save(path)`, and inline in a notebook."""
-    before = _analysis(program, etrecord, etdump)
+    `after`, the comparison of two: `.html`, `.save(path)`, and inline in a notebook. With
+    `numerics` (a path to open, not an analysis already made), its numeric gap too."""
+    before = _analysis(program, etrecord, etdump, numerics)
     return Report(before, _analysis(after) if after is not None else None)

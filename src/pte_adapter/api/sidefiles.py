@@ -179,6 +179,8 @@ class EtDumpChoice:
     error: PteFormatError | None = None  # the one ETDump beside it cannot be used
     problems: list[str] = field(default_factory=list)
     path: Path | None = None  # the ETDump used
+    # That a debug buffer lies beside it, said when no numbers are compared (they read it).
+    debug_buffer_note: list[str] = field(default_factory=list)
 
 
 def debug_buffer_candidates(program_path: Path, dump_path: Path) -> list[Candidate]:
@@ -326,7 +328,7 @@ def choose_etdump(program: Program, program_path: Path, given: Path | None) -> E
         if read:
             choice.dump, choice.time_scale = read[0][1], found[0].time_scale
             choice.path = found[0].path
-        choice.problems += _debug_buffer_note(program_path, found[0].path)
+        choice.debug_buffer_note = _debug_buffer_note(program_path, found[0].path)
         return choice
     if not read:  # several, none readable: the error says why, as for one
         shown = "; ".join(p.removeprefix("ETDump not used: ") for p in choice.problems[:3])
@@ -357,7 +359,7 @@ def _fitting_etdump(
     if len(fits) == 1:
         ((c, dump),) = fits
         choice.dump, choice.time_scale, choice.path = dump, c.time_scale, c.path
-        choice.problems += _debug_buffer_note(program_path, c.path)
+        choice.debug_buffer_note = _debug_buffer_note(program_path, c.path)
     elif fits:
         how = "pass the one to use: pte-adapter profile PROGRAM ETDUMP, or remove the other"
         choice.error = PteFormatError(ambiguity("ETDump", [c for c, _ in fits], how))

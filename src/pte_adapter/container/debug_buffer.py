@@ -46,9 +46,8 @@ class DebugBuffer:
         nbytes = numel * element_size
         if ref.offset < 0 or ref.offset + nbytes > self.size:
             raise PteFormatError(
-                f"a {ref.dtype} tensor of {list(ref.sizes)} ({nbytes} bytes at offset "
-                f"{ref.offset}) does not fit in the {self.size}-byte debug buffer (a buffer of "
-                "another run, or cut short?)",
+                f"its {nbytes} bytes at offset {ref.offset} lie outside the {self.size}-byte "
+                "debug buffer",
                 part=self.name,
             )
         return self.data[ref.offset : ref.offset + nbytes]

@@ -44,6 +44,7 @@ def row_json(r: NumericRow) -> dict[str, Any]:
         "aot_ops": list(r.aot_ops),
         "runtime_ops": list(r.runtime_ops),
         "layer": r.layer,
+        "layer_by_rule": r.layer_by_rule,
         "module": r.module,
         "source_line": r.source_line,
         "instructions": list(r.instructions),
@@ -92,6 +93,7 @@ def _pointer(m: MethodNumerics, r: NumericRow | None) -> dict[str, Any] | None:
     return {
         "row": m.rows.index(r),
         "layer": r.layer,
+        "layer_by_rule": r.layer_by_rule,
         "module": r.module,
         "snr_db": number(r.snr_db),
         "instructions": list(r.instructions),

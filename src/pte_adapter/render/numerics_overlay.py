@@ -69,9 +69,7 @@ def _worst(values: list[float], lower_is_worse: bool) -> float:
     return min(values) if lower_is_worse else max(values)
 
 
-def method_values(
-    m: MethodNumerics, placement: MethodPlacement, metric: str
-) -> dict[str, float]:
+def method_values(m: MethodNumerics, placement: MethodPlacement, metric: str) -> dict[str, float]:
     """Node id -> the metric's value: instructions and partition groups (module docstring)."""
     value, _, lower_is_worse = METRICS[metric]
     per_node: dict[str, list[float]] = {}
@@ -108,7 +106,7 @@ def numerics_node_data(
         values = method_values(m, placement, metric)
         out[placement.graph_id] = {
             "name": f"numeric gap: {label}{against}{emulated}",
-            "results": {k: {"value": round(v, 6)} for k, v in values.items()},
+            "results": {k: {"value": float(f"{v:.6g}")} for k, v in values.items()},
             "gradient": gradient(lower_is_worse),
         }
     return out

@@ -59,28 +59,34 @@ def where_text(r: NumericRow) -> str:
 
 
 def accuracy_line(m: MethodNumerics) -> str:
-    """One line per method: `accuracy: first below 30 dB at norm (Squash) add (XNNPACK partition
-    1 ...), worst 22.51 dB; 3 rows vs numerics_island_fp32.pte`."""
-    tag = "emulated " if m.emulated or m.reference_emulated else ""
+    """One line per method: `accuracy: first below 30 dB at norm (XNNPACK partition 1 ...), worst
+    22.5 dB at norm (...); 4 outputs vs numerics_island_fp32.pte`."""
+    if m.reference is None:
+        tag = " (emulated)" if m.emulated else ""
+        return f"values: {len(m.rows)} logged outputs{tag}, nothing to compare with"
+    return f"accuracy: {accuracy_text(m)}"
+
+
+def accuracy_text(m: MethodNumerics) -> str:
+    """`accuracy_line` without its label (the Graph info attribute is named `accuracy`)."""
     compared = m.compared
     if not compared:
-        if m.reference is None:
-            return f"{tag}values: {len(m.rows)} logged outputs, nothing to compare with"
-        return f"{tag}accuracy: nothing compared ({len(m.unjoined)} outputs not joined)"
+        return f"nothing compared ({len(m.unjoined)} outputs not joined)"
     first = (
         f"first below {m.threshold_db:g} dB at {_short(m.first_below)}"
         if m.first_below is not None
         else f"none below {m.threshold_db:g} dB"
     )
-    worst = (
-        f"worst {snr_text(m.worst.snr_db)} dB at {_short(m.worst)}" if m.worst is not None else ""
-    )
+    worst = f", worst {_db1(m.worst.snr_db)} dB at {_short(m.worst)}" if m.worst is not None else ""
     bad = len(m.non_finite)
     extra = f", {bad} with NaN/Inf" if bad else ""
     against = "the ETRecord graph" if m.reference == AOT else m.reference
-    return f"{tag}accuracy: {first}, {worst}; {len(compared)} outputs vs {against}{extra}".replace(
-        ", ;", ";"
-    )
+    emulated = " (emulated)" if m.emulated or m.reference_emulated else ""
+    return f"{first}{worst}; {len(compared)} outputs vs {against}{extra}{emulated}"
+
+
+def _db1(db: float | None) -> str:
+    return f"{db:.1f}" if db is not None and math.isfinite(db) else snr_text(db)
 
 
 def _short(r: NumericRow | None) -> str:
@@ -93,8 +99,9 @@ def _short(r: NumericRow | None) -> str:
 def _row_line(r: NumericRow, compared: bool) -> str:
     shape = "x".join(str(d) for d in r.shape) or "scalar"
     ins = ",".join(str(i) for i in r.instructions)
+    layer = r.layer + (" ?" if r.layer_by_rule else "")
     head = (
-        f"  {ins:>5}  {', '.join(r.runtime_ops)[:30]:30}  {r.layer[:22]:22}  "
+        f"  {ins:>5}  {', '.join(r.runtime_ops)[:34]:34}  {layer[:22]:22}  "
         f"{r.module[:24]:24}  {shape:>12}"
     )
     if compared and r.metrics is not None:
@@ -127,7 +134,7 @@ def _method_text(m: MethodNumerics, everything: bool) -> list[str]:
             else f"{'min':>9}  {'max':>9}  {'mean':>9}"
         )
         lines.append(
-            f"  {'instr':>5}  {'runtime ops':30}  {'layer':22}  {'module':24}  {'shape':>12}  "
+            f"  {'instr':>5}  {'runtime ops':34}  {'layer':22}  {'module':24}  {'shape':>12}  "
             + cols
         )
         by_partition = ""
@@ -140,8 +147,13 @@ def _method_text(m: MethodNumerics, everything: bool) -> list[str]:
                 lines.append(f"         dequantized with {r.dequantized.text}")
             if everything and r.reference_dequantized is not None:
                 lines.append(f"         reference dequantized with {r.reference_dequantized.text}")
-            if everything and r.note and r.metrics is not None:
+            if everything and r.note and (r.metrics is not None or r.stats is not None):
                 lines.append(f"         {r.note}")
+    if any(r.layer_by_rule for r in m.rows) and not everything:
+        lines.append(
+            "  ?: one of several outputs of a call, its layer named by the Inspector's rule "
+            "(--all says more)"
+        )
     if compared:
         if m.worst is not None:
             lines.append(f"  worst: {snr_text(m.worst.snr_db)} dB at {where_text(m.worst)}")
@@ -185,3 +197,31 @@ def numerics_text(result: ProgramAnalysis, everything: bool = False) -> str:
         lines.append("")
         lines += [f"problem: {p}" for p in n.problems]
     return "\n".join(lines) + "\n"
+
+
+def snr_check_lines(methods: list[MethodNumerics], min_snr: float) -> tuple[list[str], list[str]]:
+    """`check --min-snr`: (one failure line per output below `min_snr`, or for a method where
+    nothing was compared; the report lines when all pass)."""
+    failed: list[str] = []
+    report: list[str] = []
+    for m in methods:
+        tag = " (emulated)" if m.emulated or m.reference_emulated else ""
+        if not m.compared:
+            failed.append(
+                f"method {m.method}{tag}: numeric gap: nothing compared "
+                f"({len(m.unjoined)} outputs not joined); --min-snr {min_snr:g} cannot pass"
+            )
+            continue
+        for r in sorted(m.below(min_snr), key=lambda r: (r.first_instruction, r.output)):
+            failed.append(
+                f"method {m.method}{tag}: SNR {snr_text(r.snr_db)} dB < {min_snr:g} at "
+                f"{where_text(r)}"
+            )
+        worst = snr_text(m.worst.snr_db) if m.worst is not None else "-"
+        report.append(
+            f"method {m.method}{tag}: {len(m.compared)} outputs compared, worst SNR {worst} dB "
+            f"(min {min_snr:g})"
+        )
+    if not methods:
+        failed.append("numeric gap: no method's values were read; --min-snr cannot pass")
+    return failed, report

@@ -14,6 +14,7 @@ from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.render.bundle_facts import bundle_json
 from pte_adapter.render.constant_text import constant_json
 from pte_adapter.render.fit_report import fit_json
+from pte_adapter.render.numerics_json import method_numerics_json
 from pte_adapter.render.what_if_text import what_if_json
 
 
@@ -109,7 +110,12 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         "etrecord": result.source.etrecord if result.source else None,
         "bundle": bundle_json(result.bundle),
         "methods": [
-            {**method_json(m.summary), "what_if": what_if_json(m.what_if)} for m in result.methods
+            {
+                **method_json(m.summary),
+                "what_if": what_if_json(m.what_if),
+                "numerics": method_numerics_json(m.numerics) if m.numerics else None,
+            }
+            for m in result.methods
         ],
         "constant_methods": {k: constant_json(v) for k, v in result.constant_methods.items()},
         "problems": list(result.problems),

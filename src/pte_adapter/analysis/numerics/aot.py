@@ -222,7 +222,8 @@ def aot_numerics(
         threshold_db=threshold_db,
         emulated=side.logs.emulated,
         logged_outputs=side.logs.logged_outputs,
-        problems=list(side.logs.problems),
+        problems=list(side.logs.problems)
+        + ([side.run.buffer_problem] if side.run.buffer_problem else []),
     )
     # The Inspector compares the method its ETRecord maps (`forward`), its first run.
     method = next((m for m in side.program.methods if side.runs(m.name)), None)

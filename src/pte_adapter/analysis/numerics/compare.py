@@ -41,11 +41,12 @@ def _row(side: Side, method: Method, run: LoggedRun, o: SideOutput) -> NumericRo
         output=o.logged.position,
         shape=tuple(t.sizes),
         dtype=dtype_name(t.scalar_type),
+        layer_by_rule=bool(o.layer.uncertain),
         dequantized=values.quant,
         stats=stats(values.real if values.real is not None else values.raw)
         if values.raw is not None
         else None,
-        note=values.problem,
+        note="; ".join(n for n in (values.problem, o.layer.uncertain) if n),
     )
 
 
@@ -151,6 +152,9 @@ def _method_rows(side: Side, reference: Side | None, m: MethodNumerics, method: 
         return
     ref_run = ref_runs[m.run]
     m.reference_emulated = ref_run.emulated
+    differ = graph_difference(side, reference, method.name)
+    if differ:
+        m.problems.append(differ)
     by_key: dict[str, list[SideOutput]] = {}
     for r in reference.outputs(ref_method, ref_run):
         if r.layer.key:
@@ -166,6 +170,42 @@ def _method_rows(side: Side, reference: Side | None, m: MethodNumerics, method: 
             m.unjoined.append(_unjoined(o, made))
         else:
             m.rows.append(made)
+
+
+def _layers(side: Side, method: str) -> set[tuple[str, str]]:
+    """The (name, module path) of every node of the method's exported graph that computes (not a
+    quantize/dequantize), when the side's ETRecord belongs to it."""
+    from pte_adapter.analysis.numerics.layers import is_qdq
+
+    if side.source is None or side.program.etrecord is None:
+        return set()
+    record = side.program.etrecord.methods.get(method)
+    if record is None:
+        return set()
+    return {
+        (n.aten_name or n.name, n.module_stack[-1][0] if n.module_stack else "")
+        for n in record.nodes
+        if n.debug_handle is not None and not is_qdq(n)
+    }
+
+
+def graph_difference(side: Side, reference: Side, method: str) -> str:
+    """'' when both exported graphs have the same layers, else one line naming a few of each."""
+    mine, theirs = _layers(side, method), _layers(reference, method)
+    if not mine or not theirs or mine == theirs:
+        return ""
+
+    def few(items: set[tuple[str, str]]) -> str:
+        shown = ", ".join(f"{n} ({m})" if m else n for n, m in sorted(items)[:4])
+        return shown + (f" and {len(items) - 4} more" if len(items) > 4 else "")
+
+    only_here, only_there = mine - theirs, theirs - mine
+    parts = [f"{len(only_here)} only here: {few(only_here)}"] if only_here else []
+    parts += [f"{len(only_there)} only in the reference: {few(only_there)}"] if only_there else []
+    return (
+        f"method '{method}': the two exported graphs have different layers ({'; '.join(parts)}): "
+        "not the same network, or exported another way; rows join only where a layer is in both"
+    )
 
 
 def numerics_of(
@@ -187,11 +227,11 @@ def numerics_of(
         logged_outputs=side.logs.logged_outputs,
         problems=list(side.logs.problems),
     )
-    if side.run.buffer is None and side.run.buffer_problem:
+    if side.run.buffer_problem:
         result.problems.append(side.run.buffer_problem)
     if reference is not None:
         result.problems += [f"reference: {p}" for p in reference.logs.problems]
-        if reference.run.buffer is None and reference.run.buffer_problem:
+        if reference.run.buffer_problem:
             result.problems.append(f"reference: {reference.run.buffer_problem}")
         if side.program.etrecord is None:
             result.problems.append(

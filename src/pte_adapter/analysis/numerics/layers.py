@@ -8,8 +8,9 @@ For one logged output:
   rows: after the ATen graph (`conv2d_1`) when the ETRecord holds it, else after the edge graph
   (`aten_convolution_default_1`);
 - the node that wrote it: for a call with several outputs, output k of n is the node of the handle
-  at position k - n from the end (the Inspector's rule), else the last handle; among that handle's
-  nodes, the last that is not a quantize/dequantize;
+  at position k - n from the end (the Inspector's rule, a guess the row says it is: the program
+  does not record which node wrote which output), else the last handle; among that handle's nodes,
+  the last that is not a quantize/dequantize;
 - `layer`: that node's name; for an output of quantize/dequantize nodes only, the node whose
   output they quantize (their provenance's first node: `relu_1`);
 - `key`: what a row of another program joins by (`--reference`): the node's ATen name wherever its
@@ -35,6 +36,8 @@ class OutputLayer:
     module: str  # "stem.0 (Conv2d)"; "" when not recorded
     module_path: str
     source_line: str
+    # "" when the node that wrote the output is known; else why its layer is a guess by rule.
+    uncertain: str = ""
 
 
 NO_LAYER = OutputLayer((), "", "", "", "", "")
@@ -83,6 +86,13 @@ def output_layer(
         node = nodes[-1]
         name = key = node.origin or _shown(node, aten_names)
         module = None
+    uncertain = (
+        f"output {position + 1} of the call's {outputs}: named by the Inspector's rule (the node "
+        f"of its {outputs - position}. debug handle from the end); the program does not record "
+        "which node wrote it"
+        if outputs > 1
+        else ""
+    )
     return OutputLayer(
         aot_ops,
         name,
@@ -90,4 +100,5 @@ def output_layer(
         module.text if module else "",
         module.path if module else "",
         user_source_line(node.stack_trace),
+        uncertain,
     )

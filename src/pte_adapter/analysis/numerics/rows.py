@@ -33,6 +33,9 @@ class NumericRow:
     output: int  # which output of its instruction (0-based)
     shape: tuple[int, ...]
     dtype: str
+    layer_by_rule: bool = (
+        False  # one of several outputs of a call: `layer` is the Inspector's guess
+    )
     dequantized: QuantParams | None = None  # how this side's integers were made real numbers
     reference_instructions: tuple[int, ...] = ()  # the reference program's (`--reference`)
     reference_output: int = 0  # which output of its instruction
