@@ -109,8 +109,10 @@ def test_every_run_is_placed(path: Path) -> None:
     profile = join_profile(program, load_etdump(path))
     executes = sum(1 for r in profile.etdump.runs if r.name == "Execute")
     assert sum(len(m.runs) for m in profile.methods) == executes
+    # The numeric-gap examples record one run, with its intermediate outputs (issue 43).
+    runs = 1 if path.stem.startswith("numerics_") else MIN_RUNS
     for m in profile.methods:
-        assert len(m.runs) >= MIN_RUNS
+        assert len(m.runs) >= runs
     assert profile.unplaced == []
     assert profile.problems == []
 

@@ -41,6 +41,10 @@ MUST_SAY: dict[str, tuple[str, ...]] = {
     "shared_methods": ("shared tables are refused",),
     "shared_events": ("shared tables are refused",),
     "shared_tosa_operators": ("shared tables are refused",),
+    "debug_buffer_fifos": ("FIFO (named pipe), not a regular file",),
+    "debug_buffer_giant": ("(limit 4294967296): not read",),
+    "debug_buffer_outside": ("a symlink leads outside the program's folder",),
+    "debug_events_far": ("lie outside numerics_portable.debug_buffer.bin",),
 }
 # What a case must say only at ten times its size (at its size it is under the cap).
 MUST_SAY_AT_10 = {"etrecord_json_values": ("JSON values",)}

@@ -36,7 +36,7 @@ from pte_adapter.analysis.profile.time_scale import TimeScale, scale_in_name
 from pte_adapter.analysis.source_match import match_source
 from pte_adapter.container import files
 from pte_adapter.container.debug_buffer import DebugBuffer, elements, load_debug_buffer
-from pte_adapter.container.etdump import ETDump, load_etdump
+from pte_adapter.container.etdump import ETDump, TensorRef, load_etdump
 from pte_adapter.container.etrecord import EtRecord, read_etrecord
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Program
@@ -221,7 +221,13 @@ def misfit(buffer: DebugBuffer, dump: ETDump) -> str:
     """'' when every tensor the ETDump logged lies inside the debug buffer, else one line."""
     from pte_adapter.analysis.numerics.logged import element_size
 
-    refs = [t for run in dump.runs for e in run.debug_events if e.value for t in e.value.tensors]
+    refs: list[TensorRef] = []
+    for run in dump.runs:
+        for e in run.debug_events:
+            try:
+                refs += e.value.tensors if e.value is not None else ()
+            except PteFormatError:  # the numerics say so, run by run
+                continue
     if buffer.size == 0 and refs:
         return (
             f"{buffer.name} is empty: it holds none of the {len(refs)} tensors {dump.name} logged"

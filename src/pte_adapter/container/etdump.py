@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Final
 
@@ -133,7 +134,14 @@ class DebugEvent:
     delegate_debug_id_int: int
     delegate_debug_id_str: str
     value_type: str  # the ValueType of its entry ("Tensor", "Int", ...); "" when absent
-    value: LoggedValue | None = None
+    # Its `Value` table, read into a LoggedValue on first use (`value`): a view that compares no
+    # numbers (the measured-time overlay) never pays for the tensors' sizes and offsets.
+    entry: Table | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def value(self) -> LoggedValue | None:
+        """What it logged; raises `PteFormatError` when its table is malformed."""
+        return _read_value(self.value_type, self.entry) if self.entry is not None else None
 
     @property
     def is_delegate_internal(self) -> bool:
@@ -301,13 +309,11 @@ def _read_profile(index: int, t: Table) -> ProfileEvent:
 
 def _read_debug(index: int, t: Table) -> DebugEvent:
     value_type = ""
-    value = None
     entry = t.table(_DEBUG["debug_entry"].slot, "debug_entry")
     if entry is not None:
         spec = _VALUE["val"]
         tag = _num(entry, spec)
         value_type = ENUMS[spec.ref].get(tag, f"ValueType_{tag}")
-        value = _read_value(value_type, entry)
     return DebugEvent(
         index=index,
         name=_text(t, _DEBUG["name"]),
@@ -316,7 +322,7 @@ def _read_debug(index: int, t: Table) -> DebugEvent:
         delegate_debug_id_int=_num(t, _DEBUG["delegate_debug_id_int"]),
         delegate_debug_id_str=_text(t, _DEBUG["delegate_debug_id_str"]),
         value_type=value_type,
-        value=value,
+        entry=entry,
     )
 
 

@@ -27,6 +27,7 @@ from typing import Final
 
 from pte_adapter.analysis.dataflow import Dataflow
 from pte_adapter.container.etdump import DebugEvent, ETDump, LoggedValue, RunData, TensorRef
+from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import (
     SCALAR_TYPES,
     InstructionKind,
@@ -180,21 +181,40 @@ def _place(method: Method, flow: Dataflow, run: RunData) -> tuple[LoggedRun | No
     return logged, ""
 
 
+@dataclass
+class _Placed:
+    name: str
+    run: LoggedRun
+
+
+def _place_run(
+    program: Program, flows: dict[str, Dataflow], run: RunData
+) -> tuple[_Placed | None, list[str]]:
+    """The run placed on the first method that explains it, else why none does."""
+    reasons = []
+    for method in program.methods:
+        placed, why = _place(method, flows[method.name], run)
+        if placed is not None:
+            return _Placed(method.name, placed), []
+        reasons.append(why)
+    return None, reasons
+
+
 def place_debug_events(program: Program, etdump: ETDump, flows: dict[str, Dataflow]) -> ProgramLogs:
     """Every run's logged values placed on the method it ran (`flows`: each method's dataflow,
     as the analysis made it). Never raises: what cannot be placed is a problem."""
     logs = ProgramLogs(etdump.name, {m.name: MethodLogs(m.name) for m in program.methods}, 0)
     for run in etdump.runs:
         logs.debug_events += len(run.debug_events)
-        if not any(not (e.value is not None and e.value.is_output) for e in run.debug_events):
+        try:
+            if not any(not (e.value is not None and e.value.is_output) for e in run.debug_events):
+                continue
+            placed_on, reasons = _place_run(program, flows, run)
+        except PteFormatError as e:  # a malformed value table: the run's values are not used
+            logs.problems.append(f"run {run.index} ('{run.name}') of {etdump.name}: {e}")
             continue
-        reasons = []
-        for method in program.methods:
-            placed, why = _place(method, flows[method.name], run)
-            if placed is not None:
-                logs.methods[method.name].runs.append(placed)
-                break
-            reasons.append(why)
+        if placed_on is not None:
+            logs.methods[placed_on.name].runs.append(placed_on.run)
         else:
             logs.problems.append(
                 f"run {run.index} ('{run.name}') of {etdump.name} fits none of the program's "

@@ -112,11 +112,6 @@ def stats(values: Array) -> ValueStats:
     nan, inf = _counts(values)
     if finite.size == 0:
         return ValueStats(int(values.size), None, None, None, nan, inf)
-    return ValueStats(
-        int(values.size),
-        float(finite.min()),
-        float(finite.max()),
-        float(finite.mean()),
-        nan,
-        inf,
-    )
+    with np.errstate(all="ignore"):  # a mean of huge finite values may overflow to inf
+        mean = float(finite.mean())
+    return ValueStats(int(values.size), float(finite.min()), float(finite.max()), mean, nan, inf)

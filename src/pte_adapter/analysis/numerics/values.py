@@ -93,10 +93,11 @@ def decode(buffer: DebugBuffer, ref: TensorRef) -> Array:
         raise PteFormatError(f"values of {ref.dtype} are not decoded", part=buffer.name)
     dtype = np.dtype(fmt)
     raw = np.frombuffer(buffer.tensor_bytes(ref, dtype.itemsize), dtype=dtype)
-    if ref.scalar_type == BFLOAT16:
-        values = (raw.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    else:
-        values = raw.astype(np.float64)
+    with np.errstate(all="ignore"):  # a NaN's payload is kept, said by the row, not warned
+        if ref.scalar_type == BFLOAT16:
+            values = (raw.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        else:
+            values = raw.astype(np.float64)
     return _logical(values, ref)
 
 
