@@ -225,3 +225,29 @@ def test_no_etdump_at_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["numerics", str(tmp_path / "numerics_portable.pte")]) == EXIT_BAD_FILE
     err = capsys.readouterr().err
     assert "no ETDump beside it" in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_emulated_run_is_labelled_and_invents_no_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose ETDump holds debug events only, named `emulated: ...` (what an emulated Ethos-U
+    run writes), given by path from a subfolder: every view says EMULATED, and no time is read."""
+    from tests.support.etdumps import debug_only_etdump
+
+    pte, _, etdump, buffer = files(INT8)
+    sub = tmp_path / "emulated"
+    sub.mkdir()
+    emulated = debug_only_etdump(etdump, sub / "run.etdp", "emulated: test emulation")
+    args = [str(pte), "--etdump", str(emulated), "--debug-buffer", str(buffer)]
+    args += ["--reference", str(example(FP32))]
+    data = _json(capsys, *args)
+    n = data["methods"][0]["numerics"]
+    assert data["emulated"] is True and n["emulated"] is True and n["reference_emulated"] is False
+    assert n["rows"]
+    assert main(["numerics", *args]) == EXIT_OK
+    assert "EMULATED: this run computed by an emulation" in capsys.readouterr().out
+    assert main(["summary", *args]) == EXIT_OK
+    assert "(emulated)" in capsys.readouterr().out
+    assert main(["profile", str(pte), str(emulated), "--json"]) == EXIT_OK
+    profile = json.loads(capsys.readouterr().out)
+    assert all(not m["runs"] for m in profile["methods"]), profile["methods"]

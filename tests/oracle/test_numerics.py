@@ -130,3 +130,44 @@ def test_an_island_splits_the_gap_by_partition() -> None:
     int8 = [r for r in m.rows if r.dtype == "int8"]
     assert int8 and all(r.dequantized is not None for r in int8)
     assert all("XnnpackBackend payload" in r.dequantized.source for r in int8 if r.dequantized)
+
+
+def _inspector_metric(name: str, a: np.ndarray, b: np.ndarray) -> float:
+    import torch
+    from executorch.devtools.inspector.numerical_comparator import (
+        L1Comparator,
+        MSEComparator,
+        SNRComparator,
+    )
+
+    comparator = {"MSE": MSEComparator, "L1": L1Comparator, "SNR": SNRComparator}[name]()
+    return float(comparator.element_compare(torch.from_numpy(a), torch.from_numpy(b)))
+
+
+@pytest.mark.parametrize("case", ["noise", "nan", "inf", "equal", "zero_signal"])
+def test_metrics_equal_the_inspectors_comparators(case: str) -> None:
+    """The Inspector's comparators on the same float64 arrays: noise, a NaN (read as 0 on both
+    sides, as `convert_to_float_tensor` does), an infinity, equal tensors, no signal."""
+    from pte_adapter.analysis.numerics.metrics import compare
+
+    rng = np.random.default_rng(43)
+    a = rng.normal(size=(4, 8))
+    b = a + rng.normal(scale=0.05, size=a.shape)
+    if case == "nan":
+        b[1, 2] = np.nan
+    elif case == "inf":
+        b[0, 0] = np.inf
+    elif case == "equal":
+        b = a.copy()
+    elif case == "zero_signal":
+        a = np.zeros_like(a)
+    ours = compare(a, b)
+    for name, value in (("MSE", ours.mse), ("L1", ours.l1), ("SNR", ours.snr_db)):
+        theirs = _inspector_metric(name, a, b)
+        if math.isfinite(theirs):
+            assert value == pytest.approx(theirs, rel=1e-9), (case, name)
+        else:
+            assert value == theirs or (math.isnan(value) and math.isnan(theirs)), (case, name)
+    assert (ours.nan, ours.inf) == (
+        (1, 0) if case == "nan" else (0, 1) if case == "inf" else (0, 0)
+    )

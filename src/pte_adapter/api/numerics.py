@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pte_adapter.analysis.numerics.aot import AotUnavailable, aot_numerics
-from pte_adapter.analysis.numerics.compare import numerics_of
+from pte_adapter.analysis.numerics.aot import AotUnavailable
 from pte_adapter.analysis.numerics.rows import DEFAULT_THRESHOLD_DB, ProgramNumerics
-from pte_adapter.analysis.numerics.side import RecordedRun, Side
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
 from pte_adapter.api.sidefiles import (
     EtDumpChoice,
@@ -28,6 +27,9 @@ from pte_adapter.api.sidefiles import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Program
+
+if TYPE_CHECKING:  # imported when numbers are compared: `import pte_adapter` does not pay for them
+    from pte_adapter.analysis.numerics.side import Side
 
 __all__ = ["AotUnavailable", "NumericsOptions", "add_numerics"]
 
@@ -50,6 +52,8 @@ def _side(
     program: Program, result: ProgramAnalysis, choice: EtDumpChoice, given: Path | None
 ) -> Side:
     """A program and its run (the ETDump chosen, its debug buffer found or given)."""
+    from pte_adapter.analysis.numerics.side import RecordedRun, Side
+
     if choice.error is not None:
         raise choice.error
     if choice.dump is None:
@@ -81,6 +85,9 @@ def program_numerics(
 ) -> ProgramNumerics:
     """The numeric gap (module docstring). Raises `PteFormatError` when there is no run to read
     (no ETDump, an unusable one) and `AotUnavailable` for `aot` without torch and executorch."""
+    from pte_adapter.analysis.numerics.aot import aot_numerics
+    from pte_adapter.analysis.numerics.compare import numerics_of
+
     side = _side(result.program, result, choice, options.debug_buffer)
     if options.aot:
         record = result.program.etrecord

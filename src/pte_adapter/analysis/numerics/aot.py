@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pte_adapter.analysis.numerics.logged import LoggedRun
 from pte_adapter.analysis.numerics.metrics import compare, stats
 from pte_adapter.analysis.numerics.rows import (
     AOT,
@@ -35,11 +34,12 @@ from pte_adapter.analysis.numerics.rows import (
     Unjoined,
     summarise,
 )
-from pte_adapter.analysis.numerics.side import Side, SideOutput
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Method, dtype_name
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what `--aot` compares; this module is imported by the API, these when used
+    from pte_adapter.analysis.numerics.logged import LoggedRun
+    from pte_adapter.analysis.numerics.side import Side, SideOutput
     from pte_adapter.analysis.numerics.values import Array
 
 INSTALL = (
