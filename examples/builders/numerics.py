@@ -147,6 +147,7 @@ def build_numerics_portable():
     "ETRecord with its representative input.",
 )
 def build_numerics_portable_int8():
+    import executorch.kernels.quantized  # noqa: F401  (the quantize kernels' out variants)
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer,
         get_symmetric_quantization_config,

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 
 INT8, FP32 = "numerics_island_int8", "numerics_island_fp32"
 WORST, BEST = gradient(True)[0]["bgColor"], gradient(True)[-1]["bgColor"]
+MIN_COLOUR_PIXELS = 150
 
 require_chromium()
 
@@ -75,12 +76,21 @@ def test_the_overlay_paints_each_partition_by_its_output_snr(
         m = re.search(r"Aggregated stats.*?\bMin\s+(-?[0-9.]+)", text, re.S)
         assert m, "no aggregated node data stats in the side panel"
         assert float(m.group(1)) == pytest.approx(worst, abs=1e-4)
-        fills = me.layer_fills([f"{g}___group___" for g in groups])
-        lowest = min(range(len(per_partition)), key=per_partition.__getitem__)
-        highest = max(range(len(per_partition)), key=per_partition.__getitem__)
-        assert fills[f"{groups[lowest]}___group___"] == WORST, fills
-        assert fills[f"{groups[highest]}___group___"] == BEST, fills
+        # Each partition's group is tinted by its output SNR: the worst one redder (less green)
+        # than the best one.
+        lowest = groups[min(range(len(per_partition)), key=per_partition.__getitem__)]
+        highest = groups[max(range(len(per_partition)), key=per_partition.__getitem__)]
+        fills = me.layer_fills([f"{lowest}___group___", f"{highest}___group___"])
+        red, pale = fills[f"{lowest}___group___"], fills[f"{highest}___group___"]
+        assert red is not None and pale is not None, fills
+        assert int(red[3:5], 16) + 40 < int(pale[3:5], 16), fills
+        # Inside, the instructions are painted in the overlay's own colours: the worst call in
+        # its deepest, the best in its palest.
+        me.expand_all()
         me.screenshot(screenshots / "numerics_overlay.png")
+        ink = me.ink(colours=(WORST, BEST))
+        assert ink.colours[WORST] > MIN_COLOUR_PIXELS, ink
+        assert ink.colours[BEST] > MIN_COLOUR_PIXELS, ink
 
 
 def test_graph_info_says_where_accuracy_is_lost(

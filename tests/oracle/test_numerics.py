@@ -171,3 +171,51 @@ def test_metrics_equal_the_inspectors_comparators(case: str) -> None:
     assert (ours.nan, ours.inf) == (
         (1, 0) if case == "nan" else (0, 1) if case == "inf" else (0, 0)
     )
+
+
+def test_integers_are_dequantized_with_their_kernels_arguments() -> None:
+    """INT8 on the portable kernels: every int8 row is dequantized with the scale and zero point
+    of the quantize kernel that wrote it, as ExecuTorch's own deserializer reads its arguments; and
+    each weight dequantized with the per-channel parameters found (the dequantize_per_channel
+    kernel's constant tensors) is what that kernel wrote in the run."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    from pte_adapter.analysis.numerics.values import QuantParamsFinder, dequantize
+    from pte_adapter.api import load
+    from pte_adapter.container.etdump import TensorRef
+
+    stem = "numerics_portable_int8"
+    m = _forward(_analysis(stem, "numerics_portable"))
+    plan = deserialize_pte_binary(example(stem).read_bytes()).program.execution_plan[0]
+    int8 = [r for r in m.rows if r.dtype == "int8"]
+    assert len(int8) >= 5
+    for r in int8:
+        q = r.dequantized
+        assert q is not None and q.axis is None
+        args = plan.chains[0].instructions[r.instructions[0]].instr_args.args
+        assert q.scale == (plan.values[args[1]].val.double_val,)
+        assert q.zero_point == (plan.values[args[2]].val.int_val,)
+        assert f"instruction {r.instructions[0]} " in q.source
+    program = load(example(stem))
+    method = program.methods[0]
+    result = _analysis(stem, "numerics_portable")
+    finder = QuantParamsFinder(program, method, result.methods[0].partitions.dataflow)
+    logged = runtime_outputs(stem)  # what the runtime's dequantize kernels wrote
+    checked = 0
+    for ins in method.instructions:
+        op = method.operator_of(ins.op_index)
+        if op is None or "dequantize_per_channel" not in op.name:
+            continue
+        weight = method.tensor(ins.args[0])
+        assert weight is not None and weight.constant is not None
+        ref = TensorRef(weight.scalar_type, tuple(weight.sizes), 0)
+        found = finder(ins.args[0], ref)
+        assert found is not None and found.axis == 0 and len(found.scale) == weight.sizes[0]
+        raw = program.tensor_bytes(weight, weight.numel)
+        assert raw is not None
+        ints = np.frombuffer(raw, dtype=np.int8).astype(np.float64).reshape(weight.sizes)
+        ours = dequantize(ints, found)
+        theirs = logged[(ins.index, 0)]
+        assert np.allclose(ours, theirs, rtol=1e-6, atol=1e-7), ins.index
+        checked += 1
+    assert checked == 4

@@ -23,6 +23,7 @@ from tests.support.examples import EXAMPLES
 # The examples run by the pip runtime with a debug buffer (examples/builders/numerics.py).
 NUMERICS_EXAMPLES = (
     "numerics_portable",
+    "numerics_portable_int8",
     "numerics_xnnpack_fp32",
     "numerics_xnnpack_int8",
     "numerics_island_fp32",
@@ -33,6 +34,7 @@ NUMERICS_PAIRS = (
     ("numerics_xnnpack_int8", "numerics_xnnpack_fp32"),
     ("numerics_island_int8", "numerics_island_fp32"),
     ("numerics_xnnpack_int8", "numerics_portable"),
+    ("numerics_portable_int8", "numerics_portable"),
 )
 _DTYPES = {0: "u1", 1: "i1", 2: "<i2", 3: "<i4", 4: "<i8", 5: "<f2", 6: "<f4", 7: "<f8"}
 

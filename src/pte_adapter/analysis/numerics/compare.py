@@ -69,6 +69,11 @@ def _no_partner(o: SideOutput, side: Side, reference: Side, method: str) -> str:
     if not o.layer.key:
         if side.source is None:
             return "no layer: no ETRecord of this program (rows by instruction only)"
+        if o.layer.aot_ops:
+            return (
+                f"the (de)quantization of a weight or a method input ({o.layer.layer}): no "
+                "layer of the model to join by"
+            )
         return "no layer: this program's ETRecord records no node for this instruction"
     if reference.source is None or reference.program.etrecord is None:
         return "the reference has no ETRecord that belongs to it: its outputs have no layers"
@@ -78,8 +83,9 @@ def _no_partner(o: SideOutput, side: Side, reference: Side, method: str) -> str:
     known = any(o.layer.key in (n.aten_name, n.name, n.origin) for n in record.nodes)
     if known:
         return (
-            f"the reference's run logs no output of {o.layer.layer} (it is inside one of its "
-            "delegate partitions, whose outputs alone are logged)"
+            f"the reference's run logs no output of {o.layer.layer} (no instruction of it writes "
+            "that node's output alone: it is inside a delegate partition, or a view that does "
+            "not run)"
         )
     return f"the reference's ETRecord has no node {o.layer.layer}"
 

@@ -12,7 +12,9 @@ For one logged output:
   does not record which node wrote which output), else the last handle; among that handle's nodes,
   the last that is not a quantize/dequantize;
 - `layer`: that node's name; for an output of quantize/dequantize nodes only, the node whose
-  output they quantize (their provenance's first node: `relu_1`);
+  output they quantize (their provenance's first node: `relu_1`), or, for a weight's or a method
+  input's quantization (a provenance that ends at PT2E's observer), the quantize/dequantize node
+  itself, which joins nothing;
 - `key`: what a row of another program joins by (`--reference`): the node's ATen name wherever its
   provenance reaches the ATen graph (also when the ETRecord has left that graph out), else its
   edge name; with its module path, checked when both sides know it.
@@ -21,11 +23,17 @@ For one logged output:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pte_adapter.analysis.source import InstructionSource, ModuleRef, user_source_line
 from pte_adapter.container.etrecord import EtRecordMethod, FxNode
 
 _QDQ = ("quantize_per_", "dequantize_per_", "choose_qparams")
+# PT2E names the observers it turns into quantize/dequantize nodes so; a provenance that ends at
+# one (a weight's, or a method input's quantization) names no node of the model.
+_OBSERVER = "activation_post_process_"
+# A node's stack trace is searched once however many outputs (and sides) name it.
+_source_line = lru_cache(maxsize=1 << 14)(user_source_line)
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,9 @@ def output_layer(
         module = _module(node)
     else:
         node = nodes[-1]
-        name = key = node.origin or _shown(node, aten_names)
+        observed = node.origin and not node.origin.startswith(_OBSERVER)
+        name = node.origin if observed else _shown(node, aten_names)
+        key = node.origin if observed else ""  # a weight's or an input's: no layer to join by
         module = None
     uncertain = (
         f"output {position + 1} of the call's {outputs}: named by the Inspector's rule (the node "
@@ -99,6 +109,6 @@ def output_layer(
         key,
         module.text if module else "",
         module.path if module else "",
-        user_source_line(node.stack_trace),
+        _source_line(node.stack_trace),
         uncertain,
     )
