@@ -585,7 +585,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("size", "{pte}"),
     ("diff", "{pte}", "{pte}"),
     ("profile", "{pte}"),
-    ("numerics", "{pte}", "--reference", "{pte}"),
+    ("numerics", "{pte}"),
     ("report", "{pte}", "-o", "{folder}/report.html"),
     ("export", "{pte}", "-o", "{out}/graph.json"),
 )

@@ -65,7 +65,8 @@ def add_numerics_args(p: argparse.ArgumentParser, etdump: bool = True) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="which recorded run of each method to compare (1-based; default the first)",
+        help="which recorded run of each method to compare (1-based; default the first; --aot "
+        "compares what the Inspector pairs, its first run)",
     )
 
 

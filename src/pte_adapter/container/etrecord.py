@@ -31,6 +31,7 @@ import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -78,12 +79,22 @@ class FxNode:
     torch_fn: str = ""
     # The static sizes of each tensor it outputs (an output with a symbolic size is left out).
     output_shapes: list[tuple[int, ...]] = field(default_factory=list)
-    # The node it came from in the ATen graph (`conv2d_1`: the Inspector's name for it when the
-    # ETRecord holds that graph); "" when its provenance does not reach it.
-    aten_name: str = ""
-    # The first node of its provenance: for a quantize/dequantize node, the node whose output it
-    # quantizes (`relu_1`); "" when not recorded.
-    origin: str = ""
+    # Its `from_node` text (searched only when asked: `aten_name`, `origin`) and the ATen graph's
+    # id (the part `export_graph_id`), so a view that names no row pays nothing for them.
+    provenance: str = field(default="", repr=False)
+    export_graph: int | None = field(default=None, repr=False)
+
+    @cached_property
+    def aten_name(self) -> str:
+        """The node it came from in the ATen graph (`conv2d_1`: the Inspector's name for it when
+        the ETRecord holds that graph); "" when its provenance does not reach it."""
+        return _provenance(self.provenance, self.export_graph)[0]
+
+    @cached_property
+    def origin(self) -> str:
+        """The first node of its provenance: for a quantize/dequantize node, the node whose
+        output it quantizes (`relu_1`); "" when not recorded."""
+        return _provenance(self.provenance, self.export_graph)[1]
 
     @property
     def module(self) -> tuple[str, str] | None:
@@ -313,22 +324,25 @@ def _graph_nodes(
                 stack_trace=_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
                 torch_fn=_str(meta.get("torch_fn", ""), npart),
                 output_shapes=_output_shapes(node.get("outputs"), shapes),
-                **_provenance(meta.get("from_node"), export_graph),
+                provenance=_text_of(meta.get("from_node"))[:MAX_PROVENANCE_TEXT],
+                export_graph=export_graph,
             )
         )
     return nodes
 
 
-def _provenance(text: Any, export_graph: int | None) -> dict[str, str]:
-    """`aten_name` and `origin` of a node from its `from_node` text (FxNode)."""
-    if not isinstance(text, str) or not text:
-        return {}
+def _text_of(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _provenance(text: str, export_graph: int | None) -> tuple[str, str]:
+    """(`aten_name`, `origin`) of a node from its `from_node` text (FxNode)."""
     aten, origin = "", ""
-    for m in _PROVENANCE.finditer(text[:MAX_PROVENANCE_TEXT]):
+    for m in _PROVENANCE.finditer(text):
         origin = m.group(1)
         if not aten and export_graph is not None and int(m.group(2)) == export_graph:
             aten = m.group(1)
-    return {"aten_name": aten, "origin": origin}
+    return aten, origin
 
 
 MAX_RANK = 16  # dimensions of a recorded tensor shape kept; deeper ones count as unknown

@@ -121,11 +121,12 @@ def _row_line(r: NumericRow, compared: bool) -> str:
 
 def _method_text(m: MethodNumerics, everything: bool) -> list[str]:
     compared = m.reference is not None
+    run = f"run {m.run + 1} of {m.runs}" if m.runs else "no run logged"
     lines = [
-        f"method {m.method}: run {m.run + 1} of {m.runs}, {len(m.compared)} outputs compared, "
+        f"method {m.method}: {run}, {len(m.compared)} outputs compared, "
         f"{len(m.unjoined)} not joined"
         if compared
-        else f"method {m.method}: run {m.run + 1} of {m.runs}, {len(m.rows)} logged outputs"
+        else f"method {m.method}: {run}, {len(m.rows)} logged outputs"
     ]
     if m.rows:
         cols = (

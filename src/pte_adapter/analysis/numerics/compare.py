@@ -112,20 +112,31 @@ def _joined(
     for v, whose in ((mine, "its"), (theirs, "the reference's")):
         if v.problem:
             return f"{whose} values cannot be read: {v.problem}"
-        if v.real is None:
+    note = ""
+    a, b = theirs.real, mine.real
+    if a is None or b is None:
+        same = o.logged.tensor.scalar_type == r.logged.tensor.scalar_type
+        if not same or (a is None) != (b is None):
+            dtype = dtype_name((o if b is None else r).logged.tensor.scalar_type)
+            whose = "its" if b is None else "the reference's"
             return (
-                f"{whose} values are {dtype_name((o if v is mine else r).logged.tensor.scalar_type)}"
-                " without quantization parameters in the program (no quantize or dequantize "
-                "kernel beside them): not compared"
+                f"{whose} values are {dtype} without quantization parameters in the program "
+                "(no quantize or dequantize kernel beside them), the other side's are not: "
+                "not compared"
             )
-    assert mine.real is not None and theirs.real is not None
+        # Integers on both sides, of one dtype, neither quantized: indices, masks, counts.
+        a, b = theirs.raw, mine.raw
+        note = "compared as integers: no quantization parameters on either side"
+    assert a is not None and b is not None
+    row = _row(side, method, runs[0], o)
     return replace(
-        _row(side, method, runs[0], o),
+        row,
         reference_instructions=(r.instruction,),
         reference_output=r.logged.position,
         reference_dtype=dtype_name(r.logged.tensor.scalar_type),
         reference_dequantized=theirs.quant,
-        metrics=compare(theirs.real, mine.real),
+        metrics=compare(a, b),
+        note="; ".join(n for n in (row.note, note) if n),
     )
 
 
