@@ -11,6 +11,7 @@ first use and kept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
@@ -19,7 +20,6 @@ from pte_adapter.analysis.constants import ConstantValue, MethodConstants, metho
 from pte_adapter.analysis.deployment import DeploymentMap, deployment_map
 from pte_adapter.analysis.memory import MethodMemory, method_memory
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
-from pte_adapter.analysis.numerics.rows import MethodNumerics, ProgramNumerics
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
 from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
@@ -40,6 +40,9 @@ from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.container.etdump import ETDump
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Method, Program
+
+if TYPE_CHECKING:  # the numeric gap is made by `api/numerics.py`, when asked for
+    from pte_adapter.analysis.numerics.rows import MethodNumerics, ProgramNumerics
 
 
 @dataclass

@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pte_adapter.analysis.numerics.metrics import compare, stats
 from pte_adapter.analysis.numerics.rows import (
     AOT,
     MethodNumerics,
@@ -174,6 +173,8 @@ def _row(
     aot: Array,
     instructions: tuple[int, ...],
 ) -> NumericRow | str:
+    from pte_adapter.analysis.numerics.metrics import compare, stats
+
     values = side.values(method, run, o.logged)
     if values.raw is None:
         return values.problem

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from pte_adapter.analysis.numerics.metrics import Metrics, ValueStats
-from pte_adapter.analysis.numerics.values import QuantParams
+if TYPE_CHECKING:  # the row's parts; every view imports this module, the numbers only when made
+    from pte_adapter.analysis.numerics.metrics import Metrics, ValueStats
+    from pte_adapter.analysis.numerics.values import QuantParams
 
 DEFAULT_THRESHOLD_DB: Final = 30.0
 AOT: Final = "aot"  # the reference of `--aot`: the ETRecord's graph, run by the Inspector

@@ -14,17 +14,13 @@ be computed adds one `numeric gap problem` attribute to each method graph.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from pte_adapter.analysis.numerics.rows import MethodNumerics, NumericRow
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
-from pte_adapter.render.numerics_text import (
-    accuracy_text,
-    emulated_words,
-    reference_text,
-    snr_text,
-)
 from pte_adapter.render.plan.graph import Graph, MethodPlacement
+
+if TYPE_CHECKING:
+    from pte_adapter.analysis.numerics.rows import MethodNumerics, NumericRow
 
 PROBLEM_KEY: Final = "numeric gap problem"
 ACCURACY_KEY: Final = "accuracy"
@@ -32,6 +28,8 @@ OUTPUT_SNR_KEY: Final = "output SNR"
 
 
 def _snr(r: NumericRow) -> str:
+    from pte_adapter.render.numerics_text import snr_text
+
     return f"{snr_text(r.snr_db)} dB"
 
 
@@ -64,6 +62,9 @@ def _group_text(rows: list[NumericRow]) -> str:
 
 
 def _method_attrs(graph: Graph, m: MethodNumerics, placement: MethodPlacement) -> None:
+    # The wording is imported here: a conversion that compares nothing does not import it.
+    from pte_adapter.render.numerics_text import accuracy_text, emulated_words, reference_text
+
     nodes = {n.id: n for n in graph.nodes}
     by_instruction: dict[int, list[NumericRow]] = {}
     by_partition: dict[int, list[NumericRow]] = {}
