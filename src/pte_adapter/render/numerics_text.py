@@ -77,12 +77,16 @@ def accuracy_text(m: MethodNumerics) -> str:
         if m.first_below is not None
         else f"none below {m.threshold_db:g} dB"
     )
-    worst = f", worst {_db1(m.worst.snr_db)} dB at {_short(m.worst)}" if m.worst is not None else ""
+    worst = ""
+    if m.worst is not None:
+        same = m.worst is m.first_below or _short(m.worst) == _short(m.first_below)
+        worst = f", worst {_db1(m.worst.snr_db)} dB" + ("" if same else f" at {_short(m.worst)}")
     bad = len(m.non_finite)
     extra = f", {bad} with NaN/Inf" if bad else ""
     against = "the ETRecord graph" if m.reference == AOT else m.reference
     emulated = " (emulated)" if m.emulated or m.reference_emulated else ""
-    return f"{first}{worst}; {len(compared)} outputs vs {against}{extra}{emulated}"
+    outputs = f"{len(compared)} output{'' if len(compared) == 1 else 's'}"
+    return f"{first}{worst}; {outputs} vs {against}{extra}{emulated}"
 
 
 def _db1(db: float | None) -> str:
@@ -90,10 +94,12 @@ def _db1(db: float | None) -> str:
 
 
 def _short(r: NumericRow | None) -> str:
+    """`norm (XNNPACK partition 1)`: the layer's module path (else its node) and where it ran."""
     if r is None:
         return ""
-    name = r.module.split(" ")[0] if r.module else r.layer
-    return f"{name} ({r.partition_name})" if name else r.partition_name
+    where = r.place or r.partition_name
+    name = r.module.split(" ")[0] if r.module and not r.module.startswith("(") else r.layer
+    return f"{name} ({where})" if name else where
 
 
 def _row_line(r: NumericRow, compared: bool) -> str:

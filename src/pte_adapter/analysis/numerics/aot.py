@@ -199,6 +199,7 @@ def _row(
         instructions=instructions,
         partition=o.partition,
         partition_name=o.partition_name,
+        place=o.place,
         output=o.logged.position,
         shape=tuple(t.sizes),
         dtype=dtype_name(t.scalar_type),

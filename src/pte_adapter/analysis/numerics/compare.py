@@ -38,6 +38,7 @@ def _row(side: Side, method: Method, run: LoggedRun, o: SideOutput) -> NumericRo
         instructions=(o.instruction,),
         partition=o.partition,
         partition_name=o.partition_name,
+        place=o.place,
         output=o.logged.position,
         shape=tuple(t.sizes),
         dtype=dtype_name(t.scalar_type),

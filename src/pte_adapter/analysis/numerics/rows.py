@@ -34,9 +34,9 @@ class NumericRow:
     output: int  # which output of its instruction (0-based)
     shape: tuple[int, ...]
     dtype: str
-    layer_by_rule: bool = (
-        False  # one of several outputs of a call: `layer` is the Inspector's guess
-    )
+    # One of several outputs of a call: `layer` is named by the Inspector's rule, a guess.
+    layer_by_rule: bool = False
+    place: str = ""  # its partition in short: `XNNPACK partition 1`, `CPU island 2`
     dequantized: QuantParams | None = None  # how this side's integers were made real numbers
     reference_instructions: tuple[int, ...] = ()  # the reference program's (`--reference`)
     reference_output: int = 0  # which output of its instruction

@@ -27,6 +27,7 @@ from pte_adapter.analysis.numerics.values import (
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.profile.join import kernel_event_name
 from pte_adapter.analysis.source import ProgramSource
+from pte_adapter.backends import group_prefix
 from pte_adapter.container.debug_buffer import DebugBuffer
 from pte_adapter.container.etdump import ETDump
 from pte_adapter.errors import PteFormatError
@@ -55,6 +56,7 @@ class SideOutput:
     runtime_ops: tuple[str, ...]
     partition: int
     partition_name: str
+    place: str  # the partition in short: `XNNPACK partition 1`, `CPU island 2`
 
     @property
     def instruction(self) -> int:
@@ -110,10 +112,15 @@ class Side:
                 layer = output_layer(
                     record, aten, src.instructions.get(o.instruction), o.position, o.outputs
                 )
-            p = parts.partition_of[o.instruction]
+            part = parts.partitions[parts.partition_of[o.instruction]]
+            place = (
+                f"CPU island {part.number}"
+                if part.is_cpu
+                else f"{group_prefix(part.backend)} {part.number}"
+            )
             out.append(
                 SideOutput(
-                    o, layer, runtime_ops(method, o.instruction), p, parts.partitions[p].name
+                    o, layer, runtime_ops(method, o.instruction), part.index, part.name, place
                 )
             )
         return out
