@@ -92,6 +92,15 @@ README_NOTES = """\
   of `mv2_residual_cpu_ethosu85`; calibrated in float32, the two agree on every quantization
   parameter only when built on the same machine (the committed pair differs in the last bit of
   some activation scales).
+- **Numeric-gap examples** (`builders/numerics.py`, `numerics_*`): each program is run once by the
+  pip runtime with a debug buffer (`<stem>.etdp`, `<stem>.debug_buffer.bin`) on the input its
+  ETRecord records as representative (`update_representative_inputs`; the ETRecord keeps its ATen
+  graph, whose names the Inspector gives its rows). The runtime writes its whole debug buffer,
+  used or not: a first run in a 1 MiB buffer measures what one run logs, the recorded run gets a
+  buffer of that size. Quantized programs run with `import executorch.kernels.quantized` (the
+  pip runtime registers the quantize kernels only then), and LocalResponseNorm cannot run there
+  (`aten.avg_pool3d` is not among its kernels), so the CPU island of `numerics_island_*` is a
+  fractional power instead.
 """
 
 

@@ -47,6 +47,10 @@ MUST_SAY: dict[str, tuple[str, ...]] = {
     "runtime_list_alias_bomb": ("line 1: an anchor is not read",),
     "runtime_list_largest": ("missing kernel aten::avg_pool3d.out",),
     "runtime_list_escapes": ("missing kernel cortex_m::",),
+    "debug_buffer_fifos": ("FIFO (named pipe), not a regular file",),
+    "debug_buffer_giant": ("(limit 4294967296): not read",),
+    "debug_buffer_outside": ("a symlink leads outside the program's folder",),
+    "debug_events_far": ("lie outside numerics_portable.debug_buffer.bin",),
 }
 # What a case must say only at ten times its size (at its size it is under the cap).
 MUST_SAY_AT_10 = {

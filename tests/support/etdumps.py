@@ -28,3 +28,25 @@ def rescaled_etdump(source: Path, out: Path, factor: float, *, prefixed: bool = 
     data = serialize_to_etdump_flatcc(etdump)
     out.write_bytes(struct.pack("<I", len(data)) + data if prefixed else data)
     return out
+
+
+def debug_only_etdump(source: Path, out: Path, run_name: str) -> Path:
+    """`out`: `source` without its profile events and its runs renamed `run_name`, written by
+    `serialize_to_etdump_flatcc`: what an emulation that logs values only (its RunData named
+    `emulated ...`, issue 43) writes for the same run."""
+    from executorch.devtools.etdump.serialize import (
+        deserialize_from_etdump_flatcc,
+        serialize_to_etdump_flatcc,
+    )
+
+    etdump = deserialize_from_etdump_flatcc(source.read_bytes())
+    kept = []
+    for run in etdump.run_data:
+        run.events = [e for e in run.events or [] if e.debug_event is not None]
+        run.name = run_name
+        if run.events:
+            kept.append(run)
+    etdump.run_data = kept
+    data = serialize_to_etdump_flatcc(etdump)
+    out.write_bytes(struct.pack("<I", len(data)) + data)
+    return out

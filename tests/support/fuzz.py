@@ -90,10 +90,25 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise FuzzTimeout("hard time limit")
 
 
-def run_input(path: Path, hard_limit: float = 30.0, to_json: bool = True) -> Outcome:
-    """Convert one file (and serialise its graphs, as the server does) and classify the result.
+def _numerics(path: Path) -> None:
+    """The program's run compared with itself, as `pte-adapter numerics --reference` does: what
+    reads the debug buffer and the ETDump's debug values. Raises only what the command would."""
+    from pte_adapter.api import NumericsOptions, open_analysis
+    from pte_adapter.render.numerics_json import numerics_json
+    from pte_adapter.render.numerics_text import numerics_text
 
-    `seconds` times the conversion only.
+    result = open_analysis(path, numerics=NumericsOptions(reference=path))
+    numerics_json(result)
+    numerics_text(result, everything=True)
+
+
+def run_input(
+    path: Path, hard_limit: float = 30.0, to_json: bool = True, numerics: bool = False
+) -> Outcome:
+    """Convert one file (and serialise its graphs, as the server does) and classify the result;
+    with `numerics`, also compare its run with itself.
+
+    `seconds` times the conversion (and the comparison) only.
     """
     from pte_adapter.errors import PteFormatError
     from pte_adapter.explorer.convert import convert_path
@@ -108,6 +123,8 @@ def run_input(path: Path, hard_limit: float = 30.0, to_json: bool = True) -> Out
     elapsed = cpu = None
     try:
         graphs = convert_path(path)
+        if numerics:
+            _numerics(path)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         if to_json:
             graphs_to_json(graphs)
@@ -227,7 +244,7 @@ class Workspace:
         try:
             if Path(target.mutate).parent.name == RUNTIME_LISTS:
                 return run_runtime_list(self.root / target.mutate, self.root / target.convert)
-            return run_input(self.root / target.convert, hard_limit, to_json)
+            return run_input(self.root / target.convert, hard_limit, to_json, target.numerics)
         finally:
             self._write(target.mutate, self.clean(target.mutate))
 

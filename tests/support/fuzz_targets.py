@@ -42,6 +42,9 @@ class Target:
     offsets: list[int] = field(default_factory=list)  # positions of u32 uoffsets
     tags: list[int] = field(default_factory=list)  # positions of u8 union tags
     tables: list[int] = field(default_factory=list)  # positions of tables (redirection targets)
+    # Also compare the program's run with itself (`numerics --reference`): what reads the debug
+    # buffer and the ETDump's debug values, which a conversion never reads.
+    numerics: bool = False
 
     @property
     def name(self) -> str:
@@ -336,6 +339,20 @@ def discover_targets(examples: Path) -> list[Target]:
         if (examples / program).exists():
             rel = str(listed.relative_to(examples))
             targets.append(Target("runtime-list", program, rel, [(0, listed.stat().st_size)]))
+    for buffer in sorted(examples.glob("*.debug_buffer.bin")):
+        # A debug buffer (and the ETDump whose debug events point into it) is read only when
+        # numbers are compared: a broken one is a problem of the numeric gap, never a lost view.
+        stem = buffer.name.removesuffix(".debug_buffer.bin")
+        pte, etdump = examples / f"{stem}.pte", examples / f"{stem}.etdp"
+        if pte.exists() and etdump.exists():
+            size = buffer.stat().st_size
+            targets.append(
+                Target("debug-buffer", pte.name, buffer.name, [(0, size)], numerics=True)
+            )
+            size = etdump.stat().st_size
+            targets.append(
+                Target("etdump-debug", pte.name, etdump.name, [(0, size)], numerics=True)
+            )
     for tosa in sorted(examples.glob("*_artifacts/*.tosa")):
         rel = str(tosa.relative_to(examples))
         rec = _Recorder(examples)

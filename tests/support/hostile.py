@@ -506,6 +506,8 @@ def case_shared_events(folder: Path, scale: int) -> Path:
 
 
 CASES.update(RUNTIME_LIST_CASES)  # hostile runtime operator lists (`ops --runtime-ops`)
+# The debug-buffer cases (issue 43) are in their own module; importing it registers them.
+from tests.support import hostile_debug  # noqa: E402, F401
 
 # --- running them -----------------------------------------------------------------------------
 
@@ -516,6 +518,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("size", "{pte}"),
     ("diff", "{pte}", "{pte}"),
     ("profile", "{pte}"),
+    ("numerics", "{pte}"),
     ("report", "{pte}", "-o", "{folder}/report.html"),
     ("export", "{pte}", "-o", "{out}/graph.json"),
     ("ops", "{pte}", "--yaml"),

@@ -11,6 +11,7 @@ first use and kept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
@@ -47,6 +48,9 @@ from pte_adapter.container.etdump import ETDump
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Method, Program
 
+if TYPE_CHECKING:  # the numeric gap is made by `api/numerics.py`, when asked for
+    from pte_adapter.analysis.numerics.rows import MethodNumerics, ProgramNumerics
+
 
 @dataclass
 class MethodAnalysis:
@@ -73,6 +77,8 @@ class MethodAnalysis:
     # method needs from a runtime (analysis/needs.py).
     kernel_keys: dict[int, KernelKey] = field(default_factory=dict)
     needs: RuntimeNeeds = field(default_factory=RuntimeNeeds)
+    # The numeric gap of a recorded run (analysis/numerics/), when it was asked for.
+    numerics: MethodNumerics | None = None
 
     @property
     def name(self) -> str:
@@ -105,6 +111,9 @@ class ProgramAnalysis:
     deployment: DeploymentMap | None = None
     # The kernels and backends the program needs from a runtime: its methods' merged.
     needs: RuntimeNeeds = field(default_factory=RuntimeNeeds)
+    # The numeric gap of a recorded run (`api/numerics.py`), when asked for; or why there is none.
+    numerics: ProgramNumerics | None = None
+    numerics_error: PteFormatError | None = None
     _size: SizeReport | None = field(default=None, repr=False)
 
     def method(self, name: str) -> MethodAnalysis | None:

@@ -11,7 +11,19 @@ import argparse
 import os
 import sys
 
-from pte_adapter.cli import check, diff, export, fit, ops, profile, report, size, summary, vela
+from pte_adapter.cli import (
+    check,
+    diff,
+    export,
+    fit,
+    numerics,
+    ops,
+    profile,
+    report,
+    size,
+    summary,
+    vela,
+)
 from pte_adapter.cli.inert import inert_output
 from pte_adapter.cli.usage import (
     EXIT_BAD_FILE,
@@ -26,7 +38,7 @@ from pte_adapter.errors import PteFormatError
 __all__ = ["EXIT_BAD_FILE", "EXIT_CHECK_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "main"]
 
 # The commands, in the order of --help.
-COMMANDS = (export, summary, check, vela, profile, size, diff, report, fit, ops)
+COMMANDS = (export, summary, check, vela, profile, numerics, size, diff, report, fit, ops)
 
 
 def _version() -> str:

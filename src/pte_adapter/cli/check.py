@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from pte_adapter.cli.numerics import add_numerics_args, open_with_numerics
 from pte_adapter.cli.ops import RUNTIME_BACKENDS_HELP, RUNTIME_OPS_HELP, read_runtime
 from pte_adapter.cli.usage import ETRECORD_HELP, EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
@@ -33,7 +34,31 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--method", help="check only this method (default: all)")
     p.add_argument("--etrecord", help=ETRECORD_HELP)
+    p.add_argument(
+        "--min-snr",
+        type=float,
+        metavar="DB",
+        help="fail when any compared runtime output's SNR is below DB (the numeric gap: needs "
+        "--reference OTHER.pte or --aot, and the run's debug buffer)",
+    )
+    add_numerics_args(p)
     p.set_defaults(func=run)
+
+
+def _snr_gate(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """(failure lines, report lines) of `--min-snr`: the numeric gap as `numerics` computes it."""
+    from pte_adapter.render.numerics_text import snr_check_lines
+
+    if not args.reference and not args.aot:
+        raise UsageError("--min-snr compares a run with --reference OTHER.pte or --aot")
+    result = open_with_numerics(args, threshold=args.min_snr)
+    if result.numerics is None:
+        error = result.numerics_error
+        raise error if error is not None else UsageError("no numerics")  # pragma: no cover
+    methods = [m.numerics for m in result.methods if m.numerics is not None]
+    if args.method is not None:
+        methods = [m for m in methods if m.method == args.method]
+    return snr_check_lines(methods, args.min_snr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,9 +79,17 @@ def run(args: argparse.Namespace) -> int:
         args.max_fixable_islands,
         runtime=args.runtime_ops is not None or args.runtime_backends is not None,
     )
-    if not limits.any_limit():  # before reading the file: the command line alone is wrong
-        raise UsageError(NO_LIMIT)
+    if not limits.any_limit() and args.min_snr is None:  # the command line alone is wrong
+        raise UsageError(NO_LIMIT + " (or --min-snr DB)")
     runtime, backends = read_runtime(args)
+    snr_failed, snr_report = _snr_gate(args) if args.min_snr is not None else ([], [])
+    if not limits.any_limit():
+        for line in snr_failed:
+            print(line, file=sys.stderr)
+        if snr_failed:
+            return EXIT_CHECK_FAILED
+        print("\n".join([*snr_report, "OK"]))
+        return EXIT_OK
     result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
     try:
         fixable = {
@@ -68,16 +101,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from e
     for line in notes(checked):
         print(f"note: {line}", file=sys.stderr)
-    for line in failure_lines(checked):
+    for line in [*failure_lines(checked), *snr_failed]:
         print(line, file=sys.stderr)
     checked_method = result.method(args.method) if args.method else None
     needs = checked_method.needs if checked_method is not None else result.needs
     loads = check_load(needs, runtime, backends) if limits.runtime else None
     for line in load_failure_lines(loads) if loads is not None else []:
         print(line, file=sys.stderr)
-    if not checked.ok or (loads is not None and not loads.ok):
+    if not checked.ok or snr_failed or (loads is not None and not loads.ok):
         return EXIT_CHECK_FAILED
-    for line in report_lines(checked):
+    for line in [*report_lines(checked), *snr_report]:
         print(line)
     if loads is not None:
         print(load_ok_line(loads))

@@ -191,8 +191,14 @@ def text_report(result: ProgramAnalysis) -> str:
             lines.append("")
             lines += _method_lines(m.summary, _memory_lines(m), m.what_if)
             lines += bundle_method_lines(m)
+            if m.numerics is not None:
+                from pte_adapter.render.numerics_text import accuracy_line
+
+                lines.append(f"  {accuracy_line(m.numerics)}")
     lines += _constant_method_lines(result)
     lines += [f"problem: {problem}" for problem in result.problems]
+    if result.numerics_error is not None:
+        lines.append(f"problem: numerics: {result.numerics_error}")
     return "\n".join(lines)
 
 
