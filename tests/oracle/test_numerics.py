@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -219,3 +220,40 @@ def test_integers_are_dequantized_with_their_kernels_arguments() -> None:
         assert np.allclose(ours, theirs, rtol=1e-6, atol=1e-7), ins.index
         checked += 1
     assert checked == 4
+
+
+def test_a_run_that_logged_empty_tensors_fits_its_buffer(float_reference: Path) -> None:
+    """The pip runtime logs an empty tensor (batch norm's unused saved statistics, in the float
+    MobileNetV2 of the emulated run's reference) with no bytes at offset -1, as ExecuTorch's own
+    deserializer reads it. Such a buffer is still the run's own: nothing lies outside it, and the
+    empty tensor reads as no bytes."""
+    from executorch.devtools.etdump.serialize import deserialize_from_etdump_flatcc
+
+    from pte_adapter.analysis.numerics.logged import element_size
+    from pte_adapter.api.sidefiles import misfit
+    from pte_adapter.container.debug_buffer import load_debug_buffer
+    from pte_adapter.container.etdump import load_etdump
+
+    stem = float_reference / "mv2_lrn_float"
+    etdp, bin_ = stem.with_suffix(".etdp"), stem.with_suffix(".debug_buffer.bin")
+    theirs = deserialize_from_etdump_flatcc(etdp.read_bytes())
+    empty_offsets = {
+        t.offset
+        for run in theirs.run_data
+        for event in run.events
+        if event.debug_event is not None and event.debug_event.debug_entry.tensor is not None
+        for t in [event.debug_event.debug_entry.tensor]
+        if 0 in t.sizes
+    }
+    assert empty_offsets == {-1}, empty_offsets  # the runtime's own spelling of "no bytes"
+    dump, buffer = load_etdump(etdp), load_debug_buffer(bin_)
+    assert misfit(buffer, dump) == ""
+    empties = [
+        t
+        for run in dump.runs
+        for e in run.debug_events
+        for t in (e.value.tensors if e.value is not None else ())
+        if 0 in t.sizes
+    ]
+    assert empties
+    assert all(len(buffer.tensor_bytes(t, element_size(t))) == 0 for t in empties)

@@ -235,11 +235,12 @@ def misfit(buffer: DebugBuffer, dump: ETDump) -> str:
     outside = 0
     for t in refs:
         try:
-            end = t.offset + elements(t) * element_size(t)
+            nbytes = elements(t) * element_size(t)
         except PteFormatError:
             outside += 1
             continue
-        outside += t.offset < 0 or end > buffer.size
+        # An empty tensor holds no bytes (the runtime logs it at offset -1).
+        outside += nbytes > 0 and (t.offset < 0 or t.offset + nbytes > buffer.size)
     if not outside:
         return ""
     return (

@@ -44,6 +44,10 @@ class DebugBuffer:
         do not lie inside the buffer."""
         numel = elements(ref)
         nbytes = numel * element_size
+        if nbytes == 0:
+            # Nothing was copied: the runtime logs an empty tensor (batch norm's unused saved
+            # statistics, say) with offset -1.
+            return self.data[0:0]
         if ref.offset < 0 or ref.offset + nbytes > self.size:
             raise PteFormatError(
                 f"its {nbytes} bytes at offset {ref.offset} lie outside the {self.size}-byte "
