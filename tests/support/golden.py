@@ -469,6 +469,7 @@ def first_differences(golden: str, now: str) -> str:
 def failure_message(found: list[str]) -> str:
     return (
         f"{len(found)} output(s) differ from tests/golden/. If the change is meant, run "
-        f"`{UPDATE_COMMAND}` and commit the goldens with it (review `git diff tests/golden`):\n\n"
-        + "\n\n".join(found)
+        f"`{UPDATE_COMMAND}` and commit the goldens with it (review `git diff tests/golden`; "
+        "where only a digest changed, `python -m scripts.golden_outputs --full DIR` on both trees "
+        "and `diff -r` show the whole):\n\n" + "\n\n".join(found)
     )
