@@ -5,11 +5,13 @@ What runs (`subjects()`), each in a folder of its own under `tests/golden/`:
 - `programs/<file>/`, per program in `examples/` (`.pte`, `.bpte`): the graphs the adapter gives
   Model Explorer (`model-explorer.txt`), `summary` (text and `--json`), `size` (both), `fit`
   (`--json`, and the text with `--board`: the memory map and the gate), `check` with every limit
-  at 0 (its failure lines), `report` (the HTML file as a card), `export` (its graph file, checked
-  to hold the graphs Model Explorer is given, and its `--npu-overlay`); with an ETDump beside it,
-  `profile` (text with `--node-data`, and `--json`);
+  at 0 (its failure lines), `ops` (text and `--json`), `report` (the HTML file as a card),
+  `export` (its graph file, checked to hold the graphs Model Explorer is given, and its
+  `--npu-overlay`); with an ETDump beside it, `profile` (text with `--node-data`, and `--json`);
 - `pairs/<before>--<after>/`, per what-if pair (`examples/whatif_pairs.json`) and `FIXED_PAIRS`:
   `diff` (text and `--json`) and the two-program `report`;
+- `numerics/<program>--<reference>/`, per pair of `tests/support/numerics.py`'s `NUMERICS_PAIRS`
+  (one network run two ways on one input): `numerics` (text and `--json`) and `check --min-snr`;
 - `cli/`: `pte-adapter --help`, `--version`, every command's `--help`, and two usage errors.
 
 Each command runs in-process, as `pte_adapter.cli.main(argv)` with stdout and stderr captured,
@@ -41,6 +43,7 @@ from typing import TypeVar
 
 from tests.support.examples import EXAMPLES, ROOT
 from tests.support.golden_forms import Output, stored
+from tests.support.numerics import NUMERICS_PAIRS
 
 GOLDEN = ROOT / "tests" / "golden"
 UPDATE_COMMAND = "python -m scripts.golden_outputs --update"
@@ -121,6 +124,8 @@ def program_subject(pte: Path) -> Subject:
         Command("fit--json.txt", ("fit", "--json", rel), "json"),
         Command("fit--board.txt", ("fit", "--board", BOARD, rel)),
         Command("check.txt", ("check", *CHECK_LIMITS, rel)),
+        Command("ops.txt", ("ops", rel)),
+        Command("ops--json.txt", ("ops", "--json", rel), "json"),
         Command("report.txt", ("report", "-o", f"{OUT}/report.html", rel)),
         Command(
             "export.txt",
@@ -147,6 +152,18 @@ def pair_subject(before: Path, after: Path) -> Subject:
     return Subject(f"pairs/{before.name}--{after.name}", commands, size)
 
 
+def numerics_subject(program: Path, reference: Path) -> Subject:
+    """The numeric gap of a run against a reference run of the same network and input."""
+    a, b = _relative(program), _relative(reference)
+    commands = (
+        Command("numerics.txt", ("numerics", a, "--reference", b)),
+        Command("numerics--json.txt", ("numerics", "--json", a, "--reference", b), "json"),
+        Command("check--min-snr.txt", ("check", "--min-snr", "30", a, "--reference", b)),
+    )
+    size = program.stat().st_size + reference.stat().st_size
+    return Subject(f"numerics/{program.name}--{reference.name}", commands, size)
+
+
 def cli_subject() -> Subject:
     from pte_adapter.cli import build_parser
 
@@ -171,6 +188,11 @@ def subjects(only: Iterable[str] = ()) -> list[Subject]:
 
     found = [program_subject(p) for p in programs() if chosen(p)]
     found += [pair_subject(a, b) for a, b in pairs() if chosen(a, b)]
+    found += [
+        numerics_subject(EXAMPLES / f"{a}.pte", EXAMPLES / f"{b}.pte")
+        for a, b in NUMERICS_PAIRS
+        if chosen(EXAMPLES / f"{a}.pte", EXAMPLES / f"{b}.pte")
+    ]
     return [*found, cli_subject()] if not wanted else found
 
 
