@@ -1,6 +1,7 @@
 """XNNPACK examples: MobileNetV2 fp32 and INT8, external weights (.ptd), a graph split by
-LocalResponseNorm, a toy GPT with many partitions, an LLM export's constant methods, and a
-before/after pair the pip runtime runs (a CPU island and its fix, measured in `diff`)."""
+LocalResponseNorm, a toy GPT with many partitions, an LLM export's constant methods, a program
+whose runs are long enough to record drift with, and a before/after pair the pip runtime runs (a
+CPU island and its fix, measured in `diff`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from examples.lowering import xnnpack_lower
 from examples.models import SEED, seeded
 from examples.models.mobilenet import mobilenet_v2
 from examples.models.pairs import LrnAsConv, LrnAsRsqrt, lrn, pair_net
-from examples.models.small import SmallLrnNet, SmallNet
+from examples.models.small import SmallLrnNet, SmallNet, WideNet
 from examples.models.transformers import TinyGPT, TinyLlama
 
 
@@ -214,6 +215,29 @@ def build_tiny_llama_xnnpack():
             "kv_cache": max_seq,
             "exporter": "executorch.extension.llm.export.builder.LLMEdgeManager",
         },
+    }
+
+
+@example(
+    "wide_xnnpack",
+    "xnnpack",
+    "WideNet (two 3x3 convolutions of 16 channels on a 384x384 image, then a pooling) fp32 on "
+    "XNNPACK: few weights, but each run takes tens of milliseconds on one core, long enough that "
+    "a process sharing that core takes a steady share of every run (the ETDumps of "
+    "examples/drift/, recorded by examples/profile_drift.py).",
+)
+def build_wide_xnnpack():
+    name = "wide_xnnpack"
+    reset_outputs(f"{name}.pte")
+    shape = (1, 3, 384, 384)
+    torch.manual_seed(SEED)
+    prog = xnnpack_lower(
+        seeded(WideNet), (torch.randn(*shape),), quantize=False, extract_delegate_segments=True
+    )
+    return {
+        "files": [write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {"model": "WideNet", "input": list(shape), "dtype": "fp32"},
     }
 
 
