@@ -13,6 +13,8 @@ from typing import Any
 from pte_adapter.analysis.profile.report_types import DriftJSON, ProfileSummary
 from pte_adapter.errors import PteFormatError
 
+LEVEL = "#ef6c00"  # the typical latency at the start and at the end
+
 
 class PlotUnavailableError(RuntimeError):
     """matplotlib is not installed (pip install "pte-adapter[plot]")."""
@@ -34,7 +36,7 @@ def plot_latency(summary: ProfileSummary, out: Path) -> Path:
     fig, (runs_ax, hist_ax) = plt.subplots(1, 2, figsize=(10, 3.6), width_ratios=(2, 1))
     for m in methods:
         lat = m["latency_runs"]
-        (points,) = runs_ax.plot(range(len(lat)), lat, marker="o", ms=3, label=m["name"])
+        runs_ax.plot(range(len(lat)), lat, marker="o", ms=3, label=m["name"])
         hist_ax.hist(lat, bins=min(20, max(5, len(lat) // 2)), alpha=0.6, label=m["name"])
         drift = m["drift"]
         if drift["onset_run"] is None:  # one regime: its median means something
@@ -42,7 +44,7 @@ def plot_latency(summary: ProfileSummary, out: Path) -> Path:
             if median is not None:
                 runs_ax.axhline(median, ls="--", lw=0.8, color="grey")
         who = f"{m['name']}: " if len(methods) > 1 else ""
-        _mark_drift(runs_ax, drift, len(lat), points.get_color(), who)
+        _mark_drift(runs_ax, drift, len(lat), who)
     runs_ax.set_xlabel("run (from 0)")
     runs_ax.set_ylabel(f"latency ({summary['unit']})")
     runs_ax.set_title(f"{summary['file']}: latency per run")
@@ -70,7 +72,7 @@ def plot_latency(summary: ProfileSummary, out: Path) -> Path:
     return out
 
 
-def _mark_drift(ax: Any, drift: DriftJSON, runs: int, colour: str, who: str = "") -> None:
+def _mark_drift(ax: Any, drift: DriftJSON, runs: int, who: str = "") -> None:
     """The warm-up (shaded), the first and last typical latency over their runs, the onset."""
     warm = drift["warmup_runs"]
     if warm:
@@ -86,8 +88,19 @@ def _mark_drift(ax: Any, drift: DriftJSON, runs: int, colour: str, who: str = ""
         )
     first, last, window = drift["first_ms"], drift["last_ms"], drift["window"]
     if first is not None and last is not None and drift["state"] != "identical":
-        ax.hlines(first, warm - 0.5, warm + window - 0.5, colors=colour, lw=2.5, alpha=0.8)
-        ax.hlines(last, runs - window - 0.5, runs - 0.5, colors=colour, lw=2.5, alpha=0.8)
+        for level, start, what in (
+            (first, warm - 0.5, "first"),
+            (last, runs - window - 0.5, "last"),
+        ):
+            ax.hlines(level, start, start + window, colors=LEVEL, lw=3, alpha=0.7)
+            ax.annotate(
+                f"{who}{what} {level:.3f}" if drift["unit"] == "ms" else f"{who}{what} {level:.0f}",
+                (start, level),
+                xytext=(0, 4),
+                textcoords="offset points",
+                fontsize="x-small",
+                color=LEVEL,
+            )
     onset = drift["onset_run"]
     if onset is not None:
         ax.axvline(onset - 0.5, color="#c62828", ls="--", lw=1.2)

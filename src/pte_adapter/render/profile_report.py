@@ -72,9 +72,10 @@ def _header(summary: ProfileSummary) -> str:
 
 def _latency_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
     lat = m["latency"]
+    regimes = "  (two regimes: see drift)" if m["drift"]["where"] else ""
     lines = [
         f"  latency            median {t.bare(lat['median'])}  p10 {t.bare(lat['p10'])}  "
-        f"p90 {t.bare(lat['p90'])}  min {t.bare(lat['min'])}  max {t.bare(lat['max'])}"
+        f"p90 {t.bare(lat['p90'])}  min {t.bare(lat['min'])}  max {t.bare(lat['max'])}{regimes}"
     ]
     if t.unit != "ms" and m["latency_ms"]:
         ms = TimeFormat("ms", 1.0)
@@ -159,15 +160,15 @@ def drift_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
 
 def _where_line(part: DriftPart, t: TimeFormat, indent: int = 4) -> str:
     name = part["name"] if part["kind"] != "latency" else "latency"
-    where = f" ({part['partition']})" if part["partition"] else ""
     share = (
         f"  share {_pct(part['share_before'])} -> {_pct(part['share_after'])}"
         if part["kind"] != "latency"
         else ""
     )
+    where = f"  ({part['partition']})" if part["partition"] else ""
     return (
-        f"{' ' * indent}{name + where:<52} {t.bare(part['before']):>9} -> "
-        f"{t.bare(part['after']):>9}  ({part['change']:+.3f}){share}"
+        f"{' ' * indent}{name:<40} {t.bare(part['before']):>9} -> "
+        f"{t.bare(part['after']):>9}  ({part['change']:+.3f}){share}{where}"
     )
 
 

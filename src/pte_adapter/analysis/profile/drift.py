@@ -21,7 +21,9 @@ in `latency_runs`):
   at the ends) stays beyond first +/- that threshold on the side of the change up to the last
   run: a step is found at the run it happened, a creep where it rose out of the noise. It needs
   W steady runs before it; None when the latency is steady, when it never stayed changed, or
-  when it changed from the first runs on;
+  when it changed from the first runs on. The change is a *step* when the median of the W runs
+  from the onset is already within the threshold of the last runs' median, a *creep* when the
+  latency kept moving after the onset (its slope from then on is said);
 - **slope** per 100 runs: the median of (y[i + h] - y[i]) / h over the first h = m // 2 of the
   m runs after the warm-up, times 100 (half the pairs can be outliers before it moves).
 
@@ -64,6 +66,8 @@ class Drift:
     last: float | None = None
     change_pct: float | None = None
     onset_run: int | None = None
+    shape: str | None = None  # with an onset: "step", or "creep" (it kept changing after it)
+    after_slope_per_100_runs: float | None = None  # with an onset: the slope from it on
     slope_per_100_runs: float | None = None
     threshold: float | None = None  # the change a drift must exceed (in the unit)
 
@@ -168,6 +172,13 @@ def _drift_text(d: Drift, early: bool = False) -> str:
             else "but from no one run on did it stay changed"
         )
         return f"latency {verb} {abs(pct):.0f} % from the first runs to the last ({span}), {how}; {warm}"
+    if d.shape == "creep":
+        rate = f"{_num(abs(d.after_slope_per_100_runs or 0.0), unit)} {unit} per 100 runs"
+        return (
+            f"latency crept {'up' if verb == 'rose' else 'down'} {abs(pct):.0f} % from run "
+            f"{d.onset_run}: {span}, gradually ({rate} from then on); steady before; no one "
+            f"median describes the runs; {warm}"
+        )
     return (
         f"latency {verb} {abs(pct):.0f} % from run {d.onset_run}: {span}; steady before; two "
         f"regimes, so no one median describes the runs; {warm}"
@@ -215,13 +226,18 @@ def run_drift(latency: list[float], unit: str = "ms") -> Drift:
     threshold = max(MIN_CHANGE * abs(first), SIGNIFICANCE * MEDIAN_SE * noise * math.sqrt(2 / w))
     change = last - first
     pct = 100.0 * change / first if first else 0.0
-    state, onset, at = "steady", None, -1
+    state, onset, at, shape, after_slope = "steady", None, -1, None, None
     if MIN_CHANGE * abs(first) < abs(change) <= threshold:
         state = "noisy"
     elif abs(change) > threshold:
         state = "rose" if change > 0 else "fell"
         at = onset_of(steady, w, first, threshold, change > 0)
         onset = warm + at if at >= w else None
+        if onset is not None:
+            after = steady[at:]
+            kept_moving = abs(last - median(after[:w])) > threshold
+            shape = "creep" if kept_moving else "step"
+            after_slope = 100.0 * half_split_slope(after)
     d = Drift(
         unit,
         n,
@@ -235,6 +251,8 @@ def run_drift(latency: list[float], unit: str = "ms") -> Drift:
         last=last,
         change_pct=pct,
         onset_run=onset,
+        shape=shape,
+        after_slope_per_100_runs=after_slope,
         slope_per_100_runs=100.0 * half_split_slope(steady),
         threshold=threshold,
     )
@@ -255,6 +273,7 @@ def drift_json(d: Drift, where: DriftWhere | None = None) -> DriftJSON:
         "last_ms": _r(d.last),
         "change_pct": None if d.change_pct is None else round(d.change_pct, 2),
         "onset_run": d.onset_run,
+        "shape": d.shape,
         "slope_ms_per_100_runs": _r(d.slope_per_100_runs),
         "window": d.window,
         "noise_ms": _r(d.noise),

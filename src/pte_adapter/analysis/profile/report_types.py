@@ -100,6 +100,7 @@ class DriftJSON(TypedDict):
     last_ms: float | None
     change_pct: float | None
     onset_run: int | None  # 0-based, as latency_runs
+    shape: str | None  # with an onset: step | creep
     slope_ms_per_100_runs: float | None
     window: int  # runs each typical latency is the median of
     noise_ms: float | None  # run-to-run spread (a standard deviation for normal noise)

@@ -12,10 +12,20 @@ from collections.abc import Callable
 
 from pte_adapter.analysis.measured_diff import MeasuredDiff
 from pte_adapter.analysis.profile.report_types import DriftJSON, DriftPart
-from pte_adapter.render.html.svg import esc, line, rect, table, text
+from pte_adapter.render.html.svg import esc, line, num, rect, table, text
 from pte_adapter.render.measured_diff_report import measured_rows
 
 ONSET: str = "#c62828"
+LEVEL: str = "#ef6c00"
+
+
+def _level(x1: float, x2: float, y: float, label: str) -> list[str]:
+    """A typical latency over the runs it is the median of: a thick translucent bar, labelled."""
+    return [
+        f'<line x1="{num(x1)}" y1="{num(y)}" x2="{num(x2)}" y2="{num(y)}" stroke="{LEVEL}" '
+        'stroke-width="4" stroke-opacity="0.55"/>',
+        text(x1, y - 5, label, 9, fill=LEVEL),
+    ]
 
 
 def drift_marks(
@@ -28,12 +38,13 @@ def drift_marks(
     """SVG pieces on the latency plot; `x_of(run)`, `y_of(ms)` place a point, `height` is the
     plot's (top, bottom)."""
     top, bottom = height
+    left, right = x_of(0), x_of(max(drift["runs"] - 1, 0))
     out: list[str] = []
     warm = drift["warmup_runs"]
     if warm:
-        x0, x1 = x_of(-0.5), x_of(warm - 0.5)
+        x0, x1 = max(x_of(-0.5), left), x_of(warm - 0.5)
         out.append(rect(x0, top, x1 - x0, bottom - top, "#e0e0e0", "none", f"{warm} warm-up runs"))
-        out.append(text(x0 + 2, top + 10, f"warm-up ({warm})", 9, fill="#555"))
+        out.append(text(x1 + 3, bottom - 4, f"warm-up ({warm}), left out", 9, fill="#555"))
     first, last, window, runs = (
         drift["first_ms"],
         drift["last_ms"],
@@ -41,15 +52,17 @@ def drift_marks(
         drift["runs"],
     )
     if first is not None and last is not None and drift["state"] != "identical":
-        for level, a, b in ((first, warm, warm + window), (last, runs - window, runs)):
-            y = y_of(level * ms_per_unit)
-            out.append(line(x_of(a - 0.5), y, x_of(b - 0.5), y, "#0d47a1"))
+        ms = "ms" if drift["unit"] == "ms" else drift["unit"]
+        a, b = x_of(warm - 0.5), x_of(warm + window - 0.5)
+        out += _level(max(a, left), b, y_of(first * ms_per_unit), f"first {first:.3f} {ms}")
+        a, b = x_of(runs - window - 0.5), min(x_of(runs - 0.5), right)
+        out += _level(a, b, y_of(last * ms_per_unit), f"last {last:.3f} {ms}")
     onset = drift["onset_run"]
     if onset is not None:
         x = x_of(onset - 0.5)
         out.append(line(x, top, x, bottom, ONSET, "5 3"))
         label = f"onset: run {onset} ({drift['change_pct']:+.0f} %)"
-        out.append(text(x + 4, top + 22, label, 11, fill=ONSET))
+        out.append(text(x + 4, top + 12, label, 11, fill=ONSET))
     return out
 
 

@@ -256,9 +256,10 @@ def profile_section(result: ProgramAnalysis) -> str:
             out.append(drift_block(m["drift"]))
             continue
         p10, p90 = lat["p10"] or 0.0, lat["p90"] or 0.0
+        regimes = " over two regimes (runs over time, below)" if m["drift"]["where"] else ""
         out.append(
             f"<h3>{esc(m['name'])}: {m['runs']} runs, median {lat['median'] * ms:.3f} ms "
-            f"(p10 {p10 * ms:.3f}, p90 {p90 * ms:.3f})</h3>"
+            f"(p10 {p10 * ms:.3f}, p90 {p90 * ms:.3f}){regimes}</h3>"
         )
         out.append(_latency_svg(m, ms))
         out.append(drift_block(m["drift"]))
