@@ -71,7 +71,6 @@ class LrnAsConv(nn.Module):
         return x * torch.pow(self.window(x * x) + self.k, -self.beta)
 
 
-
 class LrnAsRsqrt(LrnAsConv):
     """LrnAsConv with its power written as square roots: y^-0.75 = rsqrt(y) * rsqrt(sqrt(y)),
     exact for the y = k + window(x * x) >= k > 0 it is taken of. ExecuTorch's XNNPACK
@@ -83,6 +82,7 @@ class LrnAsRsqrt(LrnAsConv):
         assert self.beta == 0.75, "y^-beta is written as rsqrt(y) * rsqrt(sqrt(y)): beta 0.75"
         y = self.window(x * x) + self.k
         return x * (torch.rsqrt(y) * torch.rsqrt(torch.sqrt(y)))
+
 
 def lrn() -> nn.LocalResponseNorm:
     return nn.LocalResponseNorm(size=5, alpha=1e-4, beta=0.75, k=2.0)

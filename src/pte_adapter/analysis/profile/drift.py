@@ -134,6 +134,8 @@ def onset_of(steady: list[float], window: int, first: float, threshold: float, u
 
 
 def _num(v: float, unit: str) -> str:
+    # Rounded as the JSON rounds it first, so the sentence and the figures read the same.
+    v = round(v, 4)
     return f"{v:.3f}" if unit == "ms" else f"{v:.0f}"
 
 
@@ -185,8 +187,9 @@ def _drift_text(d: Drift, early: bool = False) -> str:
     )
 
 
-def run_drift(latency: list[float], unit: str = "ms") -> Drift:
-    """Warm-up, first and last typical latency, change, onset and slope of one method's runs."""
+def _plain(latency: list[float], unit: str) -> Drift | None:
+    """No runs, one run, every run the same, or too few: a statement, and only the figures the
+    runs support."""
     n = len(latency)
     if n == 0:
         return Drift(unit, 0, "no_runs", "no runs")
@@ -217,6 +220,15 @@ def run_drift(latency: list[float], unit: str = "ms") -> Drift:
             f"{n} runs: too few to tell a warm-up or a drift from run-to-run noise "
             f"({MIN_RUNS} or more are needed)",
         )
+    return None
+
+
+def run_drift(latency: list[float], unit: str = "ms") -> Drift:
+    """Warm-up, first and last typical latency, change, onset and slope of one method's runs."""
+    plain = _plain(latency, unit)
+    if plain is not None:
+        return plain
+    n = len(latency)
     window = window_of(n)
     warm = warmup_count(latency, window)
     steady = latency[warm:]
