@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record ETDumps whose latency changes over the runs, on purpose: the truth for `profile`'s drift.
 
-ExecuTorch's Python runtime runs one example program (`wide_xnnpack`: tens of milliseconds a run,
+ExecuTorch's Python runtime runs one example program (`wide_xnnpack`: about 8 ms a run,
 so that a process sharing the core takes a share of every run rather than preempting a few) many
 times with event tracing on, pinned to one CPU core with XNNPACK's threadpool cut to one thread,
 while this script controls what else runs on that core:

@@ -222,9 +222,9 @@ def build_tiny_llama_xnnpack():
     "wide_xnnpack",
     "xnnpack",
     "WideNet (two 3x3 convolutions of 16 channels on a 384x384 image, then a pooling) fp32 on "
-    "XNNPACK: few weights, but each run takes tens of milliseconds on one core, long enough that "
-    "a process sharing that core takes a steady share of every run (the ETDumps of "
-    "examples/drift/, recorded by examples/profile_drift.py).",
+    "XNNPACK: few weights, but each run takes about 8 ms on one core (a 4 ms scheduler slice is "
+    "small beside it), so a process sharing that core takes a steady share of every run (the "
+    "ETDumps of examples/drift/, recorded by examples/profile_drift.py).",
 )
 def build_wide_xnnpack():
     name = "wide_xnnpack"
