@@ -162,11 +162,8 @@ def _documented(title: str) -> set[str]:
 
 
 def _keys(data: object) -> set[str]:
-    if isinstance(data, dict):
-        return set(data) | {k for v in data.values() for k in _keys(v)}
-    if isinstance(data, list):
-        return {k for v in data for k in _keys(v)}
-    return set()
+    """Every key of the nested objects (as JSON writes them: `"key":`)."""
+    return set(re.findall(r'"([A-Za-z_0-9]+)": ', json.dumps(data)))
 
 
 def test_docs_name_every_drift_and_measured_key(capsys: pytest.CaptureFixture[str]) -> None:
