@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # the row's parts; every view imports this module, the number
 
 DEFAULT_THRESHOLD_DB: Final = 30.0
 AOT: Final = "aot"  # the reference of `--aot`: the ETRecord's graph, run by the Inspector
+# How a row was paired with the reference's (`NumericRow.joined_by`; compare.py).
+BY_LAYER: Final = "layer"
+BY_PROVENANCE: Final = "provenance"
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,10 @@ class NumericRow:
     reference_output: int = 0  # which output of its instruction
     reference_dtype: str = ""
     reference_dequantized: QuantParams | None = None
+    reference_layer: str = ""  # the reference output's layer
+    # How it was paired with the reference's: "layer" (the same node), "provenance" (two nodes
+    # carrying the value of the same node of the network); "" when nothing was joined.
+    joined_by: str = ""
     metrics: Metrics | None = None  # None: nothing compared (no reference given)
     stats: ValueStats | None = None  # the values on their own
     note: str = ""  # e.g. "compared as integers, as the Inspector does"

@@ -24,12 +24,20 @@ from pte_adapter.analysis.numerics.values import (
     dequantize,
     is_float,
 )
+from pte_adapter.analysis.numerics.writers import (
+    GraphIndex,
+    MethodReaders,
+    Written,
+    call_writers,
+    qdq_kernel,
+)
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.profile.join import kernel_event_name
 from pte_adapter.analysis.source import ProgramSource
 from pte_adapter.backends import group_prefix
 from pte_adapter.container.debug_buffer import DebugBuffer
 from pte_adapter.container.etdump import ETDump
+from pte_adapter.container.etrecord import EtRecordMethod
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import InstructionKind, Method, Program
 
@@ -82,6 +90,9 @@ class Side:
     logs: ProgramLogs = field(init=False)
     _values: dict[tuple[str, int, int, int], Values] = field(default_factory=dict, init=False)
     _finders: dict[str, QuantParamsFinder] = field(default_factory=dict, init=False)
+    # Per method: its exported graph indexed, and each delegate call's outputs' writers.
+    _graphs: dict[str, GraphIndex] = field(default_factory=dict, init=False)
+    _writers: dict[tuple[str, int], list[Written]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         flows = {name: p.dataflow for name, p in self.partitions.items()}
@@ -109,8 +120,20 @@ class Side:
         for o in run.outputs:
             layer = NO_LAYER
             if record is not None and src is not None:
+                index = self._graph(method.name, record)
+                ins = method.instructions[o.instruction]
+                written = None
+                if ins.kind is InstructionKind.DELEGATE:
+                    written = self._call_writers(method, o.instruction, index)[o.position]
                 layer = output_layer(
-                    record, aten, src.instructions.get(o.instruction), o.position, o.outputs
+                    record,
+                    aten,
+                    src.instructions.get(o.instruction),
+                    o.position,
+                    o.outputs,
+                    index=index,
+                    written=written,
+                    quantize=qdq_kernel(method, o.instruction),
                 )
             part = parts.partitions[parts.partition_of[o.instruction]]
             place = (
@@ -124,6 +147,30 @@ class Side:
                 )
             )
         return out
+
+    def _graph(self, method: str, record: EtRecordMethod) -> GraphIndex:
+        index = self._graphs.get(method)
+        if index is None:
+            index = self._graphs[method] = GraphIndex(record)
+        return index
+
+    def _call_writers(self, method: Method, call: int, index: GraphIndex) -> list[Written]:
+        """Which node wrote each output of a delegate call (`writers.py`), worked out once."""
+        key = (method.name, call)
+        found = self._writers.get(key)
+        if found is None:
+            assert self.source is not None
+            src = self.source.methods.get(method.name)
+            flow = self.partitions[method.name].dataflow
+            readers = MethodReaders(method, flow, src)
+            outputs = []
+            for v in flow.io[call].output_tensors:
+                t = method.tensor(v)
+                shape = tuple(t.sizes) if t is not None else ()
+                outputs.append(readers.call_output(call, v, shape))
+            handles = src.instructions[call].handles if src and call in src.instructions else []
+            found = self._writers[key] = call_writers(index, handles, outputs)
+        return found
 
     def values(self, method: Method, run: LoggedRun, o: LoggedOutput) -> Values:
         key = (method.name, run.run, o.instruction, o.position)
@@ -145,10 +192,28 @@ class Side:
         if finder is None:
             flow = self.partitions[method.name].dataflow
             finder = self._finders[method.name] = QuantParamsFinder(self.program, method, flow)
-        quant = finder(o.value, o.tensor)
+        quant = finder(o.value, o.tensor) or self._graph_quant(method, o)
         if quant is None:
             return Values(raw, None)
         return Values(raw, dequantize(raw, quant), quant)
+
+    def _graph_quant(self, method: Method, o: LoggedOutput) -> QuantParams | None:
+        """A delegate call's integer output that no kernel of the program (de)quantizes (one
+        partition's output read by another): the parameters of the ETRecord's quantize node of
+        the node proved to have written it (`writers.py`)."""
+        record = self.program.etrecord.methods.get(method.name) if self.program.etrecord else None
+        if record is None or self.source is None:
+            return None
+        if method.instructions[o.instruction].kind is not InstructionKind.DELEGATE:
+            return None
+        index = self._graph(method.name, record)
+        node = self._call_writers(method, o.instruction, index)[o.position].node
+        found = index.quantization(node) if node is not None else None
+        if node is None or found is None:
+            return None
+        scale, zero, quantize = found
+        source = f"the ETRecord's quantize node of {node.name} ({quantize.name})"
+        return QuantParams((scale,), (zero,), None, source)
 
 
 def runtime_ops(method: Method, index: int) -> tuple[str, ...]:
