@@ -58,6 +58,8 @@ def row_json(r: NumericRow) -> dict[str, Any]:
         "reference_output": r.reference_output if r.reference_instructions else None,
         "reference_dtype": r.reference_dtype or None,
         "reference_dequantized": _quant(r.reference_dequantized),
+        "reference_layer": r.reference_layer or None,
+        "joined_by": r.joined_by or None,
         "mse": number(m.mse) if m else None,
         "l1": number(m.l1) if m else None,
         "mean_abs": number(m.mean_abs) if m else None,
