@@ -221,20 +221,27 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
         if edge_method is None or edge_method not in methods:
             continue
         doc = _json(zf, info, label, budget)
-        method = methods[edge_method]
-        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget, export_graph)
-        method.user_inputs, method.graph_outputs = _graph_io(doc)
-        for node in method.nodes:
-            if node.debug_handle is not None:
-                same = method.nodes_by_handle.setdefault(node.debug_handle, [])
-                same.append(node)
-                if len(same) > MAX_NODES_PER_HANDLE:
-                    raise LimitExceededError(
-                        f"more than {MAX_NODES_PER_HANDLE} graph nodes carry debug handle "
-                        f"{node.debug_handle} (limit {MAX_NODES_PER_HANDLE})",
-                        part=f"{label}:{info.filename}",
-                    )
+        _read_graph(methods[edge_method], doc, f"{label}:{info.filename}", budget, export_graph)
     return EtRecord(label, methods, ATEN_PROGRAM in by_name)
+
+
+def _read_graph(
+    method: EtRecordMethod, doc: Any, part: str, budget: _Budget, export_graph: int | None
+) -> None:
+    """The method's recorded graph: its nodes, indexed by debug handle, and its inputs and
+    outputs."""
+    method.nodes = _graph_nodes(doc, part, budget, export_graph)
+    method.user_inputs, method.graph_outputs = _graph_io(doc)
+    for node in method.nodes:
+        if node.debug_handle is not None:
+            same = method.nodes_by_handle.setdefault(node.debug_handle, [])
+            same.append(node)
+            if len(same) > MAX_NODES_PER_HANDLE:
+                raise LimitExceededError(
+                    f"more than {MAX_NODES_PER_HANDLE} graph nodes carry debug handle "
+                    f"{node.debug_handle} (limit {MAX_NODES_PER_HANDLE})",
+                    part=part,
+                )
 
 
 def _edge_method(filename: str) -> str | None:

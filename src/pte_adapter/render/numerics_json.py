@@ -50,6 +50,7 @@ def row_json(r: NumericRow) -> dict[str, Any]:
         "instructions": list(r.instructions),
         "partition": r.partition,
         "partition_name": r.partition_name,
+        "boundary": r.boundary,
         "output": r.output,
         "shape": list(r.shape),
         "dtype": r.dtype,

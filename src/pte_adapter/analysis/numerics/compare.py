@@ -61,6 +61,7 @@ def _row(side: Side, method: Method, run: LoggedRun, o: SideOutput) -> NumericRo
         partition=o.partition,
         partition_name=o.partition_name,
         place=o.place,
+        boundary=o.boundary,
         output=o.logged.position,
         shape=tuple(t.sizes),
         dtype=dtype_name(t.scalar_type),

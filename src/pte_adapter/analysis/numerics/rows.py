@@ -40,6 +40,7 @@ class NumericRow:
     # One of several outputs of a call: `layer` is named by the Inspector's rule, a guess.
     layer_by_rule: bool = False
     place: str = ""  # its partition in short: `XNNPACK partition 1`, `CPU island 2`
+    boundary: bool = False  # it leaves its partition: another partition reads it, or it is returned
     dequantized: QuantParams | None = None  # how this side's integers were made real numbers
     reference_instructions: tuple[int, ...] = ()  # the reference program's (`--reference`)
     reference_output: int = 0  # which output of its instruction

@@ -65,6 +65,7 @@ class SideOutput:
     partition: int
     partition_name: str
     place: str  # the partition in short: `XNNPACK partition 1`, `CPU island 2`
+    boundary: bool = False  # another partition reads it, or the method returns it
 
     @property
     def instruction(self) -> int:
@@ -117,6 +118,7 @@ class Side:
             record = self.program.etrecord.methods.get(method.name)
         aten = bool(self.program.etrecord and self.program.etrecord.has_aten_graph)
         out = []
+        leaving = _leaving(parts)
         for o in run.outputs:
             layer = NO_LAYER
             if record is not None and src is not None:
@@ -143,7 +145,13 @@ class Side:
             )
             out.append(
                 SideOutput(
-                    o, layer, runtime_ops(method, o.instruction), part.index, part.name, place
+                    o,
+                    layer,
+                    runtime_ops(method, o.instruction),
+                    part.index,
+                    part.name,
+                    place,
+                    (o.instruction, o.value) in leaving,
                 )
             )
         return out
@@ -214,6 +222,19 @@ class Side:
         scale, zero, quantize = found
         source = f"the ETRecord's quantize node of {node.name} ({quantize.name})"
         return QuantParams((scale,), (zero,), None, source)
+
+
+def _leaving(parts: MethodPartitions) -> set[tuple[int, int]]:
+    """(instruction, value) of every tensor that leaves its partition: read by an instruction of
+    another partition, or returned by the method."""
+    flow = parts.dataflow
+    out = {(e.producer, e.value) for e in flow.output_edges}
+    for consumer, edges in enumerate(flow.edges):
+        for e in edges:
+            inside = 0 <= e.producer < len(parts.partition_of)
+            if inside and parts.partition_of[e.producer] != parts.partition_of[consumer]:
+                out.add((e.producer, e.value))
+    return out
 
 
 def runtime_ops(method: Method, index: int) -> tuple[str, ...]:
