@@ -1,5 +1,6 @@
 """The numeric gap as a user sees it in Model Explorer: real Model Explorer in headless Chromium,
-on an INT8-vs-float pair (XNNPACK with a CPU island between two partitions, the same input).
+on an INT8-vs-float pair (XNNPACK with a CPU island between two partitions, the same input), and
+on the Ethos-U LRN example's emulated run against its float export (examples/emulated/).
 
 `pte-adapter numerics --node-data` writes the SNR overlay; Model Explorer opens the INT8 `.pte`
 with it (what "Add per-node data" or `--node_data_paths` does): each partition's group is painted
@@ -9,6 +10,11 @@ the side panel's aggregated minimum is the worst row's SNR. `pte-adapter export 
 writes the graph with the numbers on it: Graph info's `accuracy` line names where the SNR first
 falls below 30 dB, and each partition's `output SNR`. Expected values come from the analysis,
 whose numbers `tests/oracle/test_numerics.py` checks against numpy.
+
+On `mv2_lrn_ethosu85` (its emulated run: `tests/oracle/test_emulated_numerics.py` checks its rows
+against the numpy oracle) each partition's group is painted by its output SNR (the tensors that
+leave it), in the order of those SNRs, and the overlay's name and Graph info say the run is
+emulated.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from pathlib import Path
 
 import pytest
 
+from pte_adapter.analysis.numerics.rows import NumericRow
 from pte_adapter.api import NumericsOptions, open_analysis
 from pte_adapter.cli import main as cli_main
 from pte_adapter.render.numerics_overlay import gradient
+from tests.support import emulated
 from tests.support.browser import (
     App,
     require_chromium,
@@ -52,8 +60,10 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def app(made: tuple[Path, Path]) -> Iterator[App]:
-    with served_app(example(INT8), made[1]) as served:
+def app(made: tuple[Path, Path], lrn_made: tuple[Path, Path, dict[int, float]]) -> Iterator[App]:
+    """One server for both programs (one Playwright per thread: a second one cannot start while
+    the first runs); it opens the INT8 island program first."""
+    with served_app(example(INT8), made[1], emulated.PROGRAM, lrn_made[1]) as served:
         yield served
 
 
@@ -62,11 +72,17 @@ def _expected() -> tuple[float, list[float]]:
     assert result.numerics is not None
     m = result.numerics.methods["forward"]
     assert m.worst is not None and m.worst.snr_db is not None
+    return m.worst.snr_db, list(_output_snr(m.compared).values())
+
+
+def _output_snr(rows: list[NumericRow]) -> dict[int, float]:
+    """Partition index -> its output SNR: the worst of its rows that leave it."""
     by_partition: dict[int, float] = {}
-    for r in m.compared:
+    for r in rows:
         assert r.snr_db is not None
-        by_partition[r.partition] = min(by_partition.get(r.partition, r.snr_db), r.snr_db)
-    return m.worst.snr_db, [by_partition[p] for p in sorted(by_partition)]
+        if r.boundary:
+            by_partition[r.partition] = min(by_partition.get(r.partition, r.snr_db), r.snr_db)
+    return dict(sorted(by_partition.items()))
 
 
 def test_the_overlay_paints_each_partition_by_its_output_snr(
@@ -77,7 +93,7 @@ def test_the_overlay_paints_each_partition_by_its_output_snr(
     with app.page(url=with_node_data(app.url, made[0])) as me:
         me.select_graph("forward")
         text = me.page.locator("body").inner_text()
-        assert "numeric gap: SNR dB" in text and f"vs {FP32}.pte" in text
+        assert f"numeric gap vs {FP32}.pte: SNR dB" in text
         m = re.search(r"Aggregated stats.*?\bMin\s+(-?[0-9.]+)", text, re.S)
         assert m, "no aggregated node data stats in the side panel"
         assert float(m.group(1)) == pytest.approx(worst, abs=1e-4)
@@ -114,3 +130,77 @@ def test_graph_info_says_where_accuracy_is_lost(
         me.select_layer(groups[0])
         attrs = me.panel("Layer attributes")
         assert attrs.get("output SNR", "").startswith(f"{worst:.2f} dB at "), attrs
+
+
+def _lrn_args(float_reference: Path) -> list[str]:
+    return [
+        str(emulated.PROGRAM),
+        "--etdump",
+        str(emulated.ETDUMP),
+        "--debug-buffer",
+        str(emulated.DEBUG_BUFFER),
+        "--reference",
+        str(float_reference / f"{emulated.FLOAT_STEM}.pte"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def lrn_made(
+    tmp_path_factory: pytest.TempPathFactory, float_reference: Path
+) -> tuple[Path, Path, dict[int, float]]:
+    """The emulated LRN run against its float export: the SNR node data, the exported graph, and
+    each partition's output SNR (the analysis's)."""
+    folder = tmp_path_factory.mktemp("numerics_lrn")
+    node_data, graph = folder / "snr.json", folder / f"{emulated.PROGRAM.stem}.json"
+    args = _lrn_args(float_reference)
+    assert cli_main(["numerics", *args, "--node-data", str(node_data)]) == 0
+    assert cli_main(["export", *args, "-o", str(graph)]) == 0
+    options = NumericsOptions(
+        debug_buffer=emulated.DEBUG_BUFFER, reference=float_reference / f"{emulated.FLOAT_STEM}.pte"
+    )
+    result = open_analysis(emulated.PROGRAM, etdump=emulated.ETDUMP, numerics=options)
+    assert result.numerics is not None
+    return node_data, graph, _output_snr(result.numerics.methods["forward"].compared)
+
+
+def test_the_emulated_lrn_run_paints_each_partition_by_its_output_snr(
+    app: App, lrn_made: tuple[Path, Path, dict[int, float]], screenshots: Path
+) -> None:
+    """mv2_lrn_ethosu85's partitions, each painted by the SNR of what it hands on: the redder the
+    lower, in the order of the analysis's output SNRs; the overlay names the run as emulated."""
+    node_data, _, output_snr = lrn_made
+    groups = group_names(emulated.PROGRAM)["forward"]
+    url = with_node_data(app.model_url(emulated.PROGRAM), node_data)
+    with app.page(url=url) as me:
+        me.select_graph("forward")
+        text = me.page.locator("body").inner_text()
+        assert f"EMULATED run: numeric gap vs {emulated.FLOAT_STEM}.pte" in text, text[:2000]
+        m = re.search(r"Aggregated stats.*?\bMin\s+(-?[0-9.]+)", text, re.S)
+        assert m, "no aggregated node data stats in the side panel"
+        assert float(m.group(1)) == pytest.approx(min(output_snr.values()), abs=1e-4)
+        ids = {p: f"{groups[p]}___group___" for p in output_snr}
+        fills = me.layer_fills(list(ids.values()))
+        me.screenshot(screenshots / "numerics_emulated_lrn.png")
+        # The groups drawn as groups (a CPU island of one kernel is drawn as that kernel).
+        drawn = {p: fills[i] for p, i in ids.items() if fills[i] is not None}
+        assert len(drawn) >= 3, fills
+        by_snr = sorted(drawn, key=output_snr.__getitem__)
+        greens = [int(str(drawn[p])[3:5], 16) for p in by_snr]
+        assert greens == sorted(greens) and greens[0] + 40 < greens[-1], (by_snr, fills)
+
+
+def test_the_emulated_lrn_graph_info_says_emulated(
+    app: App, lrn_made: tuple[Path, Path, dict[int, float]], screenshots: Path
+) -> None:
+    _, graph, output_snr = lrn_made
+    groups = group_names(emulated.PROGRAM)["forward"]
+    with app.page(model=graph) as me:
+        me.select_graph("forward")
+        info = me.panel("Graph info")
+        assert info["accuracy"].endswith("(emulated)"), info
+        assert info["numeric gap values"].startswith("EMULATED"), info
+        me.screenshot(screenshots / "numerics_emulated_lrn_graph_info.png")
+        island = next(p for p in output_snr if groups[p].startswith("CPU island 2"))
+        me.select_layer(groups[island])
+        attrs = me.panel("Layer attributes")
+        assert attrs.get("output SNR", "").startswith(f"{output_snr[island]:.2f} dB at "), attrs
