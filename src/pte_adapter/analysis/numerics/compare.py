@@ -29,6 +29,7 @@ from pte_adapter.analysis.numerics.layers import method_input_key
 from pte_adapter.analysis.numerics.logged import LoggedRun
 from pte_adapter.analysis.numerics.metrics import compare, stats
 from pte_adapter.analysis.numerics.rows import (
+    BY_INPUT,
     BY_LAYER,
     BY_PROVENANCE,
     MethodNumerics,
@@ -111,17 +112,18 @@ def _no_partner(o: SideOutput, side: Side, reference: Side, method: str) -> str:
         return f"the {kind} of the method's {o.layer.layer}: {NO_INPUT_LOGGED}"
     if o.layer.uncertain:
         return f"{o.layer.layer} is a guess ({o.layer.uncertain}): not joined"
-    known = any(o.layer.key in (n.aten_name, n.name) for n in record.nodes)
-    if known:
+    names, origins = reference.node_names(method)
+    if o.layer.key in names:
         return (
             f"the reference's run logs no output of {o.layer.layer} (no instruction of it writes "
             "that node's output alone: it is inside a delegate partition, or a view that does "
             "not run)"
         )
-    if o.layer.origin and any(o.layer.origin == n.origin for n in record.nodes):
+    made_from = next((n for n in (o.layer.origin, o.layer.key) if n in origins), "")
+    if made_from:
         return (
-            f"the reference's run logs no output of a node made from {o.layer.origin} (the node "
-            f"{o.layer.layer} carries the value of) alone, or several: not joined"
+            f"the reference's run logs no output that carries the value of {made_from} (the node "
+            f"{o.layer.layer} is or was made from), or several do: not joined"
         )
     return f"{NOT_IN_REFERENCE} {o.layer.layer}"
 
@@ -187,11 +189,14 @@ def _joined(
     if joined_by == BY_PROVENANCE:
         note = "; ".join(n for n in (note, _provenance_note(o, r, reshaped)) if n)
         a = a.reshape(b.shape)
+    if joined_by == BY_INPUT:
+        note = "; ".join(n for n in (note, _input_note(r)) if n)
     row = _row(side, method, runs[0], o)
+    by_input = joined_by == BY_INPUT  # no instruction of the reference wrote it
     return replace(
         row,
-        reference_instructions=(r.instruction,),
-        reference_output=r.logged.position,
+        reference_instructions=() if by_input else (r.instruction,),
+        reference_output=0 if by_input else r.logged.position,
         reference_dtype=dtype_name(r.logged.tensor.scalar_type),
         reference_dequantized=theirs.quant,
         reference_layer=r.layer.layer,
@@ -206,6 +211,13 @@ def _elements(shape: list[int]) -> int:
     for d in shape:
         count *= d
     return count
+
+
+def _input_note(r: SideOutput) -> str:
+    return (
+        f"against the reference's {r.layer.layer}, as its instruction {r.instruction} "
+        f"({', '.join(r.runtime_ops)}) logged it among its arguments (argument {r.logged.position})"
+    )
 
 
 def _provenance_note(o: SideOutput, r: SideOutput, reshaped: bool) -> str:
@@ -259,6 +271,7 @@ def _method_rows(side: Side, reference: Side | None, m: MethodNumerics, method: 
             by_key.setdefault(r.layer.key, []).append(r)
         if r.layer.origin and not r.layer.uncertain:
             by_origin.setdefault(r.layer.origin, []).append(r)
+    ref_inputs = {r.layer.key: r for r in reference.inputs(ref_method, ref_run).values()}
     missing: list[str] = []
     for o in outputs:
         candidates = by_key.get(o.layer.key) if o.layer.key and not o.layer.uncertain else None
@@ -266,6 +279,8 @@ def _method_rows(side: Side, reference: Side | None, m: MethodNumerics, method: 
         if not candidates and o.layer.key and o.layer.origin and not o.layer.uncertain:
             candidates = _same_origin(by_origin.get(o.layer.origin, []), o)
             joined_by = BY_PROVENANCE
+        if not candidates and o.layer.key in ref_inputs:
+            candidates, joined_by = [ref_inputs[o.layer.key]], BY_INPUT
         if not candidates:
             why = _no_partner(o, side, reference, method.name)
             if why.startswith(NOT_IN_REFERENCE):

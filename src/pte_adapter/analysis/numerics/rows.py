@@ -20,6 +20,7 @@ AOT: Final = "aot"  # the reference of `--aot`: the ETRecord's graph, run by the
 # How a row was paired with the reference's (`NumericRow.joined_by`; compare.py).
 BY_LAYER: Final = "layer"
 BY_PROVENANCE: Final = "provenance"
+BY_INPUT: Final = "method input"  # a method input's quantization and the reference's input
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class NumericRow:
     reference_dequantized: QuantParams | None = None
     reference_layer: str = ""  # the reference output's layer
     # How it was paired with the reference's: "layer" (the same node), "provenance" (two nodes
-    # carrying the value of the same node of the network); "" when nothing was joined.
+    # carrying the value of the same node of the network), "method input" (the reference's
+    # method input, as a delegate call logged it); "" when nothing was joined.
     joined_by: str = ""
     metrics: Metrics | None = None  # None: nothing compared (no reference given)
     stats: ValueStats | None = None  # the values on their own

@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pte_adapter.analysis.numerics.layers import NO_LAYER, OutputLayer, output_layer
+from pte_adapter.analysis.numerics.layers import (
+    NO_LAYER,
+    OutputLayer,
+    method_input_key,
+    output_layer,
+)
 from pte_adapter.analysis.numerics.logged import (
     LoggedOutput,
     LoggedRun,
@@ -89,11 +94,15 @@ class Side:
     source: ProgramSource | None
     run: RecordedRun
     logs: ProgramLogs = field(init=False)
-    _values: dict[tuple[str, int, int, int], Values] = field(default_factory=dict, init=False)
+    _values: dict[tuple[str, int, int, int, int], Values] = field(default_factory=dict, init=False)
     _finders: dict[str, QuantParamsFinder] = field(default_factory=dict, init=False)
     # Per method: its exported graph indexed, and each delegate call's outputs' writers.
     _graphs: dict[str, GraphIndex] = field(default_factory=dict, init=False)
     _writers: dict[tuple[str, int], list[Written]] = field(default_factory=dict, init=False)
+    _readers: dict[str, MethodReaders] = field(default_factory=dict, init=False)
+    _names: dict[str, tuple[frozenset[str], frozenset[str]]] = field(
+        default_factory=dict, init=False
+    )
 
     def __post_init__(self) -> None:
         flows = {name: p.dataflow for name, p in self.partitions.items()}
@@ -156,6 +165,33 @@ class Side:
             )
         return out
 
+    def inputs(self, method: Method, run: LoggedRun) -> dict[int, SideOutput]:
+        """Method input position -> its value, where a delegate call logged it as an argument,
+        keyed as a method input's (de)quantization is (`layers.method_input_key`)."""
+        record = self.program.etrecord.methods.get(method.name) if self.program.etrecord else None
+        names = record.user_inputs if record is not None else ()
+        parts = self.partitions[method.name]
+        out = {}
+        for k, o in run.inputs.items():
+            name = names[k] if k < len(names) else str(k)
+            layer = OutputLayer((), f"input {name}", method_input_key(k), "", "", "")
+            part = parts.partitions[parts.partition_of[o.instruction]]
+            ops = runtime_ops(method, o.instruction)
+            out[k] = SideOutput(o, layer, ops, part.index, part.name, "")
+        return out
+
+    def node_names(self, method: str) -> tuple[frozenset[str], frozenset[str]]:
+        """(every node's names, ATen and edge; every node's origin) in the method's exported
+        graph, gathered once (a reason for each unjoined output looks them up)."""
+        found = self._names.get(method)
+        if found is None:
+            record = self.program.etrecord.methods.get(method) if self.program.etrecord else None
+            nodes = record.nodes if record is not None else []
+            names = frozenset(n for node in nodes for n in (node.aten_name, node.name) if n)
+            origins = frozenset(node.origin for node in nodes if node.origin)
+            found = self._names[method] = (names, origins)
+        return found
+
     def _graph(self, method: str, record: EtRecordMethod) -> GraphIndex:
         index = self._graphs.get(method)
         if index is None:
@@ -170,7 +206,9 @@ class Side:
             assert self.source is not None
             src = self.source.methods.get(method.name)
             flow = self.partitions[method.name].dataflow
-            readers = MethodReaders(method, flow, src)
+            readers = self._readers.get(method.name)
+            if readers is None:  # one index of the method's readers for all its calls
+                readers = self._readers[method.name] = MethodReaders(method, flow, src)
             outputs = []
             for v in flow.io[call].output_tensors:
                 t = method.tensor(v)
@@ -181,7 +219,9 @@ class Side:
         return found
 
     def values(self, method: Method, run: LoggedRun, o: LoggedOutput) -> Values:
-        key = (method.name, run.run, o.instruction, o.position)
+        # By its debug event: a delegate's argument (a method input) shares its instruction
+        # and position with one of its outputs.
+        key = (method.name, run.run, o.event, o.position, o.outputs)
         found = self._values.get(key)
         if found is None:
             found = self._values[key] = self._decode(method, o)
