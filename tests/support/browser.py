@@ -384,6 +384,26 @@ _LAYER_FILL_POINTS_JS = """(ids) => {
   return out;
 }"""
 
+# Points along the middle of the bar Model Explorer draws at the bottom of each drawn layer when
+# node data is shown (the colours of the op nodes inside it, one segment per colour, widths by
+# count): fraction 0.9 of the layer's height, at each given fraction of its width.
+_LAYER_BAR_POINTS_JS = """([ids, fractions]) => {
+  const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
+  const box = r.container.nativeElement.getBoundingClientRect();
+  const out = {};
+  for (const id of ids) {
+    const n = r.curModelGraph.nodesById[id];
+    if (!n || !r.nodesToRender.some(x => x.node.id === id)) { out[id] = null; continue; }
+    const x0 = (n.globalX || 0) + (n.x || 0), y0 = (n.globalY || 0) + (n.y || 0);
+    out[id] = fractions.map(fx => {
+      const p = r.webglRendererThreejsService.convertScenePosToScreen(
+          x0 + (n.width || 0) * fx, y0 + (n.height || 0) * 0.9);
+      return [box.left + p.x, box.top + p.y];
+    });
+  }
+  return out;
+}"""
+
 # The colour of a capture at the given points (capture pixel coordinates).
 _PIXELS_JS = """async ([b64, points]) => {
   const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
@@ -542,6 +562,25 @@ class MEPage:
             local = [[x - origin["x"], y - origin["y"]] for x, y in pts]
             found = self.page.evaluate(_PIXELS_JS, [base64.b64encode(shot).decode(), local])
             out[gid] = max(set(found), key=found.count)
+        return out
+
+    def layer_bars(self, group_ids: list[str], points: int = 25) -> dict[str, list[str] | None]:
+        """The colours along the node-data bar of each drawn layer ("#rrggbb" at `points` evenly
+        spaced points across its middle, its ends left out: a segment edge is blended); None
+        for a layer that is not drawn."""
+        self.page.mouse.move(0, 0)
+        self.page.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
+        fractions = [0.04 + 0.92 * k / (points - 1) for k in range(points)]
+        where = self.page.evaluate(_LAYER_BAR_POINTS_JS, [group_ids, fractions])
+        origin = self.renderer().bounding_box()
+        assert origin is not None
+        shot = base64.b64encode(self.capture()).decode()
+        out: dict[str, list[str] | None] = {}
+        for gid, pts in where.items():
+            local = [[x - origin["x"], y - origin["y"]] for x, y in pts] if pts else None
+            out[gid] = self.page.evaluate(_PIXELS_JS, [shot, local]) if local else None
         return out
 
     # search

@@ -10,7 +10,10 @@ noise (`inf`, two equal tensors) is drawn as `INF_DB`, which the overlay's name 
 
 Values are read from the analysis (`analysis/numerics/`), placed on the node ids the plan drew
 (`render/plan/`): an instruction with several compared outputs takes the worst of them, as does a
-partition's group of its outputs (the tensors that leave it: `NumericRow.boundary`).
+partition's group of its outputs (the tensors that leave it: `NumericRow.boundary`). Model
+Explorer (0.1.34's web app) does not paint a group by its own value: it draws under each
+group a bar of the colours of the op nodes inside it, and leaves group values out of its
+aggregated stats; the group's value is kept in the file for other readers of the node data.
 """
 
 from __future__ import annotations
