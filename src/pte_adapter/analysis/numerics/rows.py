@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # the row's parts; every view imports this module, the number
     from pte_adapter.analysis.numerics.values import QuantParams
 
 DEFAULT_THRESHOLD_DB: Final = 30.0
+# Rows within this of the lowest SNR print the same SNR (two decimals): one loss (`summarise`).
+SAME_SNR_DB: Final = 0.005
 AOT: Final = "aot"  # the reference of `--aot`: the ETRecord's graph, run by the Inspector
 # How a row was paired with the reference's (`NumericRow.joined_by`; compare.py).
 BY_LAYER: Final = "layer"
@@ -137,8 +139,19 @@ class ProgramNumerics:
 
 
 def summarise(m: MethodNumerics) -> None:
-    """Set the method's worst row and its first row below the threshold."""
+    """Set the method's worst row and its first row below the threshold.
+
+    The worst is the first, in instruction order, of the rows within `SAME_SNR_DB` of the lowest
+    SNR: a dequantize of a delegate's INT8 output lands a float rounding away from it (lower or
+    higher), and naming that kernel's CPU island would put the loss where the value was only
+    carried."""
     compared = [r for r in m.compared if r.snr_db is not None and not math.isnan(r.snr_db)]
-    m.worst = min(compared, key=lambda r: (r.snr_db, r.first_instruction), default=None)
+    lowest = min((r.snr_db for r in compared if r.snr_db is not None), default=None)
+    tied = [
+        r
+        for r in compared
+        if lowest is not None and r.snr_db is not None and r.snr_db <= lowest + SAME_SNR_DB
+    ]
+    m.worst = min(tied, key=lambda r: (r.first_instruction, r.output), default=None)
     below = sorted(m.below(m.threshold_db), key=lambda r: (r.first_instruction, r.output))
     m.first_below = below[0] if below else None
