@@ -156,15 +156,9 @@ def _joined(
     o, r = pair
     if o.layer.module_path and r.layer.module_path and o.layer.module_path != r.layer.module_path:
         return f"{o.layer.layer} is {o.layer.module} here, {r.layer.module} in the reference"
-    mine_shape, their_shape = list(o.logged.tensor.sizes), list(r.logged.tensor.sizes)
-    reshaped = mine_shape != their_shape
-    if reshaped and not (
-        joined_by == BY_PROVENANCE
-        and _elements(mine_shape) == _elements(their_shape)
-        and _views_only(side, method.name, o)
-        and _views_only(reference, ref_method.name, r)
-    ):
-        return f"shapes differ: {mine_shape} here, {their_shape} in the reference"
+    reshaped = list(o.logged.tensor.sizes) != list(r.logged.tensor.sizes)
+    if reshaped and (why := _shapes_differ(side, reference, (method, ref_method), pair, joined_by)):
+        return why
     mine = side.values(method, runs[0], o.logged)
     theirs = reference.values(ref_method, runs[1], r.logged)
     for v, whose in ((mine, "its"), (theirs, "the reference's")):
@@ -204,6 +198,27 @@ def _joined(
         metrics=compare(a, b),
         note="; ".join(n for n in (row.note, note) if n),
     )
+
+
+def _shapes_differ(
+    side: Side,
+    reference: Side,
+    methods: tuple[Method, Method],
+    pair: tuple[SideOutput, SideOutput],
+    joined_by: str,
+) -> str:
+    """'' when outputs of two shapes are one value through views (a join by provenance), else
+    why they are not compared."""
+    o, r = pair
+    mine, theirs = list(o.logged.tensor.sizes), list(r.logged.tensor.sizes)
+    if (
+        joined_by == BY_PROVENANCE
+        and _elements(mine) == _elements(theirs)
+        and _views_only(side, methods[0].name, o)
+        and _views_only(reference, methods[1].name, r)
+    ):
+        return ""
+    return f"shapes differ: {mine} here, {theirs} in the reference"
 
 
 def _elements(shape: list[int]) -> int:
@@ -264,13 +279,7 @@ def _method_rows(side: Side, reference: Side | None, m: MethodNumerics, method: 
         return
     ref_run = ref_runs[m.run]
     m.reference_emulated = ref_run.emulated
-    by_key: dict[str, list[SideOutput]] = {}
-    by_origin: dict[str, list[SideOutput]] = {}
-    for r in reference.outputs(ref_method, ref_run):
-        if r.layer.key and not r.layer.uncertain:
-            by_key.setdefault(r.layer.key, []).append(r)
-        if r.layer.origin and not r.layer.uncertain:
-            by_origin.setdefault(r.layer.origin, []).append(r)
+    by_key, by_origin = _by_layer(reference.outputs(ref_method, ref_run))
     ref_inputs = {r.layer.key: r for r in reference.inputs(ref_method, ref_run).values()}
     missing: list[str] = []
     for o in outputs:
@@ -298,6 +307,20 @@ def _method_rows(side: Side, reference: Side | None, m: MethodNumerics, method: 
             m.rows.append(made)
     if missing:
         m.problems.append(not_in_reference(method.name, missing))
+
+
+def _by_layer(
+    outputs: list[SideOutput],
+) -> tuple[dict[str, list[SideOutput]], dict[str, list[SideOutput]]]:
+    """The reference's outputs by layer key and by origin (the network node they carry)."""
+    by_key: dict[str, list[SideOutput]] = {}
+    by_origin: dict[str, list[SideOutput]] = {}
+    for r in outputs:
+        if r.layer.key and not r.layer.uncertain:
+            by_key.setdefault(r.layer.key, []).append(r)
+        if r.layer.origin and not r.layer.uncertain:
+            by_origin.setdefault(r.layer.origin, []).append(r)
+    return by_key, by_origin
 
 
 def _same_origin(candidates: list[SideOutput], o: SideOutput) -> list[SideOutput]:
