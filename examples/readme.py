@@ -85,7 +85,7 @@ README_NOTES = """\
   kernel library: the pip runtime refuses `xnnpack_lrn.pte` ("Missing operator"), and the LRN
   programs here would need a custom kernel on a board. The float reference
   (`emulated/float_reference/`, ~115 MB, git-ignored) rewrites that one operator as an
-  `avg_pool2d` over a view before lowering. See `docs/numerics_emulated.md`.
+  `avg_pool2d` over a view before lowering. See `docs/numerics.md` (the Ethos-U path, emulated).
 - **What-if pairs** (`build_whatif_pairs.py`, listed in `whatif_pairs.json`): one network
   exported fragmented and fixed (a check removed, an operator replaced, a block quantized, another
   target), the truth a what-if is checked against. `mv2_residual_npu_ethosu85` is the fixed twin

@@ -36,6 +36,7 @@ from tests.support.numerics import (
 
 REL = 1e-3
 SNR_DB = 0.01
+FP32_ISLAND = "numerics_island_fp32"
 
 
 @cache
@@ -97,6 +98,8 @@ def test_reference_snr_per_layer_equals_numpy(stem: str, reference: str) -> None
     ours, theirs = runtime_outputs(stem), runtime_outputs(reference)
     for row in m.rows:
         assert row.metrics is not None
+        if row.joined_by == "method input":  # no instruction wrote it: tested below
+            continue
         values = ours[(row.instructions[0], row.output)]
         signal = theirs[(row.reference_instructions[0], row.reference_output)]
         if row.dequantized is not None:
@@ -131,6 +134,72 @@ def test_an_island_splits_the_gap_by_partition() -> None:
     int8 = [r for r in m.rows if r.dtype == "int8"]
     assert int8 and all(r.dequantized is not None for r in int8)
     assert all("XnnpackBackend payload" in r.dequantized.source for r in int8 if r.dequantized)
+
+
+def test_a_calls_outputs_are_the_nodes_that_wrote_them() -> None:
+    """The first XNNPACK call of numerics_island returns two tensors of one shape: the pip
+    runtime's own log says which is which (the second is 1 + the first squared, and the CPU
+    island's pow reads the second), and the rows name them so, on both sides of the pair: `relu`
+    and `add`, proved from the ETRecord's graph (the Inspector's rule names the first `mul`)."""
+    values = runtime_outputs(FP32_ISLAND)
+    first, second, powered = values[(0, 0)], values[(0, 1)], values[(1, 0)]
+    assert np.allclose(second, 1 + first * first, rtol=1e-5) and first.min() >= 0
+    assert np.allclose(powered, second**0.75, rtol=1e-5)
+    for stem in (FP32_ISLAND, "numerics_island_int8"):
+        rows = _analysis(stem).numerics
+        assert rows is not None
+        call = sorted(
+            (r for r in rows.methods["forward"].rows if r.instructions == (0,)),
+            key=lambda r: r.output,
+        )
+        assert [(r.layer, r.module) for r in call] == [
+            ("relu", "stem.1 (ReLU)"),
+            ("add", "norm (Squash)"),
+        ], stem
+        assert not any(r.layer_by_rule for r in call)
+
+
+def test_a_reference_of_another_network_names_the_layers_it_lacks() -> None:
+    """GapIslandNet against GapNet: the one layer of this run the reference's graph lacks is
+    named, and none of the reference's own (a node of the reference alone changes no row)."""
+    result = _analysis("numerics_island_int8", "numerics_xnnpack_fp32")
+    assert result.numerics is not None
+    m = result.numerics.methods["forward"]
+    (problem,) = m.problems
+    assert "1 of this run's layers are not in the reference's exported graph (pow_1" in problem
+    assert "not the same network" in problem
+    lacking = [u for u in m.unjoined if "has no node" in u.reason]
+    assert [u.layer for u in lacking] == ["pow_1"]
+
+
+def test_a_method_inputs_quantization_joins_the_references_input() -> None:
+    """numerics_portable_int8 quantizes its input on the CPU (and dequantizes it); the same
+    network's XNNPACK float export hands that input to its delegate call, which the runtime logs
+    with its arguments. The two rows compare the dequantized input with the input the reference's
+    ETRecord records (numpy; ExecuTorch's own ETRecord parser). Against the portable float
+    export, which logs no input, they say why."""
+    import warnings
+
+    from executorch.devtools.etrecord import parse_etrecord
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        record = parse_etrecord(str(example("numerics_xnnpack_fp32").with_suffix(".etrecord")))
+    x = record._representative_inputs[0][0].numpy().astype(np.float64)
+    m = _forward(_analysis("numerics_portable_int8", "numerics_xnnpack_fp32"))
+    rows = [r for r in m.rows if r.joined_by == "method input"]
+    assert [r.instructions for r in rows] == [(4,), (5,)]
+    values = runtime_outputs("numerics_portable_int8")
+    for r in rows:
+        assert r.layer == "input x" and r.metrics is not None and r.reference_instructions == ()
+        q = r.dequantized if r.dequantized is not None else None
+        mine = values[(r.instructions[0], 0)]
+        if q is not None:
+            mine = (mine - q.zero_point[0]) * q.scale[0]
+        assert abs(r.metrics.snr_db - snr_db(x, mine)) < SNR_DB, r
+    portable = _forward(_analysis("numerics_portable_int8", "numerics_portable"))
+    reasons = {u.instructions: u.reason for u in portable.unjoined}
+    assert "never its inputs" in reasons[(4,)] and "dequantization" in reasons[(5,)]
 
 
 def _inspector_metric(name: str, a: np.ndarray, b: np.ndarray) -> float:

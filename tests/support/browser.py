@@ -367,7 +367,7 @@ _INPUTS_PANEL_JS = """() => {
 
 # Points inside each given layer's box (page coordinates), away from its label at the top: where
 # its fill colour shows. From the renderer's own layout, like the layer icon above.
-_LAYER_FILL_POINTS_JS = """(ids) => {
+_LAYER_FILL_POINTS_JS = """([ids, fractions]) => {
   const r = window.me_test && window.me_test.renderers && window.me_test.renderers[0];
   const box = r.container.nativeElement.getBoundingClientRect();
   const out = {};
@@ -375,7 +375,7 @@ _LAYER_FILL_POINTS_JS = """(ids) => {
     const n = r.curModelGraph.nodesById[id];
     if (!n || !r.nodesToRender.some(x => x.node.id === id)) { out[id] = null; continue; }
     const x0 = (n.globalX || 0) + (n.x || 0), y0 = (n.globalY || 0) + (n.y || 0);
-    out[id] = [[0.12, 0.8], [0.5, 0.85], [0.88, 0.8]].map(([fx, fy]) => {
+    out[id] = fractions.map(([fx, fy]) => {
       const p = r.webglRendererThreejsService.convertScenePosToScreen(
           x0 + (n.width || 0) * fx, y0 + (n.height || 0) * fy);
       return [box.left + p.x, box.top + p.y];
@@ -524,24 +524,34 @@ class MEPage:
     def layer_fills(self, group_ids: list[str]) -> dict[str, str | None]:
         """The colour each drawn layer is filled with ("#rrggbb": the most common of three points
         inside its box, below its label); None for a layer that is not drawn."""
+        found = self._layer_colours(group_ids, [[0.12, 0.8], [0.5, 0.85], [0.88, 0.8]])
+        return {g: max(set(c), key=c.count) if c else None for g, c in found.items()}
+
+    def layer_bars(self, group_ids: list[str], points: int = 25) -> dict[str, list[str] | None]:
+        """The colours along the bar Model Explorer draws at the bottom of each drawn layer when
+        node data is shown (the colours of the op nodes inside it, one segment per colour, widths
+        by count): `points` evenly spaced across its middle (90% of the layer's height), its ends
+        left out; None for a layer that is not drawn. A segment's edge is blended."""
+        fractions = [[0.04 + 0.92 * k / (points - 1), 0.9] for k in range(points)]
+        return self._layer_colours(group_ids, fractions)
+
+    def _layer_colours(
+        self, group_ids: list[str], fractions: list[list[float]]
+    ) -> dict[str, list[str] | None]:
         # A layer under the mouse (where the last click left it) is drawn a shade darker: move
         # the mouse off the graph and let two frames render before reading colours.
         self.page.mouse.move(0, 0)
         self.page.evaluate(
             "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
         )
-        points = self.page.evaluate(_LAYER_FILL_POINTS_JS, group_ids)
+        points = self.page.evaluate(_LAYER_FILL_POINTS_JS, [group_ids, fractions])
         origin = self.renderer().bounding_box()
         assert origin is not None
-        shot = self.capture()
-        out: dict[str, str | None] = {}
+        shot = base64.b64encode(self.capture()).decode()
+        out: dict[str, list[str] | None] = {}
         for gid, pts in points.items():
-            if pts is None:
-                out[gid] = None
-                continue
-            local = [[x - origin["x"], y - origin["y"]] for x, y in pts]
-            found = self.page.evaluate(_PIXELS_JS, [base64.b64encode(shot).decode(), local])
-            out[gid] = max(set(found), key=found.count)
+            local = [[x - origin["x"], y - origin["y"]] for x, y in pts] if pts else None
+            out[gid] = self.page.evaluate(_PIXELS_JS, [shot, local]) if local else None
         return out
 
     def wait_fill(self, node_id: str, colour: str, timeout: float = 30) -> str | None:

@@ -10,7 +10,10 @@ An ETRecord (`<stem>.etrecord`, written by `ETRecord.save`) is a zip. Only its J
   `forward` method): torch.export's JSON serialisation of the edge graph before delegation. Each
   node has a `target` and string `metadata`: `debug_handle`, `nn_module_stack`
   (`key,path,class;key,path,class;...`, outermost module first), `stack_trace`, `torch_fn`; its
-  `outputs` name tensors whose `sizes` the graph's `tensor_values` hold (kept when all static).
+  `inputs` and `outputs` name tensors (`as_tensor`, `as_tensors`: the graph's dataflow), whose
+  `sizes` the graph's `tensor_values` hold (kept when all static). The graph's `signature` names
+  the method's inputs (`user_input`, in order; the rest are weights, buffers and constants) and
+  its `outputs` the tensors it returns.
   Its `from_node` metadata (a JSON text: the chain of nodes it was made from, each with its
   graph's `graph_id`) gives the name of the node it came from in the ATen graph
   (`exported_program`, whose graph id the part `export_graph_id` holds): the name ExecuTorch's
@@ -83,6 +86,12 @@ class FxNode:
     # id (the part `export_graph_id`), so a view that names no row pays nothing for them.
     provenance: str = field(default="", repr=False)
     export_graph: int | None = field(default=None, repr=False)
+    # The tensors it reads and writes, by name (the graph's edges).
+    inputs: tuple[str, ...] = field(default=(), repr=False)
+    outputs: tuple[str, ...] = field(default=(), repr=False)
+    # Each argument that is a number (`as_float`, `as_int`), else None, in argument order: a
+    # quantize node's scale and zero point.
+    numbers: tuple[float | int | None, ...] = field(default=(), repr=False)
 
     @cached_property
     def aten_name(self) -> str:
@@ -109,6 +118,8 @@ class EtRecordMethod:
     delegates: dict[int, str]  # delegate instruction id -> backend id
     nodes: list[FxNode] = field(default_factory=list)
     nodes_by_handle: dict[int, list[FxNode]] = field(default_factory=dict)
+    user_inputs: tuple[str, ...] = ()  # the method's inputs' tensor names, in order
+    graph_outputs: tuple[str, ...] = ()  # the tensors the method returns, by name
 
 
 @dataclass
@@ -210,19 +221,27 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
         if edge_method is None or edge_method not in methods:
             continue
         doc = _json(zf, info, label, budget)
-        method = methods[edge_method]
-        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget, export_graph)
-        for node in method.nodes:
-            if node.debug_handle is not None:
-                same = method.nodes_by_handle.setdefault(node.debug_handle, [])
-                same.append(node)
-                if len(same) > MAX_NODES_PER_HANDLE:
-                    raise LimitExceededError(
-                        f"more than {MAX_NODES_PER_HANDLE} graph nodes carry debug handle "
-                        f"{node.debug_handle} (limit {MAX_NODES_PER_HANDLE})",
-                        part=f"{label}:{info.filename}",
-                    )
+        _read_graph(methods[edge_method], doc, f"{label}:{info.filename}", budget, export_graph)
     return EtRecord(label, methods, ATEN_PROGRAM in by_name)
+
+
+def _read_graph(
+    method: EtRecordMethod, doc: Any, part: str, budget: _Budget, export_graph: int | None
+) -> None:
+    """The method's recorded graph: its nodes, indexed by debug handle, and its inputs and
+    outputs."""
+    method.nodes = _graph_nodes(doc, part, budget, export_graph)
+    method.user_inputs, method.graph_outputs = _graph_io(doc)
+    for node in method.nodes:
+        if node.debug_handle is not None:
+            same = method.nodes_by_handle.setdefault(node.debug_handle, [])
+            same.append(node)
+            if len(same) > MAX_NODES_PER_HANDLE:
+                raise LimitExceededError(
+                    f"more than {MAX_NODES_PER_HANDLE} graph nodes carry debug handle "
+                    f"{node.debug_handle} (limit {MAX_NODES_PER_HANDLE})",
+                    part=part,
+                )
 
 
 def _edge_method(filename: str) -> str | None:
@@ -326,9 +345,56 @@ def _graph_nodes(
                 output_shapes=_output_shapes(node.get("outputs"), shapes),
                 provenance=_text_of(meta.get("from_node"))[:MAX_PROVENANCE_TEXT],
                 export_graph=export_graph,
+                inputs=_tensor_names(_args(node.get("inputs"))),
+                numbers=_numbers(_args(node.get("inputs"))),
+                outputs=_tensor_names(node.get("outputs")),
             )
         )
     return nodes
+
+
+def _tensor_names(args: Any) -> tuple[str, ...]:
+    """The tensor names among serialized arguments (`as_tensor`, `as_tensors`); anything else,
+    malformed or not, names none: the edges are extra evidence (`analysis/numerics/writers.py`)."""
+    names: list[str] = []
+    for arg in args if isinstance(args, list) else ():
+        if not isinstance(arg, dict):
+            continue
+        one, many = arg.get("as_tensor"), arg.get("as_tensors")
+        for t in [one] if isinstance(one, dict) else many if isinstance(many, list) else []:
+            name = t.get("name") if isinstance(t, dict) else None
+            if isinstance(name, str):
+                names.append(name)
+    return tuple(names)
+
+
+def _numbers(args: list[Any]) -> tuple[float | int | None, ...]:
+    out: list[float | int | None] = []
+    for arg in args:
+        value = arg.get("as_float", arg.get("as_int")) if isinstance(arg, dict) else None
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        out.append(value if number else None)
+    return tuple(out)
+
+
+def _args(inputs: Any) -> list[Any]:
+    """A node's serialized inputs' arguments (`{"name": ..., "arg": {...}}` each)."""
+    return [i.get("arg") for i in inputs if isinstance(i, dict)] if isinstance(inputs, list) else []
+
+
+def _graph_io(doc: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the method's user inputs, the graph's outputs) by tensor name; () where not recorded."""
+    module = doc.get("graph_module") if isinstance(doc, dict) else None
+    module = module if isinstance(module, dict) else {}
+    graph, signature = module.get("graph"), module.get("signature")
+    specs = signature.get("input_specs") if isinstance(signature, dict) else None
+    user = [
+        s["user_input"].get("arg")
+        for s in (specs if isinstance(specs, list) else [])
+        if isinstance(s, dict) and isinstance(s.get("user_input"), dict)
+    ]
+    outputs = graph.get("outputs") if isinstance(graph, dict) else None
+    return _tensor_names(user), _tensor_names(outputs)
 
 
 def _text_of(value: Any) -> str:

@@ -10,7 +10,10 @@ noise (`inf`, two equal tensors) is drawn as `INF_DB`, which the overlay's name 
 
 Values are read from the analysis (`analysis/numerics/`), placed on the node ids the plan drew
 (`render/plan/`): an instruction with several compared outputs takes the worst of them, as does a
-partition's group (its outputs, the tensors that leave it).
+partition's group of its outputs (the tensors that leave it: `NumericRow.boundary`). Model
+Explorer (0.1.34's web app) does not paint a group by its own value: it draws under each
+group a bar of the colours of the op nodes inside it, and leaves group values out of its
+aggregated stats; the group's value is kept in the file for other readers of the node data.
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ def method_values(m: MethodNumerics, placement: MethodPlacement, metric: str) ->
         for i in r.instructions:
             if 0 <= i < len(placement.instructions):
                 per_node.setdefault(placement.instructions[i], []).append(v)
-        per_group.setdefault(r.partition, []).append(v)
+        if r.boundary:
+            per_group.setdefault(r.partition, []).append(v)
     out = {node: _worst(vs, lower_is_worse) for node, vs in per_node.items()}
     for p, vs in per_group.items():
         if 0 <= p < len(placement.groups):
@@ -96,7 +100,8 @@ def numerics_node_data(
     _, label, lower_is_worse = METRICS[metric]
     n = result.numerics
     against = "" if n is None or n.reference is None else f" vs {n.reference}"
-    emulated = " (EMULATED)" if n is not None and (n.emulated or n.reference_emulated) else ""
+    # What matters first, where Model Explorer's panel cuts the name short: an emulated run.
+    emulated = "EMULATED run: " if n is not None and (n.emulated or n.reference_emulated) else ""
     out: dict[str, Any] = {}
     for ma in result.methods:
         m = ma.numerics
@@ -105,7 +110,7 @@ def numerics_node_data(
         placement = plan.methods[ma.name]
         values = method_values(m, placement, metric)
         out[placement.graph_id] = {
-            "name": f"numeric gap: {label}{against}{emulated}",
+            "name": f"{emulated}numeric gap{against}: {label}",
             "results": {k: {"value": float(f"{v:.6g}")} for k, v in values.items()},
             "gradient": gradient(lower_is_worse),
         }

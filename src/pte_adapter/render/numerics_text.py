@@ -8,6 +8,7 @@ from typing import Final
 
 from pte_adapter.analysis.numerics.rows import (
     AOT,
+    BY_PROVENANCE,
     MethodNumerics,
     NumericRow,
     ProgramNumerics,
@@ -105,9 +106,10 @@ def _short(r: NumericRow | None) -> str:
 def _row_line(r: NumericRow, compared: bool) -> str:
     shape = "x".join(str(d) for d in r.shape) or "scalar"
     ins = ",".join(str(i) for i in r.instructions)
-    layer = r.layer + (" ?" if r.layer_by_rule else "")
+    mark = " ?" if r.layer_by_rule else " ~" if r.joined_by == BY_PROVENANCE else ""
+    layer = r.layer[: 22 - len(mark)] + mark
     head = (
-        f"  {ins:>5}  {', '.join(r.runtime_ops)[:34]:34}  {layer[:22]:22}  "
+        f"  {ins:>5}  {', '.join(r.runtime_ops)[:34]:34}  {layer:22}  "
         f"{r.module[:24]:24}  {shape:>12}"
     )
     if compared and r.metrics is not None:
@@ -160,6 +162,11 @@ def _method_text(m: MethodNumerics, everything: bool) -> list[str]:
         lines.append(
             "  ?: one of several outputs of a call, its layer named by the Inspector's rule "
             "(--all says more)"
+        )
+    if any(r.joined_by == BY_PROVENANCE for r in m.rows) and not everything:
+        lines.append(
+            "  ~: joined by provenance: the reference computes the same node of the network "
+            "another way (--all names both)"
         )
     if compared:
         if m.worst is not None:

@@ -4,6 +4,8 @@ reference.
 
 - logged: debug events -> each instruction's output tensors, per method and run
 - layers: each output's layer, op names and join key from the ETRecord
+- writers: which node of the ETRecord's graph wrote a delegate call's output, and what a quantize
+  kernel's value is (proved from the graph's edges and the program's dataflow)
 - values: a logged tensor's values as numbers; an integer tensor's quantization parameters
 - metrics: MSE, L1, SNR (the Inspector's definitions), mean and max |difference|, cosine
 - side: one program with its run (the above, once)

@@ -200,6 +200,7 @@ def _row(
         partition=o.partition,
         partition_name=o.partition_name,
         place=o.place,
+        boundary=o.boundary,
         output=o.logged.position,
         shape=tuple(t.sizes),
         dtype=dtype_name(t.scalar_type),

@@ -3,7 +3,9 @@
 What the runtime logs with intermediate-output logging on (ExecuTorch 1.5.1, `Method::execute` and
 the generated kernel wrappers): a KernelCall's `out` tensors, after it ran; a DelegateCall's every
 argument, inputs then outputs (the runtime cannot tell them apart: `method.cpp`), after it ran;
-and at the end of the run each method output, marked `output`. Each debug event carries the
+and at the end of the run each method output, marked `output`. A method input is never logged on
+its own; a delegate call that reads one logs it among its arguments, which is kept
+(`LoggedRun.inputs`): a reference's value of the input this program quantizes. Each debug event carries the
 (chain, instruction id) of the instruction it belongs to, like the profile events (`join.py`).
 A delegate may log values of its own with its own debug id (inside the delegate, not placed here:
 they are counted).
@@ -62,6 +64,9 @@ class LoggedRun:
     outputs: list[LoggedOutput] = field(default_factory=list)
     method_outputs: list[TensorRef] = field(default_factory=list)
     delegate_values: int = 0  # values a delegate logged with its own debug id (not placed)
+    # Method input position -> that input as the first delegate call reading it logged it
+    # (`position`: its argument index; `outputs`: 0).
+    inputs: dict[int, LoggedOutput] = field(default_factory=dict)
 
     @property
     def emulated(self) -> bool:
@@ -151,6 +156,22 @@ def _instruction_outputs(
     return placed, ""
 
 
+def _logged_inputs(
+    method: Method, index: int, events: list[DebugEvent], found: dict[int, LoggedOutput]
+) -> None:
+    """The method inputs a delegate call logged among its arguments (one event per argument)."""
+    ins = method.instructions[index]
+    if ins.kind is not InstructionKind.DELEGATE or len(events) != len(ins.args):
+        return
+    position = {v: k for k, v in enumerate(method.inputs)}
+    for arg, (j, e) in zip(ins.args, enumerate(events), strict=True):
+        k = position.get(arg)
+        tensors = _tensors(e.value)
+        if k is None or k in found or len(tensors) != 1 or _fits(method, arg, tensors[0]):
+            continue
+        found[k] = LoggedOutput(index, j, 0, arg, tensors[0], e.index)
+
+
 def _place(method: Method, flow: Dataflow, run: RunData) -> tuple[LoggedRun | None, str]:
     """The run's values on `method`'s instructions, or why they do not fit it."""
     logged = LoggedRun(run.index, run.name)
@@ -174,6 +195,7 @@ def _place(method: Method, flow: Dataflow, run: RunData) -> tuple[LoggedRun | No
         placed, why = _instruction_outputs(method, flow, index, by_instruction[index])
         if why:
             return None, why
+        _logged_inputs(method, index, by_instruction[index], logged.inputs)
         n = len(placed)
         logged.outputs.extend(
             LoggedOutput(index, pos, n, v, t, event) for pos, (v, t, event) in enumerate(placed)

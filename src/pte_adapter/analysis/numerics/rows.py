@@ -16,7 +16,13 @@ if TYPE_CHECKING:  # the row's parts; every view imports this module, the number
     from pte_adapter.analysis.numerics.values import QuantParams
 
 DEFAULT_THRESHOLD_DB: Final = 30.0
+# Rows within this of the lowest SNR print the same SNR (two decimals): one loss (`summarise`).
+SAME_SNR_DB: Final = 0.005
 AOT: Final = "aot"  # the reference of `--aot`: the ETRecord's graph, run by the Inspector
+# How a row was paired with the reference's (`NumericRow.joined_by`; compare.py).
+BY_LAYER: Final = "layer"
+BY_PROVENANCE: Final = "provenance"
+BY_INPUT: Final = "method input"  # a method input's quantization and the reference's input
 
 
 @dataclass(frozen=True)
@@ -37,11 +43,17 @@ class NumericRow:
     # One of several outputs of a call: `layer` is named by the Inspector's rule, a guess.
     layer_by_rule: bool = False
     place: str = ""  # its partition in short: `XNNPACK partition 1`, `CPU island 2`
+    boundary: bool = False  # it leaves its partition: another partition reads it, or it is returned
     dequantized: QuantParams | None = None  # how this side's integers were made real numbers
     reference_instructions: tuple[int, ...] = ()  # the reference program's (`--reference`)
     reference_output: int = 0  # which output of its instruction
     reference_dtype: str = ""
     reference_dequantized: QuantParams | None = None
+    reference_layer: str = ""  # the reference output's layer
+    # How it was paired with the reference's: "layer" (the same node), "provenance" (two nodes
+    # carrying the value of the same node of the network), "method input" (the reference's
+    # method input, as a delegate call logged it); "" when nothing was joined.
+    joined_by: str = ""
     metrics: Metrics | None = None  # None: nothing compared (no reference given)
     stats: ValueStats | None = None  # the values on their own
     note: str = ""  # e.g. "compared as integers, as the Inspector does"
@@ -127,8 +139,19 @@ class ProgramNumerics:
 
 
 def summarise(m: MethodNumerics) -> None:
-    """Set the method's worst row and its first row below the threshold."""
+    """Set the method's worst row and its first row below the threshold.
+
+    The worst is the first, in instruction order, of the rows within `SAME_SNR_DB` of the lowest
+    SNR: a dequantize of a delegate's INT8 output lands a float rounding away from it (lower or
+    higher), and naming that kernel's CPU island would put the loss where the value was only
+    carried."""
     compared = [r for r in m.compared if r.snr_db is not None and not math.isnan(r.snr_db)]
-    m.worst = min(compared, key=lambda r: (r.snr_db, r.first_instruction), default=None)
+    lowest = min((r.snr_db for r in compared if r.snr_db is not None), default=None)
+    tied = [
+        r
+        for r in compared
+        if lowest is not None and r.snr_db is not None and r.snr_db <= lowest + SAME_SNR_DB
+    ]
+    m.worst = min(tied, key=lambda r: (r.first_instruction, r.output), default=None)
     below = sorted(m.below(m.threshold_db), key=lambda r: (r.first_instruction, r.output))
     m.first_below = below[0] if below else None

@@ -2,8 +2,8 @@
 
 - every compared instruction node: its output's SNR (each output's, for a call with several),
   with MSE, max |difference| and cosine, and what its integers were dequantized with;
-- every partition (its group's attributes): `output SNR`, the worst over the tensors that leave
-  it, and where;
+- every partition (its group's attributes): `output SNR`, the worst over the compared tensors that
+  leave it (`NumericRow.boundary`: read by another partition or returned), and where;
 - the method (graph attributes, shown when nothing is selected): the `accuracy` line (first below
   the threshold, the worst), what it was compared with, and `EMULATED` when a side's values come
   from an emulated run.
@@ -71,7 +71,8 @@ def _method_attrs(graph: Graph, m: MethodNumerics, placement: MethodPlacement) -
     for r in m.compared:
         for i in r.instructions[-1:]:  # the instruction whose output it is
             by_instruction.setdefault(i, []).append(r)
-        by_partition.setdefault(r.partition, []).append(r)
+        if r.boundary:
+            by_partition.setdefault(r.partition, []).append(r)
     for i, rows in by_instruction.items():
         node = (
             nodes.get(placement.instructions[i]) if 0 <= i < len(placement.instructions) else None
