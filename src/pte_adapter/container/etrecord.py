@@ -25,9 +25,11 @@ from __future__ import annotations
 import json
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from pte_adapter.container import files
 from pte_adapter.errors import LimitExceededError, PteFormatError
@@ -93,13 +95,27 @@ def read_etrecord(
 ) -> EtRecord:
     """Read an ETRecord from a path (a regular file, inside the folder `inside` when given:
     `container/files.py`) or a binary file object; raise PteFormatError if malformed."""
+    return read_zip(file, read_record, name, inside)
+
+
+T = TypeVar("T")
+
+
+def read_zip(
+    file: str | Path | IO[bytes],
+    reader: Callable[[zipfile.ZipFile, str], T],
+    name: str | None = None,
+    inside: Path | None = None,
+) -> T:
+    """`reader(zip, label)` on the ETRecord at `file` (a path: a regular file, inside `inside`
+    when given; or a binary file object), every failure of the zip or its JSON a PteFormatError."""
     label = name or (Path(file).name if isinstance(file, (str, Path)) else "<etrecord>")
     if isinstance(file, (str, Path)):
         with files.open_regular(Path(file), label, inside) as f:
-            return read_etrecord(f, label)
+            return read_zip(f, reader, label)
     try:
         with zipfile.ZipFile(file) as zf:
-            return _read(zf, label)
+            return reader(zf, label)
     except PteFormatError:
         raise
     except RecursionError as e:
@@ -122,14 +138,18 @@ def read_etrecord(
         ) from e
 
 
-class _Budget:
+class JsonBudget:
+    """What the JSON parts read from one ETRecord have cost so far (its limits are the module's)."""
+
     def __init__(self) -> None:
         self.json_bytes = 0
         self.json_values = 0  # an upper bound, counted before each part is parsed
         self.nodes = 0
+        self.docs: dict[str, Any] = {}  # each part parsed once, by entry name
 
 
-def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
+def read_record(zf: zipfile.ZipFile, label: str, budget: JsonBudget | None = None) -> EtRecord:
+    """The ETRecord in an open zip (`budget`: what other parts read from it have cost)."""
     infos = zf.infolist()
     if len(infos) > MAX_ENTRIES:
         raise LimitExceededError(f"{len(infos)} zip entries (limit {MAX_ENTRIES})", part=label)
@@ -142,26 +162,27 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
             "ExecuTorch program)",
             part=label,
         )
-    budget = _Budget()
-    handle_doc = _dict(
-        _json(zf, by_name[DEBUG_HANDLE_MAP], label, budget), f"{label}:{DEBUG_HANDLE_MAP}"
+    budget = budget or JsonBudget()
+    handle_doc = json_object(
+        read_json_part(zf, by_name[DEBUG_HANDLE_MAP], label, budget), f"{label}:{DEBUG_HANDLE_MAP}"
     )
     delegate_doc: dict[str, Any] = {}
     if DELEGATE_MAP in by_name:
-        delegate_doc = _dict(
-            _json(zf, by_name[DELEGATE_MAP], label, budget), f"{label}:{DELEGATE_MAP}"
+        delegate_doc = json_object(
+            read_json_part(zf, by_name[DELEGATE_MAP], label, budget), f"{label}:{DELEGATE_MAP}"
         )
 
     methods: dict[str, EtRecordMethod] = {}
     for method_name, raw in handle_doc.items():
         part = f"{label}:{DEBUG_HANDLE_MAP}[{method_name!r}]"
         handles = {
-            _int_key(k, part): _handle_list(v, f"{part}[{k}]") for k, v in _dict(raw, part).items()
+            _int_key(k, part): _handle_list(v, f"{part}[{k}]")
+            for k, v in json_object(raw, part).items()
         }
         dpart = f"{label}:{DELEGATE_MAP}[{method_name!r}]"
         delegates: dict[int, str] = {}
-        for k, v in _dict(delegate_doc.get(method_name, {}), dpart).items():
-            backend = _dict(v, f"{dpart}[{k}]").get("name")
+        for k, v in json_object(delegate_doc.get(method_name, {}), dpart).items():
+            backend = json_object(v, f"{dpart}[{k}]").get("name")
             if not isinstance(backend, str):
                 raise PteFormatError(f"delegate entry {k} has no backend name", part=dpart)
             delegates[_int_key(k, dpart)] = backend
@@ -171,9 +192,10 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
         edge_method = _edge_method(info.filename)
         if edge_method is None or edge_method not in methods:
             continue
-        doc = _json(zf, info, label, budget)
+        counted = info.filename in budget.docs  # its nodes were counted when first read
+        doc = read_json_part(zf, info, label, budget)
         method = methods[edge_method]
-        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget)
+        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget, counted)
         for node in method.nodes:
             if node.debug_handle is not None:
                 same = method.nodes_by_handle.setdefault(node.debug_handle, [])
@@ -196,7 +218,13 @@ def _edge_method(filename: str) -> str | None:
     return None
 
 
-def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: _Budget) -> Any:
+def read_json_part(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: JsonBudget
+) -> Any:
+    """One JSON part, bounded (module docstring); a part read before with this budget is not
+    read again."""
+    if info.filename in budget.docs:
+        return budget.docs[info.filename]
     part = f"{label}:{info.filename}"
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise PteFormatError(f"unsupported zip compression {info.compress_type}", part=part)
@@ -222,14 +250,16 @@ def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: _Budge
             part=part,
         )
     try:
-        return json.loads(data)
+        doc = json.loads(data)
     except RecursionError as e:
         raise PteFormatError("JSON nested too deeply", part=part) from e
     except ValueError as e:  # JSONDecodeError, bad UTF-8
         raise PteFormatError(f"not JSON: {e}", part=part) from e
+    budget.docs[info.filename] = doc
+    return doc
 
 
-def _dict(v: Any, part: str) -> dict[str, Any]:
+def json_object(v: Any, part: str) -> dict[str, Any]:
     if not isinstance(v, dict):
         raise PteFormatError(f"expected a JSON object, found {type(v).__name__}", part=part)
     return v
@@ -256,15 +286,17 @@ def _handle_list(v: Any, part: str) -> list[int]:
     return list(dict.fromkeys(out))  # a handle listed twice is one handle
 
 
-def _graph_nodes(doc: Any, part: str, budget: _Budget) -> list[FxNode]:
-    graph = _dict(
-        _dict(_dict(doc, part).get("graph_module"), f"{part}:graph_module").get("graph"),
+def _graph_nodes(doc: Any, part: str, budget: JsonBudget, counted: bool = False) -> list[FxNode]:
+    graph = json_object(
+        json_object(json_object(doc, part).get("graph_module"), f"{part}:graph_module").get(
+            "graph"
+        ),
         f"{part}:graph",
     )
     raw_nodes = graph.get("nodes")
     if not isinstance(raw_nodes, list):
         raise PteFormatError("graph has no node list", part=part)
-    budget.nodes += len(raw_nodes)
+    budget.nodes += 0 if counted else len(raw_nodes)
     if budget.nodes > MAX_NODES:
         raise LimitExceededError(f"{budget.nodes} graph nodes (limit {MAX_NODES})", part=part)
     tensors = graph.get("tensor_values")
@@ -272,17 +304,17 @@ def _graph_nodes(doc: Any, part: str, budget: _Budget) -> list[FxNode]:
     nodes = []
     for i, raw in enumerate(raw_nodes):
         npart = f"{part}:node {i}"
-        node = _dict(raw, npart)
+        node = json_object(raw, npart)
         meta = node.get("metadata") or {}
-        meta = _dict(meta, npart)
+        meta = json_object(meta, npart)
         nodes.append(
             FxNode(
-                name=_str(node.get("name"), npart),
-                target=_edge_target(_str(node.get("target"), npart)),
-                debug_handle=_opt_int(meta.get("debug_handle"), npart),
-                module_stack=parse_module_stack(_str(meta.get("nn_module_stack", ""), npart)),
-                stack_trace=_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
-                torch_fn=_str(meta.get("torch_fn", ""), npart),
+                name=json_str(node.get("name"), npart),
+                target=edge_target(json_str(node.get("target"), npart)),
+                debug_handle=debug_handle_of(meta.get("debug_handle"), npart),
+                module_stack=parse_module_stack(json_str(meta.get("nn_module_stack", ""), npart)),
+                stack_trace=json_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
+                torch_fn=json_str(meta.get("torch_fn", ""), npart),
                 output_shapes=_output_shapes(node.get("outputs"), shapes),
             )
         )
@@ -318,7 +350,7 @@ def _output_shapes(outputs: Any, shapes: dict[str, tuple[int, ...]]) -> list[tup
     return [s for s in found if s is not None]
 
 
-def _str(v: Any, part: str) -> str:
+def json_str(v: Any, part: str) -> str:
     if v is None:
         return ""
     if not isinstance(v, str):
@@ -326,7 +358,7 @@ def _str(v: Any, part: str) -> str:
     return v
 
 
-def _opt_int(v: Any, part: str) -> int | None:
+def debug_handle_of(v: Any, part: str) -> int | None:
     if v is None or v == "":
         return None
     if isinstance(v, str) and v.lstrip("-").isdigit() and len(v) < 20:
@@ -339,7 +371,7 @@ def _opt_int(v: Any, part: str) -> int | None:
 _EDGE_PREFIX = "executorch.exir.dialects.edge.ops."
 
 
-def _edge_target(target: str) -> str:
+def edge_target(target: str) -> str:
     return target[len(_EDGE_PREFIX) :] if target.startswith(_EDGE_PREFIX) else target
 
 
@@ -360,9 +392,14 @@ def _split_top_level(text: str) -> list[str]:
 
 def parse_module_stack(text: str) -> list[tuple[str, str]]:
     """`key,path,class;key,path,class` -> [(path, class), ...]; malformed entries are skipped."""
+    return list(_module_stack(text)) if text else []
+
+
+@lru_cache(maxsize=4096)  # a graph's nodes share a few hundred stacks: each is parsed once
+def _module_stack(text: str) -> tuple[tuple[str, str], ...]:
     stack = []
-    for item in text.split(";") if text else []:
-        parts = _split_top_level(item)
+    for item in text.split(";"):
+        parts = _split_top_level(item) if "(" in item or "[" in item else item.split(",")
         if len(parts) == 3:
             stack.append((parts[1], parts[2]))
-    return stack
+    return tuple(stack)
