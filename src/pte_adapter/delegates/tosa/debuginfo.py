@@ -42,6 +42,7 @@ MAX_DEBUG_JSON_BYTES: Final = 256 * 1024 * 1024
 class OpDebugInfo:
     attrs: dict[str, str] = field(default_factory=dict)
     namespace: str = ""  # "/"-separated module path; "" for the root module or unknown
+    source_node: str = ""  # aten_info.node_name: the FX node it was lowered from
 
 
 def module_path_to_namespace(path: str) -> str:
@@ -93,7 +94,7 @@ def info_from_event(event: Mapping[str, Any]) -> OpDebugInfo:
     aten = event.get("aten_info")
     if isinstance(aten, Mapping):
         if aten.get("node_name"):
-            attrs["aten_node"] = str(aten["node_name"])
+            attrs["aten_node"] = info.source_node = str(aten["node_name"])
         if aten.get("operator_name"):
             attrs["aten_op"] = str(aten["operator_name"])
     torch_info = event.get("torch_info")
