@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pte_adapter.cli import check, diff, export, fit, profile, report, size, summary, vela
+from pte_adapter.cli import check, diff, export, fit, profile, report, size, summary, sync, vela
 from pte_adapter.cli.inert import inert_output
 from pte_adapter.cli.usage import (
     EXIT_BAD_FILE,
@@ -25,7 +25,7 @@ from pte_adapter.errors import PteFormatError
 __all__ = ["EXIT_BAD_FILE", "EXIT_CHECK_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "main"]
 
 # The commands, in the order of --help.
-COMMANDS = (export, summary, check, vela, profile, size, diff, report, fit)
+COMMANDS = (export, summary, check, vela, profile, size, diff, report, fit, sync)
 
 
 def _version() -> str:
