@@ -7,7 +7,8 @@ edge program and each graph-map entry, one graph each, named by its ETRecord ent
   `output`.
 - Nodes sit in the layers of the model (their `nn_module_stack`, outermost first: "features" >
   "features.4"); a parameter or buffer sits in the layer that owns it. Each node shows its
-  operator, the arguments that are not tensors, debug handle, module, source line, and each
+  operator, the arguments that are not tensors, debug handle, module, source line (the innermost
+  frame of the user's code, as the program's graph shows it; not the whole stack trace), and each
   output's dtype and shape.
 - With the program the ETRecord belongs to (`api/etrecord_view.py`), every node that ran shows
   where: the runtime step it was part of (its instructions and partitions, `ran_in`), coloured as
@@ -132,8 +133,6 @@ def _node_facts(node: RecordedNode, source_line: str) -> dict[str, str]:
     fn = node.torch_fn.split(";", 1)[-1]
     if fn and not fn.startswith("OpOverload."):
         out["torch_fn"] = fn
-    if node.stack_trace:
-        out["stack_trace"] = node.stack_trace
     return out
 
 
