@@ -41,6 +41,8 @@ MUST_SAY: dict[str, tuple[str, ...]] = {
     "shared_methods": ("shared tables are refused",),
     "shared_events": ("shared tables are refused",),
     "shared_tosa_operators": ("shared tables are refused",),
+    "etrecord_names_repeated": ("is given twice: a mapping could not address it",),
+    "etrecord_provenance_bomb": ("from_node",),
 }
 # What a case must say only at ten times its size (at its size it is under the cap).
 MUST_SAY_AT_10 = {"etrecord_json_values": ("JSON values",)}

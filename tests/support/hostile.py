@@ -281,6 +281,42 @@ def case_etrecord_json_values(folder: Path, scale: int) -> Path:
 
 
 @case
+def case_etrecord_names_repeated(folder: Path, scale: int) -> Path:
+    """The first 5 x scale edge nodes' outputs named alike: node ids a mapping could not
+    address, refused in one line by the graph view and `sync`."""
+    pte = _copy_arm(folder)
+    handles, edge = _etrecord_parts()
+    nodes = edge["graph_module"]["graph"]["nodes"]
+    for node in nodes[: 5 * scale]:
+        node["outputs"] = [{"as_tensor": {"name": "same"}}]
+    _write_etrecord(pte, handles, edge)
+    return pte
+
+
+@case
+def case_etrecord_provenance_bomb(folder: Path, scale: int) -> Path:
+    """An exported program recorded beside the edge program, and an edge node's `from_node` a
+    chain 2000 x scale levels deep: what `sync` walks to carry debug handles back."""
+    pte = _copy_arm(folder)
+    handles, edge = _etrecord_parts()
+    depth = 2000 * scale
+    text = '[{"name": "n", "graph_id": 0, "from_node": ' * depth + "[]" + "}]" * depth
+    edge["graph_module"]["graph"]["nodes"][0]["metadata"]["from_node"] = text
+    parts = {
+        "debug_handle_map": json.dumps(handles).encode(),
+        "edge_dialect_exported_program/forward": json.dumps(edge).encode(),
+    }
+    with_exported = folder / "with_exported.etrecord"
+    _rewrite_zip(EXAMPLES / f"{ARM}.etrecord", with_exported, parts)
+    import zipfile
+
+    with zipfile.ZipFile(with_exported, "a", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("exported_program", parts["edge_dialect_exported_program/forward"])
+    os.replace(with_exported, pte.with_suffix(".etrecord"))
+    return pte
+
+
+@case
 def case_etdump_zero_latency(folder: Path, scale: int) -> Path:
     """The example's ETDump with every tick scaled to zero (and a second, negative, as `.ns`)."""
     from tests.support.etdumps import rescaled_etdump
@@ -515,7 +551,10 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("profile", "{pte}"),
     ("report", "{pte}", "-o", "{folder}/report.html"),
     ("export", "{pte}", "-o", "{out}/graph.json"),
+    ("sync", "{pte}", "-o", "{out}/mapping.json"),
 )
+# The names an ETRecord goes by beside a program: each one there is also opened as graphs.
+ETRECORD_NAMES = ("{stem}.etrecord", "{stem}_etrecord.bin", "etrecord.bin")
 EXIT_INTERNAL = 4
 HARD_LIMIT_S = 20.0
 
@@ -644,6 +683,13 @@ def run_case(pte: Path, out: Path, commands: tuple[tuple[str, ...], ...] = COMMA
         runs.append(Run(" ".join(command[:2]), _status(status, text), seconds, text, controls))
     status, text, seconds = _limited(lambda: _explorer(pte))
     runs.append(Run("model-explorer", _status(status, text), seconds, text))
+    for name in ETRECORD_NAMES:
+        record = pte.parent / name.format(stem=pte.stem)
+        # The ETRecord opened as graphs, as Model Explorer would (not a symlink: a file a user
+        # opens may be one, and is read where it leads; the program it finds stays inside).
+        if os.path.lexists(record) and not os.path.islink(record):
+            status, text, seconds = _limited(lambda record=record: _explorer(record))
+            runs.append(Run(f"model-explorer {record.name}", _status(status, text), seconds, text))
     return runs
 
 
