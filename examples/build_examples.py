@@ -55,6 +55,7 @@ import traceback
 import torch
 
 from examples.builders import bundle, cortex_m, ethosu, large, portable, tosa, xnnpack
+from examples.builders import sync as sync_builders
 from examples.common import (
     EXAMPLES,
     HERE,
@@ -69,6 +70,7 @@ from examples.readme import write_readme
 from examples.verify import print_facts, verify_example
 
 BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large)  # each registers its own
+BUILDERS += (sync_builders,)  # the examples of the ETRecord's graphs and the sync mapping
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -103,7 +103,7 @@ def stabilize_etrecord(etrecord) -> None:
                     fix_source(src)
 
 
-def compact_etrecord(path: str) -> None:
+def compact_etrecord(path: str, keep_exported: bool = False) -> None:
     """Rewrite an ETRecord smaller and reproducible, keeping everything Inspector needs.
 
     ``ETRecord.save`` stores every part uncompressed with the current time as its zip date, and
@@ -111,6 +111,7 @@ def compact_etrecord(path: str) -> None:
     dialect program) beside the edge program, each with its own copy of the weights. For the
     committed examples the ATen program is dropped, the parts are deflated (parse_etrecord and
     the adapter read both) and dated 1980-01-01: 11.6 MB -> ~4 MB for mv2_lrn_ethosu85.
+    ``keep_exported`` keeps the ATen program (the examples of the sync mapping need it).
     """
     import zipfile
 
@@ -118,7 +119,7 @@ def compact_etrecord(path: str) -> None:
         parts = [
             (i.filename, src.read(i))
             for i in src.infolist()
-            if not i.filename.startswith("exported_program")
+            if keep_exported or not i.filename.startswith("exported_program")
         ]
     with zipfile.ZipFile(path, "w") as dst:
         for name, data in parts:
@@ -127,12 +128,23 @@ def compact_etrecord(path: str) -> None:
             dst.writestr(info, data, compresslevel=9)
 
 
-def save_etrecord(prog, name: str, rejections: list[dict] | None = None) -> None:
-    """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``."""
+def save_etrecord(
+    prog,
+    name: str,
+    rejections: list[dict] | None = None,
+    *,
+    keep_exported: bool = False,
+    representative_inputs: list | None = None,
+) -> None:
+    """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``; with
+    ``keep_exported`` the ATen program stays in it, with ``representative_inputs`` (a list of
+    input tuples) those are recorded for the Inspector's numeric gap."""
     etrecord = prog.get_etrecord()
+    if representative_inputs is not None:
+        etrecord.update_representative_inputs(representative_inputs)
     stabilize_etrecord(etrecord)
     etrecord.save(f"{name}.etrecord")
-    compact_etrecord(f"{name}.etrecord")
+    compact_etrecord(f"{name}.etrecord", keep_exported=keep_exported)
     if rejections is not None:
         from importlib.metadata import version
 
