@@ -125,8 +125,8 @@ def pairings(
             inspector = Inspector(etdump_path=str(etdump), etrecord=record)
         runtime, _ = inspector._get_runtime_intermediate_outputs_and_op_names()
         events: dict[int, tuple[int, ...]] = {}
-        for block in inspector.event_blocks:
-            if block.name != "forward":
+        for block in inspector.event_blocks:  # a run's blocks ("Execute"), or one per method
+            if block.name not in ("forward", "Execute"):
                 continue
             for e in block.events:
                 if e.name == "OPERATOR_CALL" or not e.op_types or e._instruction_id is None:
