@@ -137,7 +137,7 @@ def test_etrecord_opens_as_graphs_by_every_name(tmp_path: Path, name: str) -> No
     attrs = {a.key: a.value for a in conv.attrs}
     assert attrs["operator"] == "aten.conv2d.default"
     assert attrs["module"].startswith("stem.0 (Conv2d)")
-    assert attrs["ran_in"].startswith("XnnpackBackend partition 1")
+    assert attrs["ran_in"] == "XNNPACK partition 1 (XnnpackBackend): instruction #0"
     assert attrs["source_line"].startswith("examples/models/")
     shapes = {m.id: {kv.key: kv.value for kv in m.attrs} for m in conv.outputsMetadata}
     assert shapes["0"]["shape"] == "[1, 8, 16, 16]" and shapes["0"]["dtype"] == "float32"

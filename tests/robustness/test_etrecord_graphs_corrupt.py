@@ -54,19 +54,36 @@ def _edge() -> dict[str, Any]:
     return doc
 
 
+def _read_spans(data: bytes) -> list[tuple[int, int]]:
+    """The bytes the graph reader reads: each graph and debug-map part (local header and
+    deflated data) and the zip's central directory; the pickled parts are never opened."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        infos = z.infolist()
+        spans = [
+            (i.header_offset, i.header_offset + 30 + len(i.filename) + i.compress_size)
+            for i in infos
+            if not i.filename.endswith(("_state_dict", "_constants", "_example_inputs"))
+            and i.filename != "representative_inputs"
+        ]
+        directory = max(i.header_offset + 30 + len(i.filename) + i.compress_size for i in infos)
+    return [*spans, (directory, len(data))]
+
+
 def test_byte_edits_are_rejected_or_change_nothing() -> None:
     data = SOURCE.read_bytes()
     intact = _summary(read_etrecord_graphs(io.BytesIO(data), SOURCE.name))
+    spans = _read_spans(data)
     rng = random.Random(45)
     outcomes: Outcomes[EtRecordGraphs] = Outcomes("ETRecord graphs, byte edits")
     for i in range(300):
         edited = bytearray(data)
         for _ in range(rng.randint(1, 4)):
-            edited[rng.randrange(len(edited))] = rng.randrange(256)
+            lo, hi = rng.choice(spans)
+            edited[rng.randrange(lo, hi)] = rng.randrange(256)
         outcomes.attempt(i, read_etrecord_graphs, io.BytesIO(bytes(edited)), SOURCE.name)
-    # Deflated parts and the zip's CRCs catch nearly every edit; one in a field the zip reader
-    # does not check (a date, an "extra" length that stays in range) changes nothing read.
-    assert outcomes.rejected_share > 0.9, outcomes
+    # Deflated parts and the zip's CRCs catch most edits of what is read; one in a field the zip
+    # reader does not check (a date, a version, an attribute) changes nothing read.
+    assert outcomes.rejected_share > 0.8, outcomes
     for label, graphs in outcomes.accepted:
         assert _summary(graphs) == intact, label
     assert all("\n" not in str(e) for e in outcomes.errors)

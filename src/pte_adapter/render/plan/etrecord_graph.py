@@ -198,7 +198,7 @@ def _ran_in(ma: MethodAnalysis, run: StepRun, names: list[str]) -> str:
     shown = run.instructions[:MAX_SHOWN_INSTRUCTIONS]
     ins = ", ".join(f"#{i}" for i in shown) + (" …" if len(run.instructions) > len(shown) else "")
     where = "; ".join(ma.partitions.partitions[p].name for p in run.partitions)
-    return f"{where} (instructions {ins})"
+    return f"{where}: instruction{'s' if len(run.instructions) > 1 else ''} {ins}"
 
 
 def _graph_facts(
