@@ -9,10 +9,14 @@ from __future__ import annotations
 import torch
 
 from examples.common import example, inputs, reset_outputs, write_pte
-from examples.etrecords import captured_partition_rejections, save_etrecord
-from examples.lowering import quantize_pt2e
+from examples.etrecords import (
+    captured_partition_rejections,
+    sanitized_tosa_debug_info,
+    save_etrecord,
+)
+from examples.lowering import arm_lower, quantize_pt2e
 from examples.models import seeded
-from examples.models.small import CumsumNet
+from examples.models.small import CumsumNet, SmallNet
 
 SHAPE = (1, 3, 32, 32)
 
@@ -90,3 +94,42 @@ def build_sync_xnnpack():
 )
 def build_sync_xnnpack_int8():
     return _build("sync_xnnpack_int8", quantize=True)
+
+
+@example(
+    "sync_tosa_debug",
+    "tosa",
+    "Small nested CNN lowered with the TOSA backend and DebugMode.TOSA (each TOSA operator's "
+    "location names the FX node it came from), with an ETRecord keeping the exported program: "
+    "the sync mapping links the decoded TOSA operators to their nodes through that debug info.",
+)
+def build_sync_tosa_debug():
+    from executorch.backends.arm.common.arm_compile_spec import ArmCompileSpec
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+
+    name, art = "sync_tosa_debug", "sync_tosa_debug_artifacts"
+    reset_outputs(f"{name}.pte", art, f"{name}.etrecord", f"{name}.rejections.json")
+    spec = TosaCompileSpec("TOSA-1.0+INT")
+    spec.dump_intermediate_artifacts_to(art)
+    spec.dump_debug_info(ArmCompileSpec.DebugMode.TOSA)
+    with sanitized_tosa_debug_info():
+        prog = arm_lower(
+            seeded(SmallNet),
+            inputs(SHAPE)[0],
+            spec,
+            backend="tosa",
+            extract_delegate_segments=False,
+            etrecord=name,
+            keep_exported=True,
+        )
+    return {
+        "files": [write_pte(prog, name), f"{name}.etrecord", f"{name}.rejections.json"],
+        "sidecars": [art],
+        "settings": {
+            "model": "SmallNet",
+            "input": list(SHAPE),
+            "tosa_spec": "TOSA-1.0+INT",
+            "debug_mode": "TOSA",
+            "etrecord": "exported program, edge program",
+        },
+    }

@@ -37,6 +37,11 @@ _RIGHT_JS = """() => {
           highlighted: h ? Object.keys(h.highlights()) : []};
 }"""
 _LEFT_SELECTED_JS = "() => window.me_test.renderers[0].selectedNodeId || ''"
+# The right pane's canvas on the screen.
+_RIGHT_BOX_JS = """() => {
+  const b = window.me_test.renderers[1].container.nativeElement.getBoundingClientRect();
+  return {x: b.left, y: b.top, w: b.width, h: b.height};
+}"""
 # Where a drawn node of the right pane is on the screen (null while it is not drawn).
 _RIGHT_CENTRE_JS = """(nodeId) => {
   const r = window.me_test.renderers[1];
@@ -131,6 +136,8 @@ def test_a_node_selects_where_it_ran(view: Visualization, browser: Any, screensh
     me = _open(view, browser)
     try:
         target = nodes[-1]
+        # Revealing a node also selects it (without syncing): a click on the empty canvas clears
+        # that, so that the click on the node below is a new selection, as a user's would be.
         me.page.evaluate("(id) => window.me_test.renderers[1].revealNode(id, false)", target)
         point = None
         for _ in range(100):
@@ -140,6 +147,9 @@ def test_a_node_selects_where_it_ran(view: Visualization, browser: Any, screensh
             me.page.wait_for_timeout(200)
         assert point is not None, f"{target} is not drawn in the right pane"
         me.page.wait_for_timeout(800)  # the zoom onto it settles
+        box = me.page.evaluate(_RIGHT_BOX_JS)
+        me.page.mouse.click(box["x"] + 8, box["y"] + box["h"] - 8)
+        me.page.wait_for_function(f"() => ({_RIGHT_JS})().selected === ''", timeout=10_000)
         point = me.page.evaluate(_RIGHT_CENTRE_JS, target)
         me.page.mouse.click(point["x"], point["y"])
         me.page.wait_for_function(

@@ -133,6 +133,23 @@ def carried_back(
     )
 
 
+def ancestor_handles(graphs: EtRecordGraphs, method: str = "forward") -> dict[str, int]:
+    """The debug handle of each node of the exported program, by its name, as the edge program
+    records it: each edge node's greatest ancestor (the last of its `from_node` chain: the node
+    torch.export made) takes the edge node's handle. What a delegate operation that names the
+    exported node it comes from (Arm's TOSA debug info) links by. Empty without an edge program;
+    PteFormatError when a provenance cannot be read."""
+    edge = graphs.edge(method)
+    out: dict[str, int] = {}
+    for node in edge.nodes if edge is not None else []:
+        if node.debug_handle is None or node.op in ("placeholder", "output"):
+            continue
+        chain = ancestors(node, f"{edge.part if edge else ''}:{node.name}")
+        if chain:
+            out.setdefault(chain[-1].rsplit(".", 1)[0], node.debug_handle)
+    return out
+
+
 def reference(graphs: EtRecordGraphs, to: str = AUTO, method: str = "forward") -> Reference:
     """The graph to map to: `AUTO`, `TO_EXPORTED`, `TO_EDGE` or a graph-map entry's name (or
     the ETRecord entry of any graph). Raises PteFormatError when the ETRecord cannot give it."""

@@ -20,7 +20,7 @@ from pte_adapter.analysis.lowering_map import (
     AUTO,
     EtRecordAnalysis,
     analyse_etrecord,
-    graph_handles,
+    ancestor_handles,
     reference,
     sync_steps,
 )
@@ -223,16 +223,24 @@ def sync_mapping(
         names = ", ".join(m.name for m in result.methods)
         raise MappingUsageError(f"--method {method}: the program's methods are {names}")
     ref = reference(graphs, to, method)
-    edge = graphs.edge(method)
-    edge_handles = graph_handles(graphs, edge)[0] if edge is not None else {}
     steps = sync_steps(ma.method, record.methods[method], ref)
+    # Decoded operations that name the exported node they come from link by its handle: read only
+    # when some operation of the method records one (the provenance costs a parse per node).
+    named = any(
+        op.source_nodes
+        for d in ma.method.delegates
+        if d.decoded is not None
+        for view in d.decoded.graphs
+        for op in view.nodes
+    )
+    source_handles = ancestor_handles(graphs, method) if named else {}
     placement = program_plan(result).methods[method]
     document = mapping_document(
         ma,
         placement,
         steps,
         ref,
-        edge_handles,
+        source_handles,
         left_model=path.name,
         right_model=where.name,
     )

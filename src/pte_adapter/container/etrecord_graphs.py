@@ -524,6 +524,8 @@ def _refs(arg: Any, refs: list[str], depth: int) -> str | None:
         return _refs(body, refs, depth + 1)
     if kind == "as_graph" and isinstance(body, dict):
         return f"graph {str(body.get('name'))[:60]}"
+    if kind == "as_none":
+        return "None"
     return _text(body if kind else arg)
 
 

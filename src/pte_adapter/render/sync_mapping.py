@@ -16,8 +16,8 @@ graph was chosen) and, per entry in the same order, its instructions and debug h
 One entry per runtime step (`analysis/lowering_map.py`): left, the node of each of its
 instructions as the adapter draws it (`ProgramPlan.methods`: kernel calls, delegate calls) and
 the decoded operations of its delegate calls that record which nodes they came from (XNNPACK's
-debug handles, Arm's TOSA debug info), when drawn in the method graph; right, the reference
-graph's nodes it came from.
+debug handles; Arm's TOSA debug info, the exported program's node each operator's `node_trace`
+ends at), when drawn in the method graph; right, the reference graph's nodes it came from.
 """
 
 from __future__ import annotations
@@ -38,17 +38,18 @@ def sync_mapping(
     placement: MethodPlacement,
     steps: list[RuntimeStep],
     ref: Reference,
-    edge_handles: dict[str, int],
+    source_handles: dict[str, int],
     *,
     left_model: str,
     right_model: str,
 ) -> dict[str, Any]:
-    """The mapping document (module docstring). `edge_handles`: the debug handle of each node of
-    the edge program, by name (what a delegate's operation that records its node name links by)."""
+    """The mapping document (module docstring). `source_handles`: the debug handle of each node
+    of the exported program, by name (what a delegate operation that records the exported node
+    it comes from links by: `lowering_map.ancestor_handles`)."""
     entries: list[dict[str, list[str]]] = []
     about: list[dict[str, list[int]]] = []
     for step in steps:
-        left = _left_ids(ma, placement, step, edge_handles)
+        left = _left_ids(ma, placement, step, source_handles)
         if not left:
             continue
         entries.append({"leftNodeIds": left, "rightNodeIds": list(step.nodes)})
@@ -70,7 +71,7 @@ def _left_ids(
     ma: MethodAnalysis,
     placement: MethodPlacement,
     step: RuntimeStep,
-    edge_handles: dict[str, int],
+    source_handles: dict[str, int],
 ) -> list[str]:
     ids = placement.instructions
     out: list[str] = []
@@ -88,13 +89,13 @@ def _left_ids(
             if where is None or where.graph_id != placement.graph_id:
                 continue  # drawn in a graph of its own: not in the pane the mapping is for
             for pos, op in enumerate(view.nodes):
-                if pos < len(where.node_ids) and _linked(op, step, edge_handles):
+                if pos < len(where.node_ids) and _linked(op, step, source_handles):
                     out.append(where.node_ids[pos])
     return list(dict.fromkeys(out))
 
 
-def _linked(op: OpNode, step: RuntimeStep, edge_handles: dict[str, int]) -> bool:
+def _linked(op: OpNode, step: RuntimeStep, source_handles: dict[str, int]) -> bool:
     """Whether a decoded operation records that it came from this step's nodes."""
     if any(h in step.handles for h in op.debug_handles):
         return True
-    return any(edge_handles.get(name) in step.handles for name in op.source_nodes)
+    return any(source_handles.get(name) in step.handles for name in op.source_nodes)
