@@ -282,8 +282,7 @@ def case_etrecord_json_values(folder: Path, scale: int) -> Path:
 
 @case
 def case_etrecord_names_repeated(folder: Path, scale: int) -> Path:
-    """The first 5 x scale edge nodes' outputs named alike: node ids a mapping could not
-    address, refused in one line by the graph view and `sync`."""
+    """5 x scale edge nodes named alike: ids a mapping cannot address (refused in one line)."""
     pte = _copy_arm(folder)
     handles, edge = _etrecord_parts()
     nodes = edge["graph_module"]["graph"]["nodes"]
@@ -297,22 +296,16 @@ def case_etrecord_names_repeated(folder: Path, scale: int) -> Path:
 def case_etrecord_provenance_bomb(folder: Path, scale: int) -> Path:
     """An exported program recorded beside the edge program, and an edge node's `from_node` a
     chain 2000 x scale levels deep: what `sync` walks to carry debug handles back."""
+    import zipfile
+
     pte = _copy_arm(folder)
     handles, edge = _etrecord_parts()
     depth = 2000 * scale
     text = '[{"name": "n", "graph_id": 0, "from_node": ' * depth + "[]" + "}]" * depth
     edge["graph_module"]["graph"]["nodes"][0]["metadata"]["from_node"] = text
-    parts = {
-        "debug_handle_map": json.dumps(handles).encode(),
-        "edge_dialect_exported_program/forward": json.dumps(edge).encode(),
-    }
-    with_exported = folder / "with_exported.etrecord"
-    _rewrite_zip(EXAMPLES / f"{ARM}.etrecord", with_exported, parts)
-    import zipfile
-
-    with zipfile.ZipFile(with_exported, "a", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("exported_program", parts["edge_dialect_exported_program/forward"])
-    os.replace(with_exported, pte.with_suffix(".etrecord"))
+    _write_etrecord(pte, handles, edge)
+    with zipfile.ZipFile(pte.with_suffix(".etrecord"), "a", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("exported_program", json.dumps(edge))
     return pte
 
 
@@ -685,8 +678,7 @@ def run_case(pte: Path, out: Path, commands: tuple[tuple[str, ...], ...] = COMMA
     runs.append(Run("model-explorer", _status(status, text), seconds, text))
     for name in ETRECORD_NAMES:
         record = pte.parent / name.format(stem=pte.stem)
-        # The ETRecord opened as graphs, as Model Explorer would (not a symlink: a file a user
-        # opens may be one, and is read where it leads; the program it finds stays inside).
+        # Opened as graphs (a symlink a user opens is read where it leads: not a side file).
         if os.path.lexists(record) and not os.path.islink(record):
             status, text, seconds = _limited(lambda record=record: _explorer(record))
             runs.append(Run(f"model-explorer {record.name}", _status(status, text), seconds, text))

@@ -24,7 +24,7 @@ program: `analysis/lowering_map.py`).
 Parts named `*_state_dict`, `*_constants`, `*_example_inputs`, `reference_outputs`,
 `representative_inputs` are pickles or torch archives and are never opened. The bounds are
 `container/etrecord.py`'s (entries, bytes per part, JSON values, graph nodes) plus the provenance
-of one node (`MAX_PROVENANCE`) and the text kept of one argument (`MAX_ARGUMENT_TEXT`). A graph whose
+of one node and the text kept of one argument (`export_json.py`). A graph whose
 node names are missing or repeated is malformed: a mapping could not address it.
 """
 
@@ -58,6 +58,7 @@ from pte_adapter.container.etrecord import (
     read_record,
     read_zip,
 )
+from pte_adapter.container.export_json import kind_of, provenance, references, sym_name
 from pte_adapter.errors import LimitExceededError, PteFormatError
 
 EXPORTED_PROGRAM: Final = "exported_program"
@@ -77,8 +78,6 @@ _RESERVED: Final = frozenset(
 )
 _PICKLED_SUFFIXES: Final = ("_state_dict", "_constants", "_example_inputs")
 
-MAX_PROVENANCE: Final = 64  # levels of one node's `from_node` chain followed
-MAX_ARGUMENT_TEXT: Final = 200  # characters of one non-tensor argument kept as text
 DELEGATE_CALL: Final = "higher_order.executorch_call_delegate"
 
 # What a graph is to the ETRecord.
@@ -162,7 +161,7 @@ def is_etrecord(path: Path) -> bool:
         return False
 
 
-def graph_kind(entry: str) -> tuple[str, str] | None:
+def graphkind_of(entry: str) -> tuple[str, str] | None:
     """(kind, method) of an ETRecord entry that is a graph, else None."""
     if entry in _RESERVED or entry.endswith(_PICKLED_SUFFIXES):
         return None
@@ -185,7 +184,7 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecordGraphs:
     budget = JsonBudget()
     graphs = []
     for info in infos:
-        kind = graph_kind(info.filename)
+        kind = graphkind_of(info.filename)
         if kind is None or info.is_dir():
             continue
         doc = read_json_part(zf, info, label, budget)
@@ -254,7 +253,7 @@ def _graph(doc: Any, part: str, budget: JsonBudget) -> list[RecordedNode]:
         nodes.extend(_call(json_object(raw, f"{part}:node {i}"), metas, names, f"{part}:node {i}"))
     refs: list[str] = []
     for out in outputs if isinstance(outputs, list) else []:
-        _refs(out, refs, 0)
+        references(out, refs, 0)
     nodes.append(RecordedNode(names.take("output", "the output node"), "output", "output", refs))
     return nodes
 
@@ -360,13 +359,13 @@ def _call(
             node.params["backend"] = lowered.backend
             continue
         refs: list[str] = []
-        text = _refs(named.get("arg"), refs, 0)
+        text = references(named.get("arg"), refs, 0)
         node.args.extend(refs)
         if text is not None:
             node.params[arg_name] = text
     single = len(outputs) == 1 and isinstance(outputs[0], dict)
     tensor = outputs[0].get("as_tensor") if single else None
-    sym = _sym_name(outputs[0]) if single else ""
+    sym = sym_name(outputs[0]) if single else ""
     if isinstance(tensor, dict):  # one tensor: named after it (torch's deserializer)
         name = json_str(tensor.get("name"), part)
         node.name = names.take(name, "node")
@@ -395,12 +394,12 @@ def _getitem(
     owner: RecordedNode, item: Any, metas: dict[str, TensorMeta], names: _Names, part: str
 ) -> RecordedNode:
     tensor = item.get("as_tensor") if isinstance(item, dict) else None
-    sym = _sym_name(item)
+    sym = sym_name(item)
     if isinstance(tensor, dict) or sym:
         value = json_str(tensor.get("name"), part) if isinstance(tensor, dict) else sym
         name = names.take(value, "output")
     else:
-        value, name = "", names.fresh("as_none" if _kind(item) == "as_none" else "getitem")
+        value, name = "", names.fresh("as_none" if kind_of(item) == "as_none" else "getitem")
     node = RecordedNode(name, "call_function", "getitem", [owner.name])
     node.outputs = [metas[value]] if value in metas else []
     node.debug_handle, node.module_stack = owner.debug_handle, owner.module_stack
@@ -450,88 +449,7 @@ def _metadata(node: RecordedNode, meta: dict[str, Any], part: str) -> None:
 
 
 def ancestors(node: RecordedNode, part: str = "") -> tuple[str, ...]:
-    """The nodes `node` was made from (its `from_node`: a JSON list of sources, each with its own
-    `from_node`), as "<name>.<graph id>", following the last source at each level as the
-    Inspector does. Read only when asked (the exported program's mapping needs it): most views
-    never parse it. PteFormatError when it is not JSON."""
-    text = node.from_node
-    part = part or node.name
-    if not text:
-        return ()
-    if files.json_values(text.encode()) > files.MAX_JSON_VALUES:
-        raise LimitExceededError("a node's from_node has too many JSON values", part=part)
-    try:
-        sources = json.loads(text)
-    except RecursionError as e:
-        raise PteFormatError("from_node nested too deeply", part=part) from e
-    except ValueError as e:
-        raise PteFormatError(f"from_node is not JSON: {e}", part=part) from e
-    out: list[str] = []
-    while isinstance(sources, list) and sources and len(out) < MAX_PROVENANCE:
-        last = sources[-1]
-        if not isinstance(last, dict):
-            break
-        out.append(f"{last.get('name')}.{last.get('graph_id')}")
-        sources = last.get("from_node")
-    return tuple(out)
-
-
-_SYM_KINDS = ("as_sym_int", "as_sym_float", "as_sym_bool")
-
-
-def _kind(arg: Any) -> str:
-    return next(iter(arg)) if isinstance(arg, dict) and len(arg) == 1 else ""
-
-
-def _sym_name(arg: Any) -> str:
-    kind = _kind(arg)
-    body = arg.get(kind) if kind in _SYM_KINDS else None
-    name = body.get("as_name") if isinstance(body, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def _refs(arg: Any, refs: list[str], depth: int) -> str | None:
-    """Collect the names of the values `arg` reads into `refs`; return the text of the argument
-    when it reads none (a constant: `[2, 2]`, `0.0001`), else None."""
-    if depth > 8:
-        return None
-    kind = _kind(arg)
-    body = arg.get(kind) if kind else None
-    if kind in ("as_tensor", "as_custom_obj") and isinstance(body, dict):
-        refs.append(str(body.get("name")))
-        return None
-    if kind in _SYM_KINDS and isinstance(body, dict) and "as_name" in body:
-        refs.append(str(body["as_name"]))
-        return None
-    if isinstance(body, list) and kind in (
-        "as_tensors",
-        "as_optional_tensors",
-        "as_sym_ints",
-        "as_sym_floats",
-        "as_sym_bools",
-    ):
-        before = len(refs)
-        for item in body:
-            if kind == "as_tensors":
-                _refs({"as_tensor": item}, refs, depth + 1)
-            elif kind == "as_optional_tensors":
-                _refs(item, refs, depth + 1)
-            elif isinstance(item, dict) and isinstance(item.get("as_name"), str):
-                refs.append(str(item["as_name"]))  # a SymIntArgument: as_name or as_int
-        if len(refs) > before:
-            return None
-    if kind == "as_optional_tensor" and isinstance(body, dict):
-        return _refs(body, refs, depth + 1)
-    if kind == "as_graph" and isinstance(body, dict):
-        return f"graph {str(body.get('name'))[:60]}"
-    if kind == "as_none":
-        return "None"
-    return _text(body if kind else arg)
-
-
-def _text(value: Any) -> str:
-    try:
-        text = json.dumps(value, separators=(", ", ": "))
-    except (ValueError, TypeError, RecursionError):
-        text = "?"
-    return text if len(text) <= MAX_ARGUMENT_TEXT else text[: MAX_ARGUMENT_TEXT - 1] + "…"
+    """The nodes `node` was made from (its `from_node`), as "<name>.<graph id>", following the
+    last source at each level as the Inspector does (`export_json.provenance`). Read only when
+    asked (the exported program's mapping needs it): most views never parse it."""
+    return provenance(node.from_node, part or node.name)

@@ -46,7 +46,6 @@ from pte_adapter.errors import PteFormatError
 ADAPTER_ID: Final = "pte_adapter"
 SYNC_MODE: Final = "from_computer"  # Model Explorer's "Upload mapping from computer" mode
 STARTUP_SECONDS: Final = 60.0
-_CHUNK: Final = 64 * 1024
 # Headers a proxy must not pass on (RFC 9110 hop-by-hop), and those it sets itself.
 _HOP: Final = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host"}
@@ -237,62 +236,57 @@ def _front(host: str, port: int, inner: int, mapping_text: str) -> http.server.T
     loader = _LOADER.replace("__MODE__", SYNC_MODE).replace(
         "__MAPPING__", json.dumps(mapping_text).replace("<", "\\u003c")
     )
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-        def do_GET(self) -> None:
-            self._forward()
-
-        def do_POST(self) -> None:
-            self._forward()
-
-        def _forward(self) -> None:
-            path = self.path
-            if path.startswith("/apistream/"):
-                # The server's push channel (it asks open pages to reload when a watched file
-                # changes; nothing is watched here): 204 tells the page not to reconnect.
-                self.send_response(204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else None
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
-            conn = http.client.HTTPConnection("127.0.0.1", inner, timeout=600)
-            try:
-                conn.request(self.command, path, body=body, headers=headers)
-                resp = conn.getresponse()
-                page = path.split("?")[0] in ("/", "/index.html")
-                data = resp.read() if page else None
-                if page and data is not None and resp.status == 200:
-                    data = data.replace(b"</body>", loader.encode() + b"</body>", 1)
-                self.send_response(resp.status)
-                for k, v in resp.getheaders():
-                    if k.lower() not in _HOP and k.lower() != "content-length":
-                        self.send_header(k, v)
-                if data is not None:
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
-                chunks = []
-                while chunk := resp.read(_CHUNK):
-                    chunks.append(chunk)
-                payload = b"".join(chunks)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except (OSError, http.client.HTTPException):
-                with contextlib.suppress(OSError):
-                    self.send_error(502, "Model Explorer's server did not answer")
-            finally:
-                conn.close()
-
-    server = http.server.ThreadingHTTPServer((host, port), Handler)
+    handler = type("Front", (_Front,), {"inner": inner, "loader": loader.encode()})
+    server = http.server.ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+class _Front(http.server.BaseHTTPRequestHandler):
+    """One request to the page server, passed through to Model Explorer's (`inner`: its port)."""
+
+    protocol_version = "HTTP/1.1"
+    inner = 0
+    loader = b""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        self._forward()
+
+    def do_POST(self) -> None:
+        self._forward()
+
+    def _forward(self) -> None:
+        if self.path.startswith("/apistream/"):
+            # The server's push channel (it asks open pages to reload when a watched file
+            # changes; nothing is watched here): 204 tells the page not to reconnect.
+            self._reply(204, [], b"")
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+        conn = http.client.HTTPConnection("127.0.0.1", self.inner, timeout=600)
+        try:
+            conn.request(self.command, self.path, body=body, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+            if self.path.split("?")[0] in ("/", "/index.html") and resp.status == 200:
+                data = data.replace(b"</body>", self.loader + b"</body>", 1)
+            self._reply(resp.status, resp.getheaders(), data)
+        except (OSError, http.client.HTTPException):
+            with contextlib.suppress(OSError):
+                self.send_error(502, "Model Explorer's server did not answer")
+        finally:
+            conn.close()
+
+    def _reply(self, status: int, headers: list[tuple[str, str]], data: bytes) -> None:
+        self.send_response(status)
+        for k, v in headers:
+            if k.lower() not in _HOP and k.lower() != "content-length":
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
