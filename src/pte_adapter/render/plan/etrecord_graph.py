@@ -6,14 +6,15 @@ edge program and each graph-map entry, one graph each, named by its ETRecord ent
   writes one). Labels are operators (`aten.convolution`), `input`, `parameter`, `buffer`,
   `output`.
 - Nodes sit in the layers of the model (their `nn_module_stack`, outermost first: "features" >
-  "features.4"); a parameter or buffer sits in the layer that owns it. Each node shows its
+  "features.4"); a parameter or buffer sits in the layer that owns it, and a node no layer
+  claims (a quantization's dequantize, a frozen weight) in the deepest layer its readers share. Each node shows its
   operator, the arguments that are not tensors, debug handle, module, source line (the innermost
   frame of the user's code, as the program's graph shows it; not the whole stack trace), and each
   output's dtype and shape.
 - With the program the ETRecord belongs to (`api/etrecord_view.py`), every node that ran shows
   where: the runtime step it was part of (its instructions and partitions, `ran_in`), coloured as
-  the program's graph colours that partition; and the time the program's ETDump measured for that
-  step. Node data overlays use the same steps (`etrecord_node_values`).
+  the program's graph colours that partition (and a layer all of whose nodes went one way, too);
+  and the time the program's ETDump measured for that step. Node data overlays use the same steps (`etrecord_node_values`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pte_adapter.container.etrecord_graphs import RecordedGraph, RecordedNode, T
 from pte_adapter.program.model import dtype_name
 from pte_adapter.render import facts
 from pte_adapter.render.names import ascii_name, partition_group_names
-from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
+from pte_adapter.render.plan.graph import Colour, Edge, Graph, GroupStyle, Node, Port, regex_escape
 from pte_adapter.render.time_text import TimeFormat, time_format
 
 # What each kind of graph is, for the graph's own attributes.
@@ -74,7 +75,25 @@ def recorded_graph(view: EtRecordAnalysis, graph: RecordedGraph) -> Graph:
         plan.outputs = [Port(str(i), _tensor_facts(t)) for i, t in enumerate(node.outputs)]
         out.nodes.append(plan)
     _edges(graph, out)
+    out.group_styles = _layer_colours(out)
     return out
+
+
+def _layer_colours(graph: Graph) -> list[GroupStyle]:
+    """A layer whose nodes that ran all ran in partitions of one colour (one backend, or the
+    CPU) takes that colour: the model's first screen shows where each layer went."""
+    colours: dict[str, set[Colour]] = {}
+    for node in graph.nodes:
+        if node.colour is None or not node.namespace:
+            continue
+        parts = node.namespace.split("/")
+        for k in range(1, len(parts) + 1):
+            colours.setdefault("/".join(parts[:k]), set()).add(node.colour)
+    return [
+        GroupStyle(f"^{regex_escape(space)}$", next(iter(found)))
+        for space, found in colours.items()
+        if len(found) == 1
+    ]
 
 
 def _label(node: RecordedNode) -> str:
@@ -107,7 +126,35 @@ def _layers_of_parameters(graph: RecordedGraph) -> dict[str, str]:
             owner = n.input_target.rpartition(".")[0]
             if owner in by_path:
                 out[n.name] = by_path[owner]
+    _inherit_layers(graph, out)
     return out
+
+
+def _inherit_layers(graph: RecordedGraph, layers: dict[str, str]) -> None:
+    """Nodes no layer claims (a quantization's (de)quantize, a frozen weight, what export added
+    outside any module) go to the deepest layer all their readers share: walking the graph
+    backwards, readers are placed before what they read. Graph inputs and the output stay at
+    the top, as in the program's graph."""
+    readers: dict[str, list[str]] = {}
+    for n in graph.nodes:
+        for a in dict.fromkeys(n.args):
+            readers.setdefault(a, []).append(n.name)
+    for n in reversed(graph.nodes):
+        if layers.get(n.name) or n.op == "output" or n.input_kind == "user_input":
+            continue
+        if any("<locals>" not in cls for _, cls in n.module_stack):
+            continue  # the model's own top level (`x.mean(...)` in forward) stays there
+        spaces = [layers.get(r, "").split("/") for r in readers.get(n.name, [])]
+        if not spaces:
+            continue
+        shared = spaces[0]
+        for other in spaces[1:]:
+            k = 0
+            while k < min(len(shared), len(other)) and shared[k] == other[k]:
+                k += 1
+            shared = shared[:k]
+        if any(shared):
+            layers[n.name] = "/".join(shared)
 
 
 def _node_facts(node: RecordedNode, source_line: str) -> dict[str, str]:
