@@ -116,6 +116,8 @@ def test_the_xnnpack_examples_ship() -> None:
     assert [p.name for p in XNN_EXAMPLES] == [
         "mv2_xnnpack_fp32.pte",
         "mv2_xnnpack_int8.pte",
+        "sync_xnnpack.pte",
+        "sync_xnnpack_int8.pte",
         "tiny_gpt_xnnpack.pte",
         "tiny_llama_xnnpack.pte",
         "xnnpack_lrn.pte",
