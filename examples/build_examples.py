@@ -54,7 +54,7 @@ import traceback
 
 import torch
 
-from examples.builders import bundle, cortex_m, ethosu, large, portable, tosa, xnnpack
+from examples.builders import bundle, cortex_m, ethosu, large, numerics, portable, tosa, xnnpack
 from examples.builders import sync as sync_builders
 from examples.common import (
     EXAMPLES,
@@ -69,7 +69,8 @@ from examples.models import SEED
 from examples.readme import write_readme
 from examples.verify import print_facts, verify_example
 
-BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large)  # each registers its own
+# each registers its own
+BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large, numerics)
 BUILDERS += (sync_builders,)  # the examples of the ETRecord's graphs and the sync mapping
 
 

@@ -132,19 +132,25 @@ def save_etrecord(
     prog,
     name: str,
     rejections: list[dict] | None = None,
+    representative_inputs: list | None = None,
     *,
     keep_exported: bool = False,
-    representative_inputs: list | None = None,
 ) -> None:
-    """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``; with
-    ``keep_exported`` the ATen program stays in it, with ``representative_inputs`` (a list of
-    input tuples) those are recorded for the Inspector's numeric gap."""
+    """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``.
+
+    With ``representative_inputs`` (a list of input tuples) the ETRecord also records them, which
+    ``Inspector.calculate_numeric_gap`` runs its graph on, and keeps its ATen ``exported_program``
+    (the graph the Inspector names its rows by: ``conv2d_1``); ``keep_exported`` keeps that graph
+    without them (the ETRecord's graphs in Model Explorer, the sync mapping)."""
     etrecord = prog.get_etrecord()
     if representative_inputs is not None:
         etrecord.update_representative_inputs(representative_inputs)
     stabilize_etrecord(etrecord)
     etrecord.save(f"{name}.etrecord")
-    compact_etrecord(f"{name}.etrecord", keep_exported=keep_exported)
+    compact_etrecord(
+        f"{name}.etrecord",
+        keep_exported=keep_exported or representative_inputs is not None,
+    )
     if rejections is not None:
         from importlib.metadata import version
 

@@ -6,6 +6,8 @@ result = pte_adapter.analyse(program)         # partitions, layers, reasons, est
 numbers = pte_adapter.summarize(program)      # what `pte-adapter summary --json` prints
 pte_adapter.report("model.pte").save("report.html")   # one self-contained HTML file
 pte_adapter.visualize("model.pte")            # it and its ETRecord side by side, synced
+gap = pte_adapter.open_analysis("int8.pte", numerics=pte_adapter.NumericsOptions(
+    reference=Path("float.pte"))).numerics       # the numeric gap of a recorded run
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pte_adapter.api import (
+    NumericsOptions,
     Report,
     Summary,
     analyse,
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 __all__ = [
+    "NumericsOptions",
     "PteFormatError",
     "Report",
     "Summary",

@@ -31,6 +31,7 @@ from types import FrameType
 from typing import Any
 
 from tests.support.examples import EXAMPLES
+from tests.support.hostile_lists import LIST_NAME, RUNTIME_LIST_CASES
 
 # The programs the cases are built around (small, with the side files the finders look for).
 ARM = "lrn_cortex_m_qdq_ethosu85"  # .pte, .etrecord, <stem>_artifacts/ with .tosa and a report
@@ -281,35 +282,6 @@ def case_etrecord_json_values(folder: Path, scale: int) -> Path:
 
 
 @case
-def case_etrecord_names_repeated(folder: Path, scale: int) -> Path:
-    """5 x scale edge nodes named alike: ids a mapping cannot address (refused in one line)."""
-    pte = _copy_arm(folder)
-    handles, edge = _etrecord_parts()
-    nodes = edge["graph_module"]["graph"]["nodes"]
-    for node in nodes[: 5 * scale]:
-        node["outputs"] = [{"as_tensor": {"name": "same"}}]
-    _write_etrecord(pte, handles, edge)
-    return pte
-
-
-@case
-def case_etrecord_provenance_bomb(folder: Path, scale: int) -> Path:
-    """An exported program recorded beside the edge program, and an edge node's `from_node` a
-    chain 2000 x scale levels deep: what `sync` walks to carry debug handles back."""
-    import zipfile
-
-    pte = _copy_arm(folder)
-    handles, edge = _etrecord_parts()
-    depth = 2000 * scale
-    text = '[{"name": "n", "graph_id": 0, "from_node": ' * depth + "[]" + "}]" * depth
-    edge["graph_module"]["graph"]["nodes"][0]["metadata"]["from_node"] = text
-    _write_etrecord(pte, handles, edge)
-    with zipfile.ZipFile(pte.with_suffix(".etrecord"), "a", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("exported_program", json.dumps(edge))
-    return pte
-
-
-@case
 def case_etdump_zero_latency(folder: Path, scale: int) -> Path:
     """The example's ETDump with every tick scaled to zero (and a second, negative, as `.ns`)."""
     from tests.support.etdumps import rescaled_etdump
@@ -533,6 +505,11 @@ def case_shared_events(folder: Path, scale: int) -> Path:
     return pte
 
 
+CASES.update(RUNTIME_LIST_CASES)  # hostile runtime operator lists (`ops --runtime-ops`)
+# The debug-buffer cases (issue 43) and the ETRecord graphs' (issue 45) are in their own
+# modules; importing them registers them.
+from tests.support import hostile_debug, hostile_etrecord  # noqa: E402, F401
+
 # --- running them -----------------------------------------------------------------------------
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
@@ -542,8 +519,18 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("size", "{pte}"),
     ("diff", "{pte}", "{pte}"),
     ("profile", "{pte}"),
+    ("numerics", "{pte}"),
     ("report", "{pte}", "-o", "{folder}/report.html"),
     ("export", "{pte}", "-o", "{out}/graph.json"),
+    ("ops", "{pte}", "--yaml"),
+    (
+        "ops",
+        "{pte}",
+        "--runtime-ops",
+        "{folder}/" + LIST_NAME,
+        "--runtime-backends",
+        "XnnpackBackend",
+    ),
     ("sync", "{pte}", "-o", "{out}/mapping.json"),
 )
 # The names an ETRecord goes by beside a program: each one there is also opened as graphs.

@@ -11,6 +11,11 @@ An ETRecord (`<stem>.etrecord`, written by `ETRecord.save`) is a zip. Only its J
   node has a `target` and string `metadata`: `debug_handle`, `nn_module_stack`
   (`key,path,class;key,path,class;...`, outermost module first), `stack_trace`, `torch_fn`; its
   `outputs` name tensors whose `sizes` the graph's `tensor_values` hold (kept when all static).
+  Its `from_node` metadata (a JSON text: the chain of nodes it was made from, each with its
+  graph's `graph_id`) gives the name of the node it came from in the ATen graph
+  (`exported_program`, whose graph id the part `export_graph_id` holds): the name ExecuTorch's
+  Inspector gives its rows (`conv2d_1`), read when asked by the one provenance reader the
+  ETRecord's graphs use too (`export_json.provenance`: the Inspector's walk, bounded).
 
 Parts named `*_state_dict`, `*_constants`, `*_example_inputs`, `reference_outputs` and
 `representative_inputs` are pickles or torch archives: never opened. The work is bounded: the
@@ -27,17 +32,20 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from pte_adapter.container import files
+from pte_adapter.container.export_json import provenance
 from pte_adapter.errors import LimitExceededError, PteFormatError
 
 IDENTIFIER = "ETRECORD_V0"
 DEBUG_HANDLE_MAP = "debug_handle_map"
 DELEGATE_MAP = "delegate_map"
 EDGE_PROGRAM = "edge_dialect_exported_program"
+EXPORTED_PROGRAM = "exported_program"  # the ATen graph torch.export made
+EXPORT_GRAPH_ID = "export_graph_id"  # its graph id, the key of its nodes in `from_node` chains
 
 MAX_ENTRIES = 10_000  # zip members; a real ETRecord has ~4 per recorded graph
 MAX_JSON_PART = 64 << 20  # bytes of one JSON part after decompression
@@ -68,6 +76,22 @@ class FxNode:
     torch_fn: str = ""
     # The static sizes of each tensor it outputs (an output with a symbolic size is left out).
     output_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    # Its `from_node` text (searched only when asked: `aten_name`, `origin`) and the ATen graph's
+    # id (the part `export_graph_id`), so a view that names no row pays nothing for them.
+    provenance: str = field(default="", repr=False)
+    export_graph: int | None = field(default=None, repr=False)
+
+    @cached_property
+    def aten_name(self) -> str:
+        """The node it came from in the ATen graph (`conv2d_1`: the Inspector's name for it when
+        the ETRecord holds that graph); "" when its provenance does not reach it."""
+        return _provenance(self.provenance, self.export_graph)[0]
+
+    @cached_property
+    def origin(self) -> str:
+        """The first node of its provenance: for a quantize/dequantize node, the node whose
+        output it quantizes (`relu_1`); "" when not recorded."""
+        return _provenance(self.provenance, self.export_graph)[1]
 
     @property
     def module(self) -> tuple[str, str] | None:
@@ -88,6 +112,9 @@ class EtRecordMethod:
 class EtRecord:
     source: str  # file name, for messages
     methods: dict[str, EtRecordMethod]
+    # It holds the ATen graph (`exported_program`): the Inspector then names its rows after it.
+    has_exported_program: bool = False
+    path: Path | None = None  # where it was read from, when read from a file
 
 
 def read_etrecord(
@@ -95,7 +122,10 @@ def read_etrecord(
 ) -> EtRecord:
     """Read an ETRecord from a path (a regular file, inside the folder `inside` when given:
     `container/files.py`) or a binary file object; raise PteFormatError if malformed."""
-    return read_zip(file, read_record, name, inside)
+    record = read_zip(file, read_record, name, inside)
+    if isinstance(file, (str, Path)):
+        record.path = Path(file)
+    return record
 
 
 T = TypeVar("T")
@@ -172,6 +202,7 @@ def read_record(zf: zipfile.ZipFile, label: str, budget: JsonBudget | None = Non
             read_json_part(zf, by_name[DELEGATE_MAP], label, budget), f"{label}:{DELEGATE_MAP}"
         )
 
+    export_graph = export_graph_id(zf, by_name, label, budget)
     methods: dict[str, EtRecordMethod] = {}
     for method_name, raw in handle_doc.items():
         part = f"{label}:{DEBUG_HANDLE_MAP}[{method_name!r}]"
@@ -195,7 +226,7 @@ def read_record(zf: zipfile.ZipFile, label: str, budget: JsonBudget | None = Non
         counted = info.filename in budget.docs  # its nodes were counted when first read
         doc = read_json_part(zf, info, label, budget)
         method = methods[edge_method]
-        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget, counted)
+        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget, counted, export_graph)
         for node in method.nodes:
             if node.debug_handle is not None:
                 same = method.nodes_by_handle.setdefault(node.debug_handle, [])
@@ -206,7 +237,17 @@ def read_record(zf: zipfile.ZipFile, label: str, budget: JsonBudget | None = Non
                         f"{node.debug_handle} (limit {MAX_NODES_PER_HANDLE})",
                         part=f"{label}:{info.filename}",
                     )
-    return EtRecord(label, methods)
+    return EtRecord(label, methods, EXPORTED_PROGRAM in by_name)
+
+
+def export_graph_id(
+    zf: zipfile.ZipFile, by_name: dict[str, zipfile.ZipInfo], label: str, budget: JsonBudget
+) -> int | None:
+    """The exported program's graph id (the part `export_graph_id`), None when not recorded."""
+    if EXPORT_GRAPH_ID not in by_name:
+        return None
+    raw = read_json_part(zf, by_name[EXPORT_GRAPH_ID], label, budget)
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
 
 
 def _edge_method(filename: str) -> str | None:
@@ -286,7 +327,13 @@ def _handle_list(v: Any, part: str) -> list[int]:
     return list(dict.fromkeys(out))  # a handle listed twice is one handle
 
 
-def _graph_nodes(doc: Any, part: str, budget: JsonBudget, counted: bool = False) -> list[FxNode]:
+def _graph_nodes(
+    doc: Any,
+    part: str,
+    budget: JsonBudget,
+    counted: bool = False,
+    export_graph: int | None = None,
+) -> list[FxNode]:
     graph = json_object(
         json_object(json_object(doc, part).get("graph_module"), f"{part}:graph_module").get(
             "graph"
@@ -316,9 +363,28 @@ def _graph_nodes(doc: Any, part: str, budget: JsonBudget, counted: bool = False)
                 stack_trace=json_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
                 torch_fn=json_str(meta.get("torch_fn", ""), npart),
                 output_shapes=_output_shapes(node.get("outputs"), shapes),
+                provenance=_text_of(meta.get("from_node")),
+                export_graph=export_graph,
             )
         )
     return nodes
+
+
+def _text_of(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _provenance(text: str, export_graph: int | None) -> tuple[str, str]:
+    """(`aten_name`, `origin`) of a node from its `from_node` text (FxNode): the first node of
+    the chain in the ATen graph, and the chain's last. Unreadable provenance names nothing (the
+    ETRecord's graphs, which read it for a mapping, say why)."""
+    try:
+        chain = [link.rpartition(".") for link in provenance(text, "from_node")]
+    except PteFormatError:
+        return "", ""
+    graph = None if export_graph is None else str(export_graph)
+    aten = next((name for name, _, graph_id in chain if graph_id == graph), "")
+    return aten, chain[-1][0] if chain else ""
 
 
 MAX_RANK = 16  # dimensions of a recorded tensor shape kept; deeper ones count as unknown

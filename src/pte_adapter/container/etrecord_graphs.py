@@ -42,6 +42,8 @@ from pte_adapter.container.etrecord import (
     DEBUG_HANDLE_MAP,
     DELEGATE_MAP,
     EDGE_PROGRAM,
+    EXPORT_GRAPH_ID,
+    EXPORTED_PROGRAM,
     IDENTIFIER,
     MAX_ENTRIES,
     MAX_NODES,
@@ -51,6 +53,7 @@ from pte_adapter.container.etrecord import (
     JsonBudget,
     debug_handle_of,
     edge_target,
+    export_graph_id,
     json_object,
     json_str,
     parse_module_stack,
@@ -61,8 +64,6 @@ from pte_adapter.container.etrecord import (
 from pte_adapter.container.export_json import kind_of, provenance, references, sym_name
 from pte_adapter.errors import LimitExceededError, PteFormatError
 
-EXPORTED_PROGRAM: Final = "exported_program"
-EXPORT_GRAPH_ID: Final = "export_graph_id"
 # The ETRecord's own parts that are not graphs (ExecuTorch's ETRecordReservedFileNames).
 _RESERVED: Final = frozenset(
     {
@@ -196,11 +197,7 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecordGraphs:
         )
     order = {EXPORTED: 0, EDGE: 1, GRAPH_MAP: 2}
     graphs.sort(key=lambda g: order[g.kind])  # stable: the zip's order within a kind
-    export_id = None
-    if EXPORT_GRAPH_ID in by_name:
-        raw = read_json_part(zf, by_name[EXPORT_GRAPH_ID], label, budget)
-        if isinstance(raw, int) and not isinstance(raw, bool):
-            export_id = raw
+    export_id = export_graph_id(zf, by_name, label, budget)
     # The debug maps, from the parts parsed above (each JSON part is parsed once).
     record = read_record(zf, label, budget) if DEBUG_HANDLE_MAP in by_name else None
     return EtRecordGraphs(label, graphs, export_id, record)
