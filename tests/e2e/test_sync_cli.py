@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pte_adapter.api.etrecord_view import sync_mapping
 from pte_adapter.cli import EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE, main
 from pte_adapter.errors import PteFormatError
 from pte_adapter.explorer.adapter import PteAdapter
@@ -191,3 +192,42 @@ def test_measured_time_on_the_etrecords_graph() -> None:
             "edge_dialect_exported_program/forward",
             None,
         )
+
+
+@pytest.mark.parametrize("to", ["exported", "edge"])
+def test_numeric_gap_on_the_etrecords_graph(to: str) -> None:
+    """The numeric gap provider colours an ETRecord's graph too: every node a sync-mapping entry
+    pairs with runtime instructions takes the worst value those instructions have on the
+    program's own graph (the mapping's groups are the Inspector's: tests/oracle)."""
+    from pte_adapter.explorer import numerics_provider
+
+    etrecord, reference = (
+        EXAMPLES / "numerics_island_int8.etrecord",
+        example("numerics_island_fp32"),
+    )
+    mapping = sync_mapping(example("numerics_island_int8"), to=to)
+    config = {numerics_provider.REFERENCE: str(reference)}
+    on_program = numerics_provider.graph_node_data(
+        str(example("numerics_island_int8")), mapping.left_graph, config
+    ).results
+    on_record = numerics_provider.graph_node_data(
+        str(etrecord), mapping.right_graph, config
+    ).results
+    checked = 0
+    for entry in mapping.document["mappingEntries"]:
+        left = [on_program[i].value for i in entry["leftNodeIds"] if i in on_program]
+        if not left:
+            continue
+        for node in entry["rightNodeIds"]:
+            assert on_record[node].value == min(left), (node, entry)
+            checked += 1
+    assert checked >= 10
+
+
+def test_numeric_gap_needs_the_etrecords_program(tmp_path: Path) -> None:
+    from pte_adapter.explorer import numerics_provider
+
+    alone = Path(shutil.copy(EXAMPLES / "numerics_island_int8.etrecord", tmp_path))
+    config = {numerics_provider.REFERENCE: str(example("numerics_island_fp32"))}
+    with pytest.raises(PteFormatError, match="no run to compare: no program beside it"):
+        numerics_provider.graph_node_data(str(alone), "exported_program", config)

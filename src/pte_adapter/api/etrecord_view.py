@@ -140,13 +140,17 @@ def _looked_for(path: Path) -> str:
 
 
 def open_etrecord_file(
-    path: Path, *, etdump: str | Path | None = None, time_scale: TimeScale | None = None
+    path: Path,
+    *,
+    profile: bool = True,
+    etdump: str | Path | None = None,
+    time_scale: TimeScale | None = None,
 ) -> EtRecordAnalysis:
     """`open_etrecord` for a file opened as a graph: a `.bin` that is not an ETRecord raises one
     PteFormatError saying what it is not (and, for an ETDump, where its times show)."""
     if path.suffix != ".etrecord" and not is_etrecord(path):
         raise not_an_etrecord(path)
-    return open_etrecord(path, etdump=etdump, time_scale=time_scale)
+    return open_etrecord(path, profile=profile, etdump=etdump, time_scale=time_scale)
 
 
 def not_an_etrecord(path: Path) -> PteFormatError:

@@ -1,7 +1,9 @@
 """Model Explorer node data provider: colour a method graph by its numeric gap.
 
 Registered with the adapter (main.py imports this module): in Model Explorer, "Add per-node data"
-lists "Numeric gap (debug buffer)" for `.pte` and `.bpte` graphs. It compares the program's run
+lists "Numeric gap (debug buffer)" for `.pte` and `.bpte` graphs, and for the graphs of an
+ETRecord opened on its own (each node that ran coloured by its runtime step's worst output, from
+the run of the program it belongs to). It compares the program's run
 (its ETDump and debug buffer, beside it unless given) with a reference program's run on the same
 input (`--reference`), or, when chosen, with the ETRecord's graph run by ExecuTorch's Inspector
 (`--aot`: it runs the graph the ETRecord records; docs/security.md), and colours every compared
@@ -41,7 +43,12 @@ VS_AOT: Final = "the ETRecord's graph (runs it: --aot)"
 def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> GraphNodeData:
     """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
     from pte_adapter.api import AotUnavailable, NumericsOptions, open_analysis
-    from pte_adapter.render.numerics_overlay import METRICS, numerics_node_data
+    from pte_adapter.api.etrecord_view import ETRECORD_SUFFIXES, open_etrecord_file
+    from pte_adapter.render.numerics_overlay import (
+        METRICS,
+        numerics_node_data,
+        recorded_numerics_node_data,
+    )
     from pte_adapter.render.plan.program import program_plan
 
     def path(key: str) -> Path | None:
@@ -69,14 +76,25 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
         aot=aot,
         threshold_db=threshold,
     )
+    view = None
+    program: str | Path = model_path
+    if Path(model_path).suffix in ETRECORD_SUFFIXES:  # a graph of the ETRecord: its program's run
+        view = open_etrecord_file(Path(model_path), profile=False)
+        if view.program is None or view.program.program.path is None:
+            why = "; ".join(view.notes) or "no program beside it"
+            raise PteFormatError(f"no run to compare: {why}", part=Path(model_path).name)
+        program = view.program.program.path
     try:
-        etdump = path("etdump")
-        result = open_analysis(model_path, etdump=etdump, numerics=options)
+        etrecord = Path(model_path) if view is not None else None
+        result = open_analysis(program, etrecord=etrecord, etdump=path("etdump"), numerics=options)
     except AotUnavailable as e:
         raise PteFormatError(str(e)) from e
     if result.numerics_error is not None:
         raise result.numerics_error
-    data = numerics_node_data(result, program_plan(result), metric).get(graph_id)
+    if view is not None:
+        data = recorded_numerics_node_data(view, result, metric).get(graph_id)
+    else:
+        data = numerics_node_data(result, program_plan(result), metric).get(graph_id)
     if data is None:
         problems = "; ".join(result.numerics.problems[:2]) if result.numerics else ""
         raise PteFormatError(
@@ -98,7 +116,7 @@ class PteNumericsNodeData(NodeDataProvider):  # type: ignore[misc]
         description="SNR (or MSE, L1, max |difference|, cosine) of each instruction's output "
         "against a reference program's run on the same input, joined layer by layer.",
         icon="compare_arrows",
-        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte"]),
+        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte", "etrecord", "bin"]),
     )
 
     def __init__(self) -> None:

@@ -72,15 +72,17 @@ def model_node_data(result: ProgramAnalysis, plan: ProgramPlan) -> dict[str, Any
 
 
 def recorded_node_values(
-    runs: GraphRuns, value: Callable[[StepRun], float | None]
+    runs: GraphRuns,
+    value: Callable[[StepRun], float | None],
+    shown: Callable[[float], float] = lambda v: round(v, 6),
 ) -> dict[str, dict[str, float]]:
     """Node data results for a graph of the ETRecord: every node that ran gets `value` of its
     runtime step (the step's measured median; any other per-step figure, e.g. the numeric gap of
-    the step's last instruction, goes through the same function). A step's nodes share its value:
-    the ETDump times steps, not the nodes inside a delegate call."""
+    the step's outputs, goes through the same function), as `shown` rounds it. A step's nodes
+    share its value: the ETDump times steps, not the nodes inside a delegate call."""
     values = [value(step) for step in runs.steps]
     return {
-        name: {"value": round(v, 6)}
+        name: {"value": shown(v)}
         for name, step in runs.node_step.items()
         if (v := values[step]) is not None and not math.isnan(v)
     }

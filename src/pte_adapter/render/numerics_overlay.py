@@ -10,7 +10,8 @@ noise (`inf`, two equal tensors) is drawn as `INF_DB`, which the overlay's name 
 
 Values are read from the analysis (`analysis/numerics/`), placed on the node ids the plan drew
 (`render/plan/`): an instruction with several compared outputs takes the worst of them, as does a
-partition's group (its outputs, the tensors that leave it).
+partition's group (its outputs, the tensors that leave it). On the ETRecord's graphs, each node
+that ran takes the worst value of its runtime step (`recorded_numerics_node_data`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
+from pte_adapter.analysis.lowering_map import EtRecordAnalysis, StepRun
 from pte_adapter.analysis.numerics.rows import MethodNumerics, NumericRow
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.render.node_data import recorded_node_values
 from pte_adapter.render.plan.graph import MethodPlacement, ProgramPlan
 
 INF_DB: Final = 200.0
@@ -65,6 +68,10 @@ def gradient(lower_is_worse: bool) -> list[dict[str, Any]]:
     ]
 
 
+def _shown(v: float) -> float:
+    return float(f"{v:.6g}")
+
+
 def _worst(values: list[float], lower_is_worse: bool) -> float:
     return min(values) if lower_is_worse else max(values)
 
@@ -106,7 +113,51 @@ def numerics_node_data(
         values = method_values(m, placement, metric)
         out[placement.graph_id] = {
             "name": f"numeric gap: {label}{against}{emulated}",
-            "results": {k: {"value": float(f"{v:.6g}")} for k, v in values.items()},
+            "results": {k: {"value": _shown(v)} for k, v in values.items()},
             "gradient": gradient(lower_is_worse),
         }
+    return out
+
+
+def _step_worst(m: MethodNumerics, metric: str) -> Callable[[StepRun], float | None]:
+    """A runtime step's value: the worst of its instructions' compared outputs."""
+    value, _, lower_is_worse = METRICS[metric]
+    per_instruction: dict[int, list[float]] = {}
+    for r in m.rows:
+        v = value(r)
+        if v is None:
+            continue
+        for i in r.instructions:
+            per_instruction.setdefault(i, []).append(v)
+
+    def step_value(step: StepRun) -> float | None:
+        vs = [v for i in step.instructions for v in per_instruction.get(i, ())]
+        return _worst(vs, lower_is_worse) if vs else None
+
+    return step_value
+
+
+def recorded_numerics_node_data(
+    view: EtRecordAnalysis, result: ProgramAnalysis, metric: str = "snr"
+) -> dict[str, Any]:
+    """The numeric gap on the ETRecord's graphs, keyed by graph id (its ETRecord entry): every
+    node that ran gets the worst value of its runtime step's compared outputs (a step is what the
+    Inspector pairs: `analysis/lowering_map.py`). `result` is the program `view` found, analysed
+    with a run to compare (`open_analysis(..., numerics=...)`): the same instructions."""
+    _, label, lower_is_worse = METRICS[metric]
+    n = result.numerics
+    against = "" if n is None or n.reference is None else f" vs {n.reference}"
+    by_method = {ma.name: ma.numerics for ma in result.methods if ma.numerics is not None}
+    out: dict[str, Any] = {}
+    for part, runs in view.runs.items():
+        m = by_method.get(runs.method)
+        if m is None:
+            continue
+        results = recorded_node_values(runs, _step_worst(m, metric), _shown)
+        if results:
+            out[part] = {
+                "name": f"numeric gap: {label}{against} (per runtime step)",
+                "results": results,
+                "gradient": gradient(lower_is_worse),
+            }
     return out
