@@ -73,6 +73,7 @@ def _inputs(method: Any) -> tuple[Any, ...]:
 
 def _run(pte: Path, workdir: Path) -> tuple[Path, Path, tuple[Any, ...]]:
     """Run `forward` once with an ETDump and a debug buffer (every instruction's output)."""
+    import executorch.kernels.quantized  # noqa: F401  (registers the quantize kernels)
     from executorch.runtime import Runtime
 
     program = Runtime.get().load_program(
