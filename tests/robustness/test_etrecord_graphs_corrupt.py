@@ -169,3 +169,17 @@ def test_foreign_etrecord_opens_and_says_so(tmp_path: Path) -> None:
     view = open_etrecord(tmp_path / "undelegated.etrecord")
     assert view.program is None and not view.runs
     assert any("does not belong to undelegated.pte" in n for n in view.notes)
+
+
+def test_an_entry_without_a_name(tmp_path: Path) -> None:
+    """A zip entry whose name is empty (the fuzzer's find: `ZipInfo.is_dir()` raised IndexError
+    on it) is read as any other part: here not a graph, one line naming it."""
+    path = tmp_path / "sync_xnnpack.etrecord"
+    data = io.BytesIO(_rewritten())
+    with zipfile.ZipFile(data, "a") as z:
+        z.writestr(zipfile.ZipInfo(""), b"{}")
+    path.write_bytes(data.getvalue())
+    with pytest.raises(
+        PteFormatError, match="sync_xnnpack.etrecord::graph_module: expected a JSON"
+    ):
+        read_etrecord_graphs(path)

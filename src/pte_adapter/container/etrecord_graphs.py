@@ -186,7 +186,8 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecordGraphs:
     graphs = []
     for info in infos:
         kind = graphkind_of(info.filename)
-        if kind is None or info.is_dir():
+        # A folder entry; not `ZipInfo.is_dir()`, which raises IndexError on an empty name.
+        if kind is None or info.filename.endswith("/"):
             continue
         doc = read_json_part(zf, info, label, budget)
         part = f"{label}:{info.filename}"
