@@ -180,6 +180,6 @@ def test_an_entry_without_a_name(tmp_path: Path) -> None:
         z.writestr(zipfile.ZipInfo(""), b"{}")
     path.write_bytes(data.getvalue())
     with pytest.raises(
-        PteFormatError, match="sync_xnnpack.etrecord::graph_module: expected a JSON"
+        PteFormatError, match=r"sync_xnnpack\.etrecord::graph_module: expected a JSON"
     ):
         read_etrecord_graphs(path)
