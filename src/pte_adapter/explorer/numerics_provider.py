@@ -16,7 +16,7 @@ is.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from model_explorer.config_editor import DropDownConfigEditor, OptionItem, TextInputConfigEditor
 from model_explorer.node_data_builder import GradientItem, GraphNodeData, NodeDataResult
@@ -29,6 +29,9 @@ from model_explorer.node_data_provider import (
 )
 
 from pte_adapter.errors import PteFormatError
+
+if TYPE_CHECKING:
+    from pte_adapter.analysis.lowering_map import EtRecordAnalysis
 
 PROVIDER_ID: Final = "pte_adapter_numerics"
 REFERENCE: Final = "reference"
@@ -43,7 +46,6 @@ VS_AOT: Final = "the ETRecord's graph (runs it: --aot)"
 def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> GraphNodeData:
     """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
     from pte_adapter.api import AotUnavailable, NumericsOptions, open_analysis
-    from pte_adapter.api.etrecord_view import ETRECORD_SUFFIXES, open_etrecord_file
     from pte_adapter.render.numerics_overlay import (
         METRICS,
         numerics_node_data,
@@ -76,14 +78,7 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
         aot=aot,
         threshold_db=threshold,
     )
-    view = None
-    program: str | Path = model_path
-    if Path(model_path).suffix in ETRECORD_SUFFIXES:  # a graph of the ETRecord: its program's run
-        view = open_etrecord_file(Path(model_path), profile=False)
-        if view.program is None or view.program.program.path is None:
-            why = "; ".join(view.notes) or "no program beside it"
-            raise PteFormatError(f"no run to compare: {why}", part=Path(model_path).name)
-        program = view.program.program.path
+    view, program = _program_of(Path(model_path))
     try:
         etrecord = Path(model_path) if view is not None else None
         result = open_analysis(program, etrecord=etrecord, etdump=path("etdump"), numerics=options)
@@ -105,6 +100,20 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
         results={k: NodeDataResult(value=v["value"]) for k, v in data["results"].items()},
         gradient=[GradientItem(stop=g["stop"], bgColor=g["bgColor"]) for g in data["gradient"]],
     )
+
+
+def _program_of(path: Path) -> tuple[EtRecordAnalysis | None, Path]:
+    """The program whose run is compared: the file itself, or for a graph of an ETRecord the
+    program it belongs to (with the ETRecord's view, whose runtime steps the nodes take)."""
+    from pte_adapter.api.etrecord_view import ETRECORD_SUFFIXES, open_etrecord_file
+
+    if path.suffix not in ETRECORD_SUFFIXES:
+        return None, path
+    view = open_etrecord_file(path, profile=False)
+    if view.program is None or view.program.program.path is None:
+        why = "; ".join(view.notes) or "no program beside it"
+        raise PteFormatError(f"no run to compare: {why}", part=path.name)
+    return view, view.program.program.path
 
 
 class PteNumericsNodeData(NodeDataProvider):  # type: ignore[misc]
