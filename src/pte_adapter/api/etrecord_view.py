@@ -26,7 +26,12 @@ from pte_adapter.analysis.lowering_map import (
 )
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.source_match import match_source
-from pte_adapter.api.sidefiles import DEBUG_BUFFER, ETRECORD_NAMES, EtDumpChoice, candidates
+from pte_adapter.api.sidefiles import (
+    DEBUG_BUFFER,
+    ETRECORD_NAMES,
+    EtDumpChoice,
+    candidates,
+)
 from pte_adapter.container import files
 from pte_adapter.container._generated.etdump_schema import FILE_IDENTIFIER as ETDUMP_IDENTIFIER
 from pte_adapter.container.etrecord_graphs import is_etrecord, read_etrecord_graphs
@@ -34,10 +39,6 @@ from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Program
 
 MAX_PROGRAMS: Final = 16
-# The suffixes an ETRecord goes by (`<stem>.etrecord`, `<stem>_etrecord.bin`, `etrecord.bin`).
-# Model Explorer picks an adapter by the last suffix alone, so every `.bin` reaches the adapter:
-# one that is not an ETRecord is refused with one sentence (`not_an_etrecord`).
-ETRECORD_SUFFIXES: Final = (".etrecord", ".bin")
 PROGRAM_SUFFIXES: Final = (".pte", ".bpte")
 _ARM_SUFFIX: Final = "_etrecord.bin"
 

@@ -12,12 +12,11 @@ from model_explorer import graph_builder as gb
 
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.api import open_analysis
-from pte_adapter.api.etrecord_view import ETRECORD_SUFFIXES, open_etrecord_file
+from pte_adapter.api.sidefiles import ETRECORD_SUFFIXES
 from pte_adapter.backends import for_file
 from pte_adapter.delegates.registry import artifact_folders
 from pte_adapter.render.model_explorer import build_graphs
 from pte_adapter.render.payload_file import payload_file_graphs
-from pte_adapter.render.plan.etrecord_graph import etrecord_plan
 from pte_adapter.render.plan.graph import ProgramPlan
 from pte_adapter.render.plan.program import program_plan
 
@@ -99,7 +98,10 @@ def _convert(path: Path, open_program: Callable[[Path], ProgramAnalysis]) -> Con
     backend = for_file(path.suffix)
     if backend is not None:
         return Conversion(payload_file_graphs(path, backend))
-    if path.suffix in ETRECORD_SUFFIXES:
+    if path.suffix in ETRECORD_SUFFIXES:  # imported here: a server opening programs never pays
+        from pte_adapter.api.etrecord_view import open_etrecord_file
+        from pte_adapter.render.plan.etrecord_graph import etrecord_plan
+
         return Conversion(build_graphs(etrecord_plan(open_etrecord_file(path))))
     result = open_program(path)
     plan = program_plan(result)

@@ -59,7 +59,7 @@ def graph_node_data(
     """The overlay for one method graph (or one graph of an ETRecord). Raises PteFormatError
     when it cannot be made."""
     from pte_adapter.api import open_analysis
-    from pte_adapter.api.etrecord_view import ETRECORD_SUFFIXES
+    from pte_adapter.api.sidefiles import ETRECORD_SUFFIXES
 
     if Path(model_path).suffix in ETRECORD_SUFFIXES:
         return _recorded_graph_node_data(Path(model_path), graph_id, etdump, scale)

@@ -105,10 +105,12 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
 def _program_of(path: Path) -> tuple[EtRecordAnalysis | None, Path]:
     """The program whose run is compared: the file itself, or for a graph of an ETRecord the
     program it belongs to (with the ETRecord's view, whose runtime steps the nodes take)."""
-    from pte_adapter.api.etrecord_view import ETRECORD_SUFFIXES, open_etrecord_file
+    from pte_adapter.api.sidefiles import ETRECORD_SUFFIXES
 
     if path.suffix not in ETRECORD_SUFFIXES:
         return None, path
+    from pte_adapter.api.etrecord_view import open_etrecord_file
+
     view = open_etrecord_file(path, profile=False)
     if view.program is None or view.program.program.path is None:
         why = "; ".join(view.notes) or "no program beside it"
