@@ -36,7 +36,6 @@ from tests.support.profiles import inspector, node_ids
 pytestmark = pytest.mark.slow
 
 EXAMPLE = "mv2_xnnpack_int8"
-MIN_COLOUR_PIXELS = 150
 LOW, HIGH = GRADIENT[0]["bgColor"], GRADIENT[-1]["bgColor"]
 
 
@@ -96,15 +95,15 @@ def test_operations_are_coloured_by_time(overlay: MEPage) -> None:
     assert "measured time (median ms)" in me.page.locator("body").inner_text()
     slowest = max(_expected_values())
     assert _aggregated_max(me) == pytest.approx(slowest, abs=1e-6)
-    # Centre the slowest operation's node (found by its attribute) and look at its colour.
+    # Centre the slowest operation's node (found by its attribute) and read its fill inside its
+    # box. (A count of top-colour pixels over the whole capture was flaky: how far Model Explorer
+    # zooms when it centres a node depends on when its animation is caught.)
     query = f"^{_escape('measured median')}={_escape(f'{slowest:.3f} ms')}$"
     hits = me.search(query)
     assert hits, query
     me.locate(hits[0].node_id, query)
-    ink = me.ink(colours=(HIGH, LOW))
-    assert ink.colours[HIGH] > MIN_COLOUR_PIXELS, (
-        f"the slowest node is not in the top colour: {ink}"
-    )
+    fill = me.wait_fill(hits[0].node_id, HIGH)
+    assert fill == HIGH, f"the slowest node is filled {fill} (None: not drawn), not {HIGH}"
 
 
 def test_partition_group_carries_its_time(overlay: MEPage) -> None:
@@ -120,3 +119,17 @@ def test_partition_group_carries_its_time(overlay: MEPage) -> None:
     hits = me.search(f"^{_escape('measured median')}={_escape(f'{call:.3f} ms')}$")
     assert {h.node_id for h in hits} == {node_ids(example(EXAMPLE))[0]}, hits
     me.clear_search()
+
+
+def test_graph_info_says_the_runs_over_time(overlay: MEPage) -> None:
+    """The method's runs over time (the drift sentence, and the warm-up when there was one) are in
+    Graph info as the profile states them."""
+    me = overlay
+    me.select_graph("forward")
+    summary = pte_adapter.open_analysis(example(EXAMPLE)).profile_summary
+    assert summary is not None
+    (method,) = summary["methods"]
+    drift = method["drift"]
+    info = me.panel("Graph info")
+    assert info["measured drift"] == drift["text"]
+    assert ("measured warm-up" in info) == bool(drift["warmup_runs"])

@@ -544,6 +544,17 @@ class MEPage:
             out[gid] = max(set(found), key=found.count)
         return out
 
+    def wait_fill(self, node_id: str, colour: str, timeout: float = 30) -> str | None:
+        """Read the node's fill (as `layer_fills` does) until it is `colour` or `timeout` passes;
+        return the last fill read. Centring a node pans the graph in an animation a loaded machine
+        may start late, after two captures already agreed: a colour is read once it is there."""
+        deadline = time.monotonic() + timeout
+        while True:
+            fill = self.layer_fills([node_id])[node_id]
+            if fill == colour or time.monotonic() > deadline:
+                return fill
+            self.page.wait_for_timeout(400)
+
     # search
 
     def search(self, regex: str, timeout: float = 30) -> list[SearchHit]:
