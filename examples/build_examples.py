@@ -55,6 +55,7 @@ import traceback
 import torch
 
 from examples.builders import bundle, cortex_m, ethosu, large, numerics, portable, tosa, xnnpack
+from examples.builders import sync as sync_builders
 from examples.common import (
     EXAMPLES,
     HERE,
@@ -70,6 +71,7 @@ from examples.verify import print_facts, verify_example
 
 # each registers its own
 BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large, numerics)
+BUILDERS += (sync_builders,)  # the examples of the ETRecord's graphs and the sync mapping
 
 
 def _parser() -> argparse.ArgumentParser:

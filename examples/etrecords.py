@@ -103,7 +103,7 @@ def stabilize_etrecord(etrecord) -> None:
                     fix_source(src)
 
 
-def compact_etrecord(path: str, keep_aten: bool = False) -> None:
+def compact_etrecord(path: str, keep_exported: bool = False) -> None:
     """Rewrite an ETRecord smaller and reproducible, keeping everything Inspector needs.
 
     ``ETRecord.save`` stores every part uncompressed with the current time as its zip date, and
@@ -111,6 +111,7 @@ def compact_etrecord(path: str, keep_aten: bool = False) -> None:
     dialect program) beside the edge program, each with its own copy of the weights. For the
     committed examples the ATen program is dropped, the parts are deflated (parse_etrecord and
     the adapter read both) and dated 1980-01-01: 11.6 MB -> ~4 MB for mv2_lrn_ethosu85.
+    ``keep_exported`` keeps the ATen program (the examples of the sync mapping need it).
     """
     import zipfile
 
@@ -118,7 +119,7 @@ def compact_etrecord(path: str, keep_aten: bool = False) -> None:
         parts = [
             (i.filename, src.read(i))
             for i in src.infolist()
-            if keep_aten or not i.filename.startswith("exported_program")
+            if keep_exported or not i.filename.startswith("exported_program")
         ]
     with zipfile.ZipFile(path, "w") as dst:
         for name, data in parts:
@@ -128,19 +129,28 @@ def compact_etrecord(path: str, keep_aten: bool = False) -> None:
 
 
 def save_etrecord(
-    prog, name: str, rejections: list[dict] | None = None, representative_inputs=None
+    prog,
+    name: str,
+    rejections: list[dict] | None = None,
+    representative_inputs: list | None = None,
+    *,
+    keep_exported: bool = False,
 ) -> None:
     """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``.
 
     With ``representative_inputs`` (a list of input tuples) the ETRecord also records them, which
     ``Inspector.calculate_numeric_gap`` runs its graph on, and keeps its ATen ``exported_program``
-    (the graph the Inspector names its rows by: ``conv2d_1``)."""
+    (the graph the Inspector names its rows by: ``conv2d_1``); ``keep_exported`` keeps that graph
+    without them (the ETRecord's graphs in Model Explorer, the sync mapping)."""
     etrecord = prog.get_etrecord()
     if representative_inputs is not None:
         etrecord.update_representative_inputs(representative_inputs)
     stabilize_etrecord(etrecord)
     etrecord.save(f"{name}.etrecord")
-    compact_etrecord(f"{name}.etrecord", keep_aten=representative_inputs is not None)
+    compact_etrecord(
+        f"{name}.etrecord",
+        keep_exported=keep_exported or representative_inputs is not None,
+    )
     if rejections is not None:
         from importlib.metadata import version
 

@@ -36,11 +36,13 @@ def arm_lower(
     extract_delegate_segments: bool,
     calib_n: int = 4,
     etrecord: str | None = None,
+    keep_exported: bool = False,
 ):
     """Quantize (INT8, per-channel symmetric) and lower to Ethos-U or TOSA.
 
     With ``etrecord`` (an example name) the ETRecord is written to ``<name>.etrecord`` and the
-    partitioner's rejection reasons to ``<name>.rejections.json`` (see ``save_etrecord``).
+    partitioner's rejection reasons to ``<name>.rejections.json`` (see ``save_etrecord``; with
+    ``keep_exported`` it keeps the exported program).
     """
     from executorch.backends.arm.quantizer import (
         EthosUQuantizer,
@@ -79,7 +81,7 @@ def arm_lower(
         ExecutorchBackendConfig(extract_delegate_segments=extract_delegate_segments)
     )
     if etrecord is not None:
-        save_etrecord(prog, etrecord, rejections)
+        save_etrecord(prog, etrecord, rejections, keep_exported=keep_exported)
     return prog
 
 

@@ -27,6 +27,9 @@ from _codegen import REPO, emit, header, installed_file, parser
 OUT = REPO / "src/pte_adapter/delegates/xnnpack/_generated/xnnpack_schema.py"
 SCHEMA_PACKAGE = "executorch.backends.xnnpack.serialization"
 SCHEMA_FILES = ("schema.fbs", "runtime_schema.fbs")
+# The exporter's preprocess, which gives an XNode the debug handle of the node it came from, or
+# this default for a node no debug handle names (one its passes added).
+PREPROCESS = "executorch/backends/xnnpack/xnnpack_preprocess.py"
 
 # FlatBuffers scalar type -> struct format character.
 SCALARS = {
@@ -158,6 +161,10 @@ def generate() -> str:
     folder = SCHEMA_PACKAGE.replace(".", "/")
     loaded = {f: installed_file("executorch", f"{folder}/{f}") for f in SCHEMA_FILES}
     main, runtime = (parse(loaded[f][1]) for f in SCHEMA_FILES)
+    preprocess = installed_file("executorch", PREPROCESS)
+    default_handle = re.search(r"^DEFAULT_DEBUG_HANDLE\s*=\s*(\d+)\s*$", preprocess[1], re.M)
+    if default_handle is None:
+        raise SystemExit(f"{PREPROCESS} has no DEFAULT_DEBUG_HANDLE = <int>: extend this generator")
     merged = Schema(dict(main.enums), {}, {}, main.file_identifier, main.root_type)
     for name, val in runtime.enums.items():
         if name in merged.enums and merged.enums[name] != val:
@@ -176,9 +183,10 @@ def generate() -> str:
         header(
             "XNNPACK schema tables: identifiers, enums, union tags, fields with slots",
             "gen_xnnpack_tables.py",
-            [source for source, _ in loaded.values()],
+            [*(source for source, _ in loaded.values()), preprocess[0]],
             "schema.fbs (what the exporter writes) and runtime_schema.fbs (what the runtime reads)\n"
-            "merged: a table's fields are the longer of its two declarations.",
+            "merged: a table's fields are the longer of its two declarations. From the preprocess:\n"
+            "the debug handle an XNode gets when no node of the graph names one.",
         )
         + "from __future__ import annotations",
         "",
@@ -197,6 +205,7 @@ def generate() -> str:
         f"FILE_IDENTIFIER: Final = {main.file_identifier.encode()!r}",
         f"RUNTIME_FILE_IDENTIFIER: Final = {runtime.file_identifier.encode()!r}",
         f"ROOT_TYPE: Final = {main.root_type!r}",
+        f"DEFAULT_DEBUG_HANDLE: Final = {int(default_handle.group(1))}",
         "",
         "ENUMS: Final[dict[str, dict[int, str]]] = {",
     ]

@@ -68,6 +68,7 @@ GENERATORS = (
         ("container/_generated/bundled_program_schema.py",),
     ),
     Generator("etdump", "gen_etdump_tables.py", ("container/_generated/etdump_schema.py",)),
+    Generator("export_schema", "gen_export_schema.py", ("container/_generated/export_schema.py",)),
     Generator(
         "xnnpack", "gen_xnnpack_tables.py", ("delegates/xnnpack/_generated/xnnpack_schema.py",)
     ),

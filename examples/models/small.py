@@ -125,3 +125,28 @@ class ConvLrn(nn.Module):
 
     def forward(self, x):
         return self.conv2(self.lrn(F.relu(self.conv1(x))))
+
+
+class RunningSum(nn.Module):
+    """A running sum over the channels, scaled: XNNPACK has no cumsum, so it stays on the CPU
+    (the portable kernel, which ExecuTorch's Python runtime has: the program runs here)."""
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=1) * 0.125
+
+
+class CumsumNet(nn.Module):
+    """A stem, an inverted residual block, a running sum the CPU runs between XNNPACK partitions,
+    a convolution head and a Linear: small, nested, and runnable by the pip runtime."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = ConvBNReLU(3, 8, stride=2)
+        self.block = InvertedResidual(8, 8, 1, 2)
+        self.mix = RunningSum()
+        self.head = nn.Sequential(nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.ReLU())
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.head(self.mix(self.block(self.stem(x))))
+        return self.fc(x.mean(dim=(2, 3)))

@@ -5,9 +5,15 @@ program = pte_adapter.load("model.pte")       # typed model, delegates decoded
 result = pte_adapter.analyse(program)         # partitions, layers, reasons, estimates, once
 numbers = pte_adapter.summarize(program)      # what `pte-adapter summary --json` prints
 pte_adapter.report("model.pte").save("report.html")   # one self-contained HTML file
+pte_adapter.visualize("model.pte")            # it and its ETRecord side by side, synced
 gap = pte_adapter.open_analysis("int8.pte", numerics=pte_adapter.NumericsOptions(
     reference=Path("float.pte"))).numerics       # the numeric gap of a recorded run
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pte_adapter.api import (
     NumericsOptions,
@@ -22,6 +28,9 @@ from pte_adapter.api import (
 )
 from pte_adapter.errors import PteFormatError
 
+if TYPE_CHECKING:
+    from pte_adapter.explorer.visualize import Visualization
+
 __version__ = "0.1.0"
 __all__ = [
     "NumericsOptions",
@@ -35,4 +44,15 @@ __all__ = [
     "open_analysis",
     "report",
     "summarize",
+    "visualize",
 ]
+
+
+def visualize(program: str | Path, **options: Any) -> Visualization:
+    """The program and its ETRecord side by side in Model Explorer, synced: select a node on one
+    side and what it became (or came from) is selected on the other (`explorer/visualize.py`;
+    options: `etrecord`, `to`, `method`, `host`, `port`, `open_browser`, `block`). Needs Model
+    Explorer only, never torch."""
+    from pte_adapter.explorer.visualize import visualize as run
+
+    return run(program, **options)

@@ -120,6 +120,8 @@ def test_the_xnnpack_examples_ship() -> None:
         "mv2_xnnpack_int8.pte",
         "numerics_xnnpack_fp32.pte",
         "numerics_xnnpack_int8.pte",
+        "sync_xnnpack.pte",
+        "sync_xnnpack_int8.pte",
         "tiny_gpt_xnnpack.pte",
         "tiny_llama_xnnpack.pte",
         "wide_xnnpack.pte",

@@ -54,6 +54,7 @@ def test_bounded_fuzz_run() -> None:
         "sidecar-tosa",
         "tosa-file",
         "etrecord",
+        "etrecord-graph",
         "bundle",
         "etdump",
         "runtime-list",

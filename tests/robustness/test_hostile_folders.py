@@ -41,6 +41,8 @@ MUST_SAY: dict[str, tuple[str, ...]] = {
     "shared_methods": ("shared tables are refused",),
     "shared_events": ("shared tables are refused",),
     "shared_tosa_operators": ("shared tables are refused",),
+    "etrecord_names_repeated": ("is given twice: a mapping could not address it",),
+    "etrecord_provenance_bomb": ("from_node",),
     "runtime_list_fifo": ("runtime list runtime_ops.txt: not read: it is a FIFO",),
     "runtime_list_giant": ("(limit 1048576): not read",),
     "runtime_list_brackets": ("line 1: nested deeper than 32 levels",),

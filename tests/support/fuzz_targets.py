@@ -315,14 +315,24 @@ def discover_targets(examples: Path) -> list[Target]:
         found = [
             p.name for p in (examples / f"{stem}.pte", examples / f"{stem}.bpte") if p.exists()
         ]
+        size = etrecord.stat().st_size
         if found:
             pte_name = found[0]
-            size = etrecord.stat().st_size
             targets.append(
                 Target(
                     "etrecord", pte_name, etrecord.name, [(0, size), (max(0, size - 1024), size)]
                 )
             )
+        # The same ETRecord opened as graphs (Model Explorer on the `.etrecord`): its graphs, and
+        # the program beside it matched against it. A broken one is one format error, no more.
+        targets.append(
+            Target(
+                "etrecord-graph",
+                etrecord.name,
+                etrecord.name,
+                [(0, size), (max(0, size - 1024), size)],
+            )
+        )
     for etdump in sorted(examples.glob("*.etdp")):
         # The ETDump beside a program is read for its measured time: a broken one is a problem on
         # the view (`measured profile problem`), never a lost program.

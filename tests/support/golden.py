@@ -8,6 +8,8 @@ What runs (`subjects()`), each in a folder of its own under `tests/golden/`:
   at 0 (its failure lines), `ops` (text and `--json`), `report` (the HTML file as a card),
   `export` (its graph file, checked to hold the graphs Model Explorer is given, and its
   `--npu-overlay`); with an ETDump beside it, `profile` (text with `--node-data`, and `--json`);
+  with an ETRecord beside it (`<stem>.etrecord`, `<stem>_etrecord.bin`), `sync` (the mapping) and
+  the ETRecord's graphs as Model Explorer is given them (`model-explorer--etrecord.txt`);
 - `pairs/<before>--<after>/`, per what-if pair (`examples/whatif_pairs.json`) and `FIXED_PAIRS`:
   `diff` (text and `--json`) and the two-program `report`;
 - `numerics/<program>--<reference>/`, per pair of `tests/support/numerics.py`'s `NUMERICS_PAIRS`
@@ -139,6 +141,13 @@ def program_subject(pte: Path) -> Subject:
             Command("profile.txt", ("profile", "--node-data", f"{OUT}/node-data.json", rel)),
             Command("profile--json.txt", ("profile", "--json", rel, _relative(etdump)), "json"),
         ]
+    for etrecord in (pte.with_suffix(".etrecord"), pte.with_name(f"{pte.stem}_etrecord.bin")):
+        if etrecord.exists():
+            commands += [
+                Command("sync.txt", ("sync", rel), "json"),
+                Command("model-explorer--etrecord.txt", (_relative(etrecord),), "graphs"),
+            ]
+            break
     return Subject(f"programs/{pte.name}", tuple(commands), pte.stat().st_size)
 
 

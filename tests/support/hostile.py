@@ -506,8 +506,9 @@ def case_shared_events(folder: Path, scale: int) -> Path:
 
 
 CASES.update(RUNTIME_LIST_CASES)  # hostile runtime operator lists (`ops --runtime-ops`)
-# The debug-buffer cases (issue 43) are in their own module; importing it registers them.
-from tests.support import hostile_debug  # noqa: E402, F401
+# The debug-buffer cases (issue 43) and the ETRecord graphs' (issue 45) are in their own
+# modules; importing them registers them.
+from tests.support import hostile_debug, hostile_etrecord  # noqa: E402, F401
 
 # --- running them -----------------------------------------------------------------------------
 
@@ -530,7 +531,10 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
         "--runtime-backends",
         "XnnpackBackend",
     ),
+    ("sync", "{pte}", "-o", "{out}/mapping.json"),
 )
+# The names an ETRecord goes by beside a program: each one there is also opened as graphs.
+ETRECORD_NAMES = ("{stem}.etrecord", "{stem}_etrecord.bin", "etrecord.bin")
 EXIT_INTERNAL = 4
 HARD_LIMIT_S = 20.0
 
@@ -659,6 +663,12 @@ def run_case(pte: Path, out: Path, commands: tuple[tuple[str, ...], ...] = COMMA
         runs.append(Run(" ".join(command[:2]), _status(status, text), seconds, text, controls))
     status, text, seconds = _limited(lambda: _explorer(pte))
     runs.append(Run("model-explorer", _status(status, text), seconds, text))
+    for name in ETRECORD_NAMES:
+        record = pte.parent / name.format(stem=pte.stem)
+        # Opened as graphs (a symlink a user opens is read where it leads: not a side file).
+        if os.path.lexists(record) and not os.path.islink(record):
+            status, text, seconds = _limited(lambda record=record: _explorer(record))
+            runs.append(Run(f"model-explorer {record.name}", _status(status, text), seconds, text))
     return runs
 
 

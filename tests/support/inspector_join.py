@@ -32,8 +32,12 @@ class JoinedEvent:
     module_stacks: dict[str, list[tuple[str, str]]]  # node -> [(path, class)], outermost first
 
 
-def write_instruction_etdump(program: Program, path: Path) -> None:
-    """An ETDump with one run per method: one profile event per chain-0 instruction."""
+def write_instruction_etdump(
+    program: Program, path: Path, kernel_events: str = "OPERATOR_CALL"
+) -> None:
+    """An ETDump with one run per method: one profile event per chain-0 instruction, a kernel's
+    named `kernel_events` ("native_call" names it as the runtime's kernel events are named,
+    `native_call_<operator>.<overload>`)."""
     from executorch.devtools.etdump import schema_flatcc as s
     from executorch.devtools.etdump import serialize
     from executorch.exir._serialize._flatbuffer import _get_flatc_path
@@ -42,7 +46,10 @@ def write_instruction_etdump(program: Program, path: Path) -> None:
     for method in program.methods:
         events = []
         for ins in (i for i in method.instructions if i.chain == 0):
-            name = "DELEGATE_CALL" if ins.kind is InstructionKind.DELEGATE else "OPERATOR_CALL"
+            name = "DELEGATE_CALL" if ins.kind is InstructionKind.DELEGATE else kernel_events
+            op = method.operator_of(ins.op_index)
+            if kernel_events == "native_call" and ins.kind is not InstructionKind.DELEGATE:
+                name = f"native_call_{op.full_name.split('::')[-1] if op else 'unknown'}"
             start = 1000 * (ins.chain_position + 1)
             event = s.ProfileEvent(name, 0, ins.chain_position, -1, "", b"", start, start + 500)
             events.append(s.Event(profile_event=event, allocation_event=None, debug_event=None))

@@ -42,6 +42,10 @@ from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Program
 
 ETRECORD_NAMES: Final = ("{stem}.etrecord", "{stem}_etrecord.bin", "etrecord.bin")
+# The suffixes an ETRecord goes by (`<stem>.etrecord`, `<stem>_etrecord.bin`, `etrecord.bin`).
+# Model Explorer picks an adapter by the last suffix alone, so every `.bin` reaches the adapter:
+# one that is not an ETRecord is refused with one sentence (`etrecord_view.not_an_etrecord`).
+ETRECORD_SUFFIXES: Final = (".etrecord", ".bin")
 ETDUMP_NAMES: Final = ("{stem}.etdp", "{stem}.etdump", "etdump.bin")
 DEBUG_BUFFER: Final = "debug_buffer.bin"
 # Under a stem (the program's, and the ETDump's), then beside the ETDump whatever its name.

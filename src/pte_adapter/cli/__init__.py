@@ -22,6 +22,7 @@ from pte_adapter.cli import (
     report,
     size,
     summary,
+    sync,
     vela,
 )
 from pte_adapter.cli.inert import inert_output
@@ -38,7 +39,7 @@ from pte_adapter.errors import PteFormatError
 __all__ = ["EXIT_BAD_FILE", "EXIT_CHECK_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "main"]
 
 # The commands, in the order of --help.
-COMMANDS = (export, summary, check, vela, profile, numerics, size, diff, report, fit, ops)
+COMMANDS = (export, summary, check, vela, profile, numerics, size, diff, report, fit, ops, sync)
 
 
 def _version() -> str:

@@ -17,7 +17,8 @@ An ETRecord (`<stem>.etrecord`, written by `ETRecord.save`) is a zip. Only its J
   Its `from_node` metadata (a JSON text: the chain of nodes it was made from, each with its
   graph's `graph_id`) gives the name of the node it came from in the ATen graph
   (`exported_program`, whose graph id the part `export_graph_id` holds): the name ExecuTorch's
-  Inspector gives its rows (`conv2d_1`), read with one bounded pattern search, never parsed.
+  Inspector gives its rows (`conv2d_1`), read when asked by the one provenance reader the
+  ETRecord's graphs use too (`export_json.provenance`: the Inspector's walk, bounded).
 
 Parts named `*_state_dict`, `*_constants`, `*_example_inputs`, `reference_outputs` and
 `representative_inputs` are pickles or torch archives: never opened. The work is bounded: the
@@ -30,23 +31,32 @@ graph nodes, and each debug handle's nodes (`MAX_NODES_PER_HANDLE`). Anything ma
 from __future__ import annotations
 
 import json
-import re
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from pte_adapter.container import files
+from pte_adapter.container.export_json import (
+    arguments,
+    graph_io,
+    number_args,
+    output_shapes,
+    provenance,
+    static_shapes,
+    tensor_names,
+)
 from pte_adapter.errors import LimitExceededError, PteFormatError
 
 IDENTIFIER = "ETRECORD_V0"
 DEBUG_HANDLE_MAP = "debug_handle_map"
 DELEGATE_MAP = "delegate_map"
 EDGE_PROGRAM = "edge_dialect_exported_program"
-ATEN_PROGRAM = "exported_program"
-EXPORT_GRAPH_ID = "export_graph_id"
+EXPORTED_PROGRAM = "exported_program"  # the ATen graph torch.export made
+EXPORT_GRAPH_ID = "export_graph_id"  # its graph id, the key of its nodes in `from_node` chains
 
 MAX_ENTRIES = 10_000  # zip members; a real ETRecord has ~4 per recorded graph
 MAX_JSON_PART = 64 << 20  # bytes of one JSON part after decompression
@@ -61,11 +71,6 @@ MAX_INFLATION = 64
 # was decomposed into share it (a handful; an instruction's join walks them all).
 MAX_NODES_PER_HANDLE = 1_000
 MAX_STACK_TEXT = 64 << 10  # characters of one stack trace kept
-MAX_PROVENANCE_TEXT = 64 << 10  # characters of one `from_node` text searched
-# One entry of a `from_node` chain as torch writes it (`NodeSource.to_dict`, keys in this order).
-_PROVENANCE = re.compile(
-    r'"name": "([^"\\]{1,256})", "target": "[^"\\]*", "graph_id": (-?\d{1,20})'
-)
 
 _PICKLED_SUFFIXES = ("_state_dict", "_constants", "_example_inputs")
 
@@ -127,7 +132,7 @@ class EtRecord:
     source: str  # file name, for messages
     methods: dict[str, EtRecordMethod]
     # It holds the ATen graph (`exported_program`): the Inspector then names its rows after it.
-    has_aten_graph: bool = False
+    has_exported_program: bool = False
     path: Path | None = None  # where it was read from, when read from a file
 
 
@@ -136,15 +141,30 @@ def read_etrecord(
 ) -> EtRecord:
     """Read an ETRecord from a path (a regular file, inside the folder `inside` when given:
     `container/files.py`) or a binary file object; raise PteFormatError if malformed."""
+    record = read_zip(file, read_record, name, inside)
+    if isinstance(file, (str, Path)):
+        record.path = Path(file)
+    return record
+
+
+T = TypeVar("T")
+
+
+def read_zip(
+    file: str | Path | IO[bytes],
+    reader: Callable[[zipfile.ZipFile, str], T],
+    name: str | None = None,
+    inside: Path | None = None,
+) -> T:
+    """`reader(zip, label)` on the ETRecord at `file` (a path: a regular file, inside `inside`
+    when given; or a binary file object), every failure of the zip or its JSON a PteFormatError."""
     label = name or (Path(file).name if isinstance(file, (str, Path)) else "<etrecord>")
     if isinstance(file, (str, Path)):
         with files.open_regular(Path(file), label, inside) as f:
-            record = read_etrecord(f, label)
-        record.path = Path(file)
-        return record
+            return read_zip(f, reader, label)
     try:
         with zipfile.ZipFile(file) as zf:
-            return _read(zf, label)
+            return reader(zf, label)
     except PteFormatError:
         raise
     except RecursionError as e:
@@ -167,14 +187,18 @@ def read_etrecord(
         ) from e
 
 
-class _Budget:
+class JsonBudget:
+    """What the JSON parts read from one ETRecord have cost so far (its limits are the module's)."""
+
     def __init__(self) -> None:
         self.json_bytes = 0
         self.json_values = 0  # an upper bound, counted before each part is parsed
         self.nodes = 0
+        self.docs: dict[str, Any] = {}  # each part parsed once, by entry name
 
 
-def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
+def read_record(zf: zipfile.ZipFile, label: str, budget: JsonBudget | None = None) -> EtRecord:
+    """The ETRecord in an open zip (`budget`: what other parts read from it have cost)."""
     infos = zf.infolist()
     if len(infos) > MAX_ENTRIES:
         raise LimitExceededError(f"{len(infos)} zip entries (limit {MAX_ENTRIES})", part=label)
@@ -187,30 +211,28 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
             "ExecuTorch program)",
             part=label,
         )
-    budget = _Budget()
-    handle_doc = _dict(
-        _json(zf, by_name[DEBUG_HANDLE_MAP], label, budget), f"{label}:{DEBUG_HANDLE_MAP}"
+    budget = budget or JsonBudget()
+    handle_doc = json_object(
+        read_json_part(zf, by_name[DEBUG_HANDLE_MAP], label, budget), f"{label}:{DEBUG_HANDLE_MAP}"
     )
     delegate_doc: dict[str, Any] = {}
     if DELEGATE_MAP in by_name:
-        delegate_doc = _dict(
-            _json(zf, by_name[DELEGATE_MAP], label, budget), f"{label}:{DELEGATE_MAP}"
+        delegate_doc = json_object(
+            read_json_part(zf, by_name[DELEGATE_MAP], label, budget), f"{label}:{DELEGATE_MAP}"
         )
 
-    export_graph = None
-    if EXPORT_GRAPH_ID in by_name:
-        raw_id = _json(zf, by_name[EXPORT_GRAPH_ID], label, budget)
-        export_graph = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
+    export_graph = export_graph_id(zf, by_name, label, budget)
     methods: dict[str, EtRecordMethod] = {}
     for method_name, raw in handle_doc.items():
         part = f"{label}:{DEBUG_HANDLE_MAP}[{method_name!r}]"
         handles = {
-            _int_key(k, part): _handle_list(v, f"{part}[{k}]") for k, v in _dict(raw, part).items()
+            _int_key(k, part): _handle_list(v, f"{part}[{k}]")
+            for k, v in json_object(raw, part).items()
         }
         dpart = f"{label}:{DELEGATE_MAP}[{method_name!r}]"
         delegates: dict[int, str] = {}
-        for k, v in _dict(delegate_doc.get(method_name, {}), dpart).items():
-            backend = _dict(v, f"{dpart}[{k}]").get("name")
+        for k, v in json_object(delegate_doc.get(method_name, {}), dpart).items():
+            backend = json_object(v, f"{dpart}[{k}]").get("name")
             if not isinstance(backend, str):
                 raise PteFormatError(f"delegate entry {k} has no backend name", part=dpart)
             delegates[_int_key(k, dpart)] = backend
@@ -220,18 +242,35 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
         edge_method = _edge_method(info.filename)
         if edge_method is None or edge_method not in methods:
             continue
-        doc = _json(zf, info, label, budget)
-        _read_graph(methods[edge_method], doc, f"{label}:{info.filename}", budget, export_graph)
-    return EtRecord(label, methods, ATEN_PROGRAM in by_name)
+        counted = info.filename in budget.docs  # its nodes were counted when first read
+        doc = read_json_part(zf, info, label, budget)
+        part = f"{label}:{info.filename}"
+        _read_graph(methods[edge_method], doc, part, budget, counted, export_graph)
+    return EtRecord(label, methods, EXPORTED_PROGRAM in by_name)
+
+
+def export_graph_id(
+    zf: zipfile.ZipFile, by_name: dict[str, zipfile.ZipInfo], label: str, budget: JsonBudget
+) -> int | None:
+    """The exported program's graph id (the part `export_graph_id`), None when not recorded."""
+    if EXPORT_GRAPH_ID not in by_name:
+        return None
+    raw = read_json_part(zf, by_name[EXPORT_GRAPH_ID], label, budget)
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
 
 
 def _read_graph(
-    method: EtRecordMethod, doc: Any, part: str, budget: _Budget, export_graph: int | None
+    method: EtRecordMethod,
+    doc: Any,
+    part: str,
+    budget: JsonBudget,
+    counted: bool,
+    export_graph: int | None,
 ) -> None:
     """The method's recorded graph: its nodes, indexed by debug handle, and its inputs and
     outputs."""
-    method.nodes = _graph_nodes(doc, part, budget, export_graph)
-    method.user_inputs, method.graph_outputs = _graph_io(doc)
+    method.nodes = _graph_nodes(doc, part, budget, counted, export_graph)
+    method.user_inputs, method.graph_outputs = graph_io(doc)
     for node in method.nodes:
         if node.debug_handle is not None:
             same = method.nodes_by_handle.setdefault(node.debug_handle, [])
@@ -253,7 +292,13 @@ def _edge_method(filename: str) -> str | None:
     return None
 
 
-def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: _Budget) -> Any:
+def read_json_part(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: JsonBudget
+) -> Any:
+    """One JSON part, bounded (module docstring); a part read before with this budget is not
+    read again."""
+    if info.filename in budget.docs:
+        return budget.docs[info.filename]
     part = f"{label}:{info.filename}"
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise PteFormatError(f"unsupported zip compression {info.compress_type}", part=part)
@@ -279,14 +324,16 @@ def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: _Budge
             part=part,
         )
     try:
-        return json.loads(data)
+        doc = json.loads(data)
     except RecursionError as e:
         raise PteFormatError("JSON nested too deeply", part=part) from e
     except ValueError as e:  # JSONDecodeError, bad UTF-8
         raise PteFormatError(f"not JSON: {e}", part=part) from e
+    budget.docs[info.filename] = doc
+    return doc
 
 
-def _dict(v: Any, part: str) -> dict[str, Any]:
+def json_object(v: Any, part: str) -> dict[str, Any]:
     if not isinstance(v, dict):
         raise PteFormatError(f"expected a JSON object, found {type(v).__name__}", part=part)
     return v
@@ -314,87 +361,49 @@ def _handle_list(v: Any, part: str) -> list[int]:
 
 
 def _graph_nodes(
-    doc: Any, part: str, budget: _Budget, export_graph: int | None = None
+    doc: Any,
+    part: str,
+    budget: JsonBudget,
+    counted: bool = False,
+    export_graph: int | None = None,
 ) -> list[FxNode]:
-    graph = _dict(
-        _dict(_dict(doc, part).get("graph_module"), f"{part}:graph_module").get("graph"),
+    graph = json_object(
+        json_object(json_object(doc, part).get("graph_module"), f"{part}:graph_module").get(
+            "graph"
+        ),
         f"{part}:graph",
     )
     raw_nodes = graph.get("nodes")
     if not isinstance(raw_nodes, list):
         raise PteFormatError("graph has no node list", part=part)
-    budget.nodes += len(raw_nodes)
+    budget.nodes += 0 if counted else len(raw_nodes)
     if budget.nodes > MAX_NODES:
         raise LimitExceededError(f"{budget.nodes} graph nodes (limit {MAX_NODES})", part=part)
     tensors = graph.get("tensor_values")
-    shapes = _static_shapes(tensors if isinstance(tensors, dict) else {})
+    shapes = static_shapes(tensors if isinstance(tensors, dict) else {})
     nodes = []
     for i, raw in enumerate(raw_nodes):
         npart = f"{part}:node {i}"
-        node = _dict(raw, npart)
+        node = json_object(raw, npart)
         meta = node.get("metadata") or {}
-        meta = _dict(meta, npart)
+        meta = json_object(meta, npart)
         nodes.append(
             FxNode(
-                name=_str(node.get("name"), npart),
-                target=_edge_target(_str(node.get("target"), npart)),
-                debug_handle=_opt_int(meta.get("debug_handle"), npart),
-                module_stack=parse_module_stack(_str(meta.get("nn_module_stack", ""), npart)),
-                stack_trace=_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
-                torch_fn=_str(meta.get("torch_fn", ""), npart),
-                output_shapes=_output_shapes(node.get("outputs"), shapes),
-                provenance=_text_of(meta.get("from_node"))[:MAX_PROVENANCE_TEXT],
+                name=json_str(node.get("name"), npart),
+                target=edge_target(json_str(node.get("target"), npart)),
+                debug_handle=debug_handle_of(meta.get("debug_handle"), npart),
+                module_stack=parse_module_stack(json_str(meta.get("nn_module_stack", ""), npart)),
+                stack_trace=json_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
+                torch_fn=json_str(meta.get("torch_fn", ""), npart),
+                output_shapes=output_shapes(node.get("outputs"), shapes),
+                provenance=_text_of(meta.get("from_node")),
                 export_graph=export_graph,
-                inputs=_tensor_names(_args(node.get("inputs"))),
-                numbers=_numbers(_args(node.get("inputs"))),
-                outputs=_tensor_names(node.get("outputs")),
+                inputs=tensor_names(arguments(node.get("inputs"))),
+                numbers=number_args(arguments(node.get("inputs"))),
+                outputs=tensor_names(node.get("outputs")),
             )
         )
     return nodes
-
-
-def _tensor_names(args: Any) -> tuple[str, ...]:
-    """The tensor names among serialized arguments (`as_tensor`, `as_tensors`); anything else,
-    malformed or not, names none: the edges are extra evidence (`analysis/numerics/writers.py`)."""
-    names: list[str] = []
-    for arg in args if isinstance(args, list) else ():
-        if not isinstance(arg, dict):
-            continue
-        one, many = arg.get("as_tensor"), arg.get("as_tensors")
-        for t in [one] if isinstance(one, dict) else many if isinstance(many, list) else []:
-            name = t.get("name") if isinstance(t, dict) else None
-            if isinstance(name, str):
-                names.append(name)
-    return tuple(names)
-
-
-def _numbers(args: list[Any]) -> tuple[float | int | None, ...]:
-    out: list[float | int | None] = []
-    for arg in args:
-        value = arg.get("as_float", arg.get("as_int")) if isinstance(arg, dict) else None
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        out.append(value if number else None)
-    return tuple(out)
-
-
-def _args(inputs: Any) -> list[Any]:
-    """A node's serialized inputs' arguments (`{"name": ..., "arg": {...}}` each)."""
-    return [i.get("arg") for i in inputs if isinstance(i, dict)] if isinstance(inputs, list) else []
-
-
-def _graph_io(doc: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(the method's user inputs, the graph's outputs) by tensor name; () where not recorded."""
-    module = doc.get("graph_module") if isinstance(doc, dict) else None
-    module = module if isinstance(module, dict) else {}
-    graph, signature = module.get("graph"), module.get("signature")
-    specs = signature.get("input_specs") if isinstance(signature, dict) else None
-    user = [
-        s["user_input"].get("arg")
-        for s in (specs if isinstance(specs, list) else [])
-        if isinstance(s, dict) and isinstance(s.get("user_input"), dict)
-    ]
-    outputs = graph.get("outputs") if isinstance(graph, dict) else None
-    return _tensor_names(user), _tensor_names(outputs)
 
 
 def _text_of(value: Any) -> str:
@@ -402,45 +411,19 @@ def _text_of(value: Any) -> str:
 
 
 def _provenance(text: str, export_graph: int | None) -> tuple[str, str]:
-    """(`aten_name`, `origin`) of a node from its `from_node` text (FxNode)."""
-    aten, origin = "", ""
-    for m in _PROVENANCE.finditer(text):
-        origin = m.group(1)
-        if not aten and export_graph is not None and int(m.group(2)) == export_graph:
-            aten = m.group(1)
-    return aten, origin
+    """(`aten_name`, `origin`) of a node from its `from_node` text (FxNode): the first node of
+    the chain in the ATen graph, and the chain's last. Unreadable provenance names nothing (the
+    ETRecord's graphs, which read it for a mapping, say why)."""
+    try:
+        chain = [link.rpartition(".") for link in provenance(text, "from_node")]
+    except PteFormatError:
+        return "", ""
+    graph = None if export_graph is None else str(export_graph)
+    aten = next((name for name, _, graph_id in chain if graph_id == graph), "")
+    return aten, chain[-1][0] if chain else ""
 
 
-MAX_RANK = 16  # dimensions of a recorded tensor shape kept; deeper ones count as unknown
-
-
-def _static_shapes(tensors: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-    """Tensor name -> its sizes, for tensors whose every size is a plain integer. Shapes are
-    extra evidence (`analysis.source`), so anything unexpected is left out, never an error."""
-    out: dict[str, tuple[int, ...]] = {}
-    for name, meta in tensors.items():
-        sizes = meta.get("sizes") if isinstance(meta, dict) else None
-        if not isinstance(sizes, list) or len(sizes) > MAX_RANK:
-            continue
-        dims = [d.get("as_int") if isinstance(d, dict) else None for d in sizes]
-        if all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-            out[name] = tuple(int(d) for d in dims if d is not None)
-    return out
-
-
-def _output_shapes(outputs: Any, shapes: dict[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
-    """The static shape of each tensor a node outputs (`as_tensor`, `as_tensors`)."""
-    names: list[Any] = []
-    for out in outputs if isinstance(outputs, list) else []:
-        if not isinstance(out, dict):
-            continue
-        one, many = out.get("as_tensor"), out.get("as_tensors")
-        names += [one] if isinstance(one, dict) else many if isinstance(many, list) else []
-    found = (shapes.get(str(n.get("name"))) if isinstance(n, dict) else None for n in names)
-    return [s for s in found if s is not None]
-
-
-def _str(v: Any, part: str) -> str:
+def json_str(v: Any, part: str) -> str:
     if v is None:
         return ""
     if not isinstance(v, str):
@@ -448,7 +431,7 @@ def _str(v: Any, part: str) -> str:
     return v
 
 
-def _opt_int(v: Any, part: str) -> int | None:
+def debug_handle_of(v: Any, part: str) -> int | None:
     if v is None or v == "":
         return None
     if isinstance(v, str) and v.lstrip("-").isdigit() and len(v) < 20:
@@ -461,7 +444,7 @@ def _opt_int(v: Any, part: str) -> int | None:
 _EDGE_PREFIX = "executorch.exir.dialects.edge.ops."
 
 
-def _edge_target(target: str) -> str:
+def edge_target(target: str) -> str:
     return target[len(_EDGE_PREFIX) :] if target.startswith(_EDGE_PREFIX) else target
 
 
@@ -482,9 +465,14 @@ def _split_top_level(text: str) -> list[str]:
 
 def parse_module_stack(text: str) -> list[tuple[str, str]]:
     """`key,path,class;key,path,class` -> [(path, class), ...]; malformed entries are skipped."""
+    return list(_module_stack(text)) if text else []
+
+
+@lru_cache(maxsize=4096)  # a graph's nodes share a few hundred stacks: each is parsed once
+def _module_stack(text: str) -> tuple[tuple[str, str], ...]:
     stack = []
-    for item in text.split(";") if text else []:
-        parts = _split_top_level(item)
+    for item in text.split(";"):
+        parts = _split_top_level(item) if "(" in item or "[" in item else item.split(",")
         if len(parts) == 3:
             stack.append((parts[1], parts[2]))
-    return stack
+    return tuple(stack)

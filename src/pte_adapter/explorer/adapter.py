@@ -25,9 +25,14 @@ class PteAdapter(Adapter):  # type: ignore[misc]
         name="ExecuTorch .pte adapter",
         description="ExecuTorch programs and bundled programs: methods, instructions, tensors, "
         "decoded delegate payloads (Ethos-U, TOSA, XNNPACK) and bundled test cases, with NPU/CPU "
-        "partitions made visible.",
+        "partitions made visible; ETRecords: the exported, edge and graph-map programs, each "
+        "node showing where it ran.",
         # "bpte": a BundledProgram (Arm's --bundleio); a bundle named .pte is told by its bytes.
-        fileExts=["pte", "bpte", "tosa"],
+        # "etrecord", "bin": an ETRecord (`<stem>.etrecord`, `<stem>_etrecord.bin`,
+        # `etrecord.bin`). Model Explorer picks an adapter by the last suffix, so every `.bin`
+        # comes here: one that is not an ETRecord gets one sentence saying so (an adapter
+        # loaded earlier that also claims `.bin` stays the default for it: docs/model-explorer.md).
+        fileExts=["pte", "bpte", "tosa", "etrecord", "bin"],
         # No source_repo: the project has no public repository yet, and a made-up URL would
         # send users to the wrong place.
     )

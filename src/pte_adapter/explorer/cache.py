@@ -121,7 +121,10 @@ class GraphCache:
     def get(self, path: Path, convert: Converter) -> list[gb.Graph]:
         """The graphs of `path`: kept ones when nothing they depend on changed, else `convert`'s
         (which returns the graphs and the further folders they read side files from)."""
-        key = path.resolve()
+        try:
+            key = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            return convert(path)[0]  # the conversion refuses it in one line, as without a cache
         with self._lock:
             entry = self._entries.get(key)
         try:

@@ -12,6 +12,7 @@ from model_explorer import graph_builder as gb
 
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.api import open_analysis
+from pte_adapter.api.sidefiles import ETRECORD_SUFFIXES
 from pte_adapter.backends import for_file
 from pte_adapter.delegates.registry import artifact_folders
 from pte_adapter.render.model_explorer import build_graphs
@@ -37,7 +38,8 @@ def convert(
     path: Path, open_program: Callable[[Path], ProgramAnalysis] = open_analysis
 ) -> Conversion:
     """A program's graphs (opened and analysed by `open_program`: by default with the ETDump
-    beside it, whose measured time goes on the graphs); a bare payload file's (a `.tosa`)."""
+    beside it, whose measured time goes on the graphs); a bare payload file's (a `.tosa`); an
+    ETRecord's (`.etrecord`, or a `.bin` that is one: `api/etrecord_view.py`)."""
     with no_cycle_collection():
         return _convert(path, open_program)
 
@@ -96,6 +98,11 @@ def _convert(path: Path, open_program: Callable[[Path], ProgramAnalysis]) -> Con
     backend = for_file(path.suffix)
     if backend is not None:
         return Conversion(payload_file_graphs(path, backend))
+    if path.suffix in ETRECORD_SUFFIXES:  # imported here: a server opening programs never pays
+        from pte_adapter.api.etrecord_view import open_etrecord_file
+        from pte_adapter.render.plan.etrecord_graph import etrecord_plan
+
+        return Conversion(build_graphs(etrecord_plan(open_etrecord_file(path))))
     result = open_program(path)
     plan = program_plan(result)
     return Conversion(build_graphs(plan.graphs), artifact_folders(result.program), result, plan)

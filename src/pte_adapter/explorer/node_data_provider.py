@@ -56,8 +56,13 @@ def time_scale_setting(unit: str, clock: str) -> TimeScale | None:
 def graph_node_data(
     model_path: str, graph_id: str, etdump: str | None, scale: TimeScale | None = None
 ) -> GraphNodeData:
-    """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
+    """The overlay for one method graph (or one graph of an ETRecord). Raises PteFormatError
+    when it cannot be made."""
     from pte_adapter.api import open_analysis
+    from pte_adapter.api.sidefiles import ETRECORD_SUFFIXES
+
+    if Path(model_path).suffix in ETRECORD_SUFFIXES:
+        return _recorded_graph_node_data(Path(model_path), graph_id, etdump, scale)
     from pte_adapter.api.sidefiles import no_etdump
     from pte_adapter.render.node_data import model_node_data
     from pte_adapter.render.plan.program import program_plan
@@ -74,7 +79,28 @@ def graph_node_data(
             f"the ETDump has no times for graph '{graph_id}' (methods it ran: {ran})",
             part=result.profile.etdump.name,
         )
-    data = model_node_data(result, program_plan(result))[graph_id]
+    return _graph_node_data(model_node_data(result, program_plan(result))[graph_id])
+
+
+def _recorded_graph_node_data(
+    path: Path, graph_id: str, etdump: str | None, scale: TimeScale | None
+) -> GraphNodeData:
+    """Measured time on a graph of an ETRecord: each node gets the time of the runtime step it
+    ran in, from the ETDump of the program the ETRecord belongs to."""
+    from pte_adapter.api.etrecord_view import open_etrecord_file
+    from pte_adapter.render.node_data import etrecord_node_data
+
+    view = open_etrecord_file(path, etdump=etdump or None, time_scale=scale)
+    data = etrecord_node_data(view).get(graph_id)
+    if data is None:
+        why = "; ".join(view.notes) or "no program beside it"
+        if view.program is not None and view.program.profile_summary is None:
+            why = f"no ETDump beside {view.notes[0].removeprefix('the program of ')}"
+        raise PteFormatError(f"no measured time for graph '{graph_id}': {why}", part=path.name)
+    return _graph_node_data(data)
+
+
+def _graph_node_data(data: dict[str, Any]) -> GraphNodeData:
     return GraphNodeData(
         name=data["name"],
         results={k: NodeDataResult(value=v["value"]) for k, v in data["results"].items()},
@@ -89,9 +115,10 @@ class PteProfileNodeData(NodeDataProvider):  # type: ignore[misc]
         id=PROVIDER_ID,
         name="Measured time (ETDump)",
         description="Median time per instruction and per partition over the runs recorded in "
-        "an ExecuTorch ETDump (default: the one beside the program).",
+        "an ExecuTorch ETDump (default: the one beside the program); on an ETRecord's graphs, "
+        "each node's runtime step.",
         icon="timer",
-        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte"]),
+        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte", "etrecord", "bin"]),
     )
 
     def __init__(self) -> None:

@@ -1,7 +1,9 @@
 """Model Explorer node data provider: colour a method graph by its numeric gap.
 
 Registered with the adapter (main.py imports this module): in Model Explorer, "Add per-node data"
-lists "Numeric gap (debug buffer)" for `.pte` and `.bpte` graphs. It compares the program's run
+lists "Numeric gap (debug buffer)" for `.pte` and `.bpte` graphs, and for the graphs of an
+ETRecord opened on its own (each node that ran coloured by its runtime step's worst output, from
+the run of the program it belongs to). It compares the program's run
 (its ETDump and debug buffer, beside it unless given) with a reference program's run on the same
 input (`--reference`), or, when chosen, with the ETRecord's graph run by ExecuTorch's Inspector
 (`--aot`: it runs the graph the ETRecord records; docs/security.md), and colours every compared
@@ -14,7 +16,7 @@ is.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from model_explorer.config_editor import DropDownConfigEditor, OptionItem, TextInputConfigEditor
 from model_explorer.node_data_builder import GradientItem, GraphNodeData, NodeDataResult
@@ -27,6 +29,9 @@ from model_explorer.node_data_provider import (
 )
 
 from pte_adapter.errors import PteFormatError
+
+if TYPE_CHECKING:
+    from pte_adapter.analysis.lowering_map import EtRecordAnalysis
 
 PROVIDER_ID: Final = "pte_adapter_numerics"
 REFERENCE: Final = "reference"
@@ -41,7 +46,11 @@ VS_AOT: Final = "the ETRecord's graph (runs it: --aot)"
 def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> GraphNodeData:
     """The overlay for one method graph. Raises PteFormatError when it cannot be made."""
     from pte_adapter.api import AotUnavailable, NumericsOptions, open_analysis
-    from pte_adapter.render.numerics_overlay import METRICS, numerics_node_data
+    from pte_adapter.render.numerics_overlay import (
+        METRICS,
+        numerics_node_data,
+        recorded_numerics_node_data,
+    )
     from pte_adapter.render.plan.program import program_plan
 
     def path(key: str) -> Path | None:
@@ -69,14 +78,18 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
         aot=aot,
         threshold_db=threshold,
     )
+    view, program = _program_of(Path(model_path))
     try:
-        etdump = path("etdump")
-        result = open_analysis(model_path, etdump=etdump, numerics=options)
+        etrecord = Path(model_path) if view is not None else None
+        result = open_analysis(program, etrecord=etrecord, etdump=path("etdump"), numerics=options)
     except AotUnavailable as e:
         raise PteFormatError(str(e)) from e
     if result.numerics_error is not None:
         raise result.numerics_error
-    data = numerics_node_data(result, program_plan(result), metric).get(graph_id)
+    if view is not None:
+        data = recorded_numerics_node_data(view, result, metric).get(graph_id)
+    else:
+        data = numerics_node_data(result, program_plan(result), metric).get(graph_id)
     if data is None:
         problems = "; ".join(result.numerics.problems[:2]) if result.numerics else ""
         raise PteFormatError(
@@ -89,6 +102,22 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
     )
 
 
+def _program_of(path: Path) -> tuple[EtRecordAnalysis | None, Path]:
+    """The program whose run is compared: the file itself, or for a graph of an ETRecord the
+    program it belongs to (with the ETRecord's view, whose runtime steps the nodes take)."""
+    from pte_adapter.api.sidefiles import ETRECORD_SUFFIXES
+
+    if path.suffix not in ETRECORD_SUFFIXES:
+        return None, path
+    from pte_adapter.api.etrecord_view import open_etrecord_file
+
+    view = open_etrecord_file(path, profile=False)
+    if view.program is None or view.program.program.path is None:
+        why = "; ".join(view.notes) or "no program beside it"
+        raise PteFormatError(f"no run to compare: {why}", part=path.name)
+    return view, view.program.program.path
+
+
 class PteNumericsNodeData(NodeDataProvider):  # type: ignore[misc]
     """The numeric gap per instruction and per partition, from a run's debug buffer."""
 
@@ -98,7 +127,7 @@ class PteNumericsNodeData(NodeDataProvider):  # type: ignore[misc]
         description="SNR (or MSE, L1, max |difference|, cosine) of each instruction's output "
         "against a reference program's run on the same input, joined layer by layer.",
         icon="compare_arrows",
-        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte"]),
+        filter=NodeDataProviderFilter(modelFileExts=["pte", "bpte", "etrecord", "bin"]),
     )
 
     def __init__(self) -> None:

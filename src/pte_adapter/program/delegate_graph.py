@@ -48,6 +48,12 @@ class OpNode:
     constant_bytes: int = 0
     # Estimated cycles of this operation, when its decoder estimates cost (Ethos-U).
     cost_cycles: int | None = None
+    # What the backend recorded of the graph it was lowered from, when it records it: the debug
+    # handles of its nodes (XNNPACK's XNode.debug_handle), or the exported program's nodes it
+    # comes from, by name (Arm's TOSA debug info: the greatest ancestor of its node_trace). The
+    # sync mapping links the operation through them.
+    debug_handles: tuple[int, ...] = ()
+    source_nodes: tuple[str, ...] = ()
 
 
 @dataclass

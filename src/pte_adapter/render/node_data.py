@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any, Final
 
+from pte_adapter.analysis.lowering_map import EtRecordAnalysis, GraphRuns, StepRun
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import MethodPlacement, ProgramPlan
 from pte_adapter.render.plan.measured import inner_op_times
@@ -66,6 +68,38 @@ def model_node_data(result: ProgramAnalysis, plan: ProgramPlan) -> dict[str, Any
     for ma in result.methods:
         if ma.measured is not None:
             out.update(method_node_data(ma, plan.methods[ma.name], unit))
+    return out
+
+
+def recorded_node_values(
+    runs: GraphRuns,
+    value: Callable[[StepRun], float | None],
+    shown: Callable[[float], float] = lambda v: round(v, 6),
+) -> dict[str, dict[str, float]]:
+    """Node data results for a graph of the ETRecord: every node that ran gets `value` of its
+    runtime step (the step's measured median; any other per-step figure, e.g. the numeric gap of
+    the step's outputs, goes through the same function), as `shown` rounds it. A step's nodes
+    share its value: the ETDump times steps, not the nodes inside a delegate call."""
+    values = [value(step) for step in runs.steps]
+    return {
+        name: {"value": shown(v)}
+        for name, step in runs.node_step.items()
+        if (v := values[step]) is not None and not math.isnan(v)
+    }
+
+
+def etrecord_node_data(view: EtRecordAnalysis) -> dict[str, Any]:
+    """Measured time on the ETRecord's graphs, keyed by graph id (its ETRecord entry), for the
+    graphs whose nodes ran in the program it belongs to and whose steps were timed."""
+    summary = view.program.profile_summary if view.program is not None else None
+    if summary is None:
+        return {}
+    name = NAME.format(unit=summary["unit"])
+    out: dict[str, Any] = {}
+    for part, runs in view.runs.items():
+        results = recorded_node_values(runs, lambda step: step.measured_median)
+        if results:
+            out[part] = {"name": name, "results": results, "gradient": GRADIENT}
     return out
 
 

@@ -14,6 +14,8 @@ partition's group of its outputs (the tensors that leave it: `NumericRow.boundar
 Explorer (0.1.34's web app) does not paint a group by its own value: it draws under each
 group a bar of the colours of the op nodes inside it, and leaves group values out of its
 aggregated stats; the group's value is kept in the file for other readers of the node data.
+On the ETRecord's graphs, each node that ran takes the worst value of its runtime step
+(`recorded_numerics_node_data`).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from pte_adapter.analysis.numerics.rows import MethodNumerics, NumericRow
+from pte_adapter.analysis.lowering_map import EtRecordAnalysis, StepRun
+from pte_adapter.analysis.numerics.rows import MethodNumerics, NumericRow, ProgramNumerics
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.render.node_data import recorded_node_values
 from pte_adapter.render.plan.graph import MethodPlacement, ProgramPlan
 
 INF_DB: Final = 200.0
@@ -68,6 +72,15 @@ def gradient(lower_is_worse: bool) -> list[dict[str, Any]]:
     ]
 
 
+def _emulated(n: ProgramNumerics | None) -> str:
+    """What matters first, where Model Explorer's panel cuts an overlay's name short."""
+    return "EMULATED run: " if n is not None and (n.emulated or n.reference_emulated) else ""
+
+
+def _shown(v: float) -> float:
+    return float(f"{v:.6g}")
+
+
 def _worst(values: list[float], lower_is_worse: bool) -> float:
     return min(values) if lower_is_worse else max(values)
 
@@ -100,8 +113,7 @@ def numerics_node_data(
     _, label, lower_is_worse = METRICS[metric]
     n = result.numerics
     against = "" if n is None or n.reference is None else f" vs {n.reference}"
-    # What matters first, where Model Explorer's panel cuts the name short: an emulated run.
-    emulated = "EMULATED run: " if n is not None and (n.emulated or n.reference_emulated) else ""
+    emulated = _emulated(n)
     out: dict[str, Any] = {}
     for ma in result.methods:
         m = ma.numerics
@@ -111,7 +123,52 @@ def numerics_node_data(
         values = method_values(m, placement, metric)
         out[placement.graph_id] = {
             "name": f"{emulated}numeric gap{against}: {label}",
-            "results": {k: {"value": float(f"{v:.6g}")} for k, v in values.items()},
+            "results": {k: {"value": _shown(v)} for k, v in values.items()},
             "gradient": gradient(lower_is_worse),
         }
+    return out
+
+
+def _step_worst(m: MethodNumerics, metric: str) -> Callable[[StepRun], float | None]:
+    """A runtime step's value: the worst of its instructions' compared outputs."""
+    value, _, lower_is_worse = METRICS[metric]
+    per_instruction: dict[int, list[float]] = {}
+    for r in m.rows:
+        v = value(r)
+        if v is None:
+            continue
+        for i in r.instructions:
+            per_instruction.setdefault(i, []).append(v)
+
+    def step_value(step: StepRun) -> float | None:
+        vs = [v for i in step.instructions for v in per_instruction.get(i, ())]
+        return _worst(vs, lower_is_worse) if vs else None
+
+    return step_value
+
+
+def recorded_numerics_node_data(
+    view: EtRecordAnalysis, result: ProgramAnalysis, metric: str = "snr"
+) -> dict[str, Any]:
+    """The numeric gap on the ETRecord's graphs, keyed by graph id (its ETRecord entry): every
+    node that ran gets the worst value of its runtime step's compared outputs (a step is what the
+    Inspector pairs: `analysis/lowering_map.py`). `result` is the program `view` found, analysed
+    with a run to compare (`open_analysis(..., numerics=...)`): the same instructions."""
+    _, label, lower_is_worse = METRICS[metric]
+    n = result.numerics
+    against = "" if n is None or n.reference is None else f" vs {n.reference}"
+    emulated = _emulated(n)
+    by_method = {ma.name: ma.numerics for ma in result.methods if ma.numerics is not None}
+    out: dict[str, Any] = {}
+    for part, runs in view.runs.items():
+        m = by_method.get(runs.method)
+        if m is None:
+            continue
+        results = recorded_node_values(runs, _step_worst(m, metric), _shown)
+        if results:
+            out[part] = {
+                "name": f"{emulated}numeric gap{against}: {label} (per runtime step)",
+                "results": results,
+                "gradient": gradient(lower_is_worse),
+            }
     return out

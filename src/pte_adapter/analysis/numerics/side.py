@@ -125,7 +125,7 @@ class Side:
         record = None
         if self.program.etrecord is not None and src is not None:
             record = self.program.etrecord.methods.get(method.name)
-        aten = bool(self.program.etrecord and self.program.etrecord.has_aten_graph)
+        aten = bool(self.program.etrecord and self.program.etrecord.has_exported_program)
         out = []
         leaving = _leaving(parts)
         for o in run.outputs:

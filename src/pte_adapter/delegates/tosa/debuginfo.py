@@ -42,6 +42,9 @@ MAX_DEBUG_JSON_BYTES: Final = 256 * 1024 * 1024
 class OpDebugInfo:
     attrs: dict[str, str] = field(default_factory=dict)
     namespace: str = ""  # "/"-separated module path; "" for the root module or unknown
+    # The node of the exported program it comes from: the last (greatest) ancestor of its
+    # torch_info.node_trace, as torch.export named it ("" when not recorded).
+    source_node: str = ""
 
 
 def module_path_to_namespace(path: str) -> str:
@@ -117,6 +120,10 @@ def info_from_event(event: Mapping[str, Any]) -> OpDebugInfo:
                 source = _source_line(lines)
                 if source:
                     attrs["source"] = source
+        trace = torch_info.get("node_trace")
+        root = trace[-1] if isinstance(trace, list) and trace else None
+        if isinstance(root, Mapping) and isinstance(root.get("name"), str):
+            info.source_node = str(root["name"])
         fn = torch_info.get("torch_fn")
         if isinstance(fn, (list, tuple)) and fn:
             attrs["torch_fn"] = " ".join(str(x) for x in fn)

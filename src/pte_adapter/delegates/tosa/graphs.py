@@ -118,6 +118,7 @@ def _op_node(
         attrs=attrs,
         namespace=info.namespace if info is not None else "",
         subgraphs=subgraphs,
+        source_nodes=(info.source_node,) if info is not None and info.source_node else (),
     )
 
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from pte_adapter.container.flatbuf import Table
 from pte_adapter.delegates.registry import DecodeContext
-from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import UNIONS
+from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import DEFAULT_DEBUG_HANDLE, UNIONS
 from pte_adapter.delegates.xnnpack.records import (
     _QTENSOR,
     _TENSOR,
@@ -304,6 +304,9 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
             del attrs["num_dims"]
     handle = xnode.fields.get("debug_handle")
     attrs["debug_handle"] = format_value(handle)
+    handles: tuple[int, ...] = ()
+    if isinstance(handle, int) and not isinstance(handle, bool) and handle != DEFAULT_DEBUG_HANDLE:
+        handles = (handle,)
     mm = xnode.fields.get("output_min_max")
     if isinstance(mm, Record):
         attrs["output_min"] = format_value(mm.fields.get("output_min"))
@@ -316,6 +319,7 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
         outputs=outputs,
         attrs=attrs,
         params=params,
+        debug_handles=handles,
     )
 
 
