@@ -28,7 +28,12 @@ opening, and this module stays plain data):
   what CPU kernels would cost inside that delegate (the what-if of `analysis/what_if.py`);
 - `profile_events`: places what the backend logs about itself in an ETDump on its decoded nodes;
 - `file_reader` / `file_suffixes`: a bare file of this backend's payload format (`.tosa`) opens as
-  its graphs.
+  its graphs;
+- `compiler_check`: `check(program, delegates, timeout) -> rows`, the backend's own compiler run
+  on request beside our estimate (Vela: `pte-adapter vela`, `export --vela`).
+
+Every hook's type, its accessor and the one policy for a hook that fails are in
+`delegates/hooks.py`: nothing outside `delegates/` imports a backend package.
 
 Adding a backend is one package under `delegates/` and one `register(Backend(...))` call below
 (`docs/contributing.md` shows it; `tests/unit/delegates/test_add_a_backend.py` keeps it true). A
@@ -77,6 +82,7 @@ class Backend:
     cpu_rewrites: str | None = None  # "module:function": edge operators its CPU passes rewrite
     partition_report: str | None = None  # "module:function": the partitioner's own report
     price_operators: str | None = None  # "module:function": CPU kernels priced inside it
+    compiler_check: str | None = None  # "module:function": its compiler run on request
     # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
     # partition boundaries and that only convert or move data: counted as glue, not compute.
     cpu_glue_ops: frozenset[str] = frozenset()
@@ -251,6 +257,7 @@ ETHOSU = register(
         cpu_rewrites=_ARM_CPU_REWRITES,
         partition_report=_ARM_REPORT,
         price_operators="pte_adapter.delegates.ethosu.what_if_prices:price_operators",
+        compiler_check="pte_adapter.delegates.ethosu.vela_oracle:compare_with_vela",
     )
 )
 TOSA = register(

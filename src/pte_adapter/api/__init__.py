@@ -24,8 +24,8 @@ from pte_adapter.container import files
 from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.registry import (
-    DecodeContext,
     attach_partition_reports,
     attach_side_files,
     decode_payload,

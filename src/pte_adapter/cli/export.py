@@ -89,10 +89,10 @@ def _with_vela(timeout: float) -> Callable[[Path], ProgramAnalysis]:
 
     def open_program(path: Path) -> ProgramAnalysis:
         from pte_adapter.api import analyse, load
-        from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
+        from pte_adapter.delegates.registry import compiler_checks
 
         program = load(path)
-        compare_with_vela(program, timeout)
+        compiler_checks(program, timeout)
         return analyse(program)
 
     return open_program

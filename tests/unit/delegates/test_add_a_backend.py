@@ -44,13 +44,13 @@ PACKAGE = {
             )
     ''',
     "layout.py": """
-        from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
+        from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
 
         def payload_layout(payload, base, sources):
             return PayloadLayout([PayloadSpan("toy_header", "toy header", base, 8)])
     """,
     "partition_rules.py": """
-        from pte_adapter.delegates.registry import Verdict
+        from pte_adapter.delegates.hooks import Verdict
 
         def reasons(method, delegates):
             return lambda index, op, origin: [Verdict("Toy", "not_listed", f"{op}: no toy kernel")]

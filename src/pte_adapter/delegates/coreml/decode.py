@@ -18,7 +18,7 @@ from typing import Any
 
 from pte_adapter.delegates.coreml.filetree import FileTree, PackedFile, read_file_tree
 from pte_adapter.delegates.coreml.mil import program_graphs, read_model
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode
 
 __all__ = ["decode", "read_file_tree"]

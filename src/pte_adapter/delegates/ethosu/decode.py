@@ -35,7 +35,7 @@ from pte_adapter.delegates.ethosu.perf import (
     target_for,
 )
 from pte_adapter.delegates.ethosu.vela_prices import partition_notes
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import (
     DecodedDelegate,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.vgf.container import (
     HEADER_SIZE,
     MAGIC,
