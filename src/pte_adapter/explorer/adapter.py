@@ -8,6 +8,7 @@ from typing import Any
 from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
 
 from pte_adapter import __version__
+from pte_adapter.backends import decoded_backends, payload_file_suffixes
 from pte_adapter.errors import PteFormatError
 from pte_adapter.explorer.cache import GraphCache
 from pte_adapter.explorer.convert import convert_with_folders
@@ -24,10 +25,11 @@ class PteAdapter(Adapter):  # type: ignore[misc]
         id="pte_adapter",
         name="ExecuTorch .pte adapter",
         description="ExecuTorch programs and bundled programs: methods, instructions, tensors, "
-        "decoded delegate payloads (Ethos-U, TOSA, XNNPACK) and bundled test cases, with NPU/CPU "
-        "partitions made visible.",
+        f"decoded delegate payloads ({', '.join(decoded_backends())}) and bundled test cases, "
+        "with NPU/CPU partitions made visible.",
         # "bpte": a BundledProgram (Arm's --bundleio); a bundle named .pte is told by its bytes.
-        fileExts=["pte", "bpte", "tosa"],
+        # Then the bare payload files a backend's record reads (its `file_reader`: ".tosa").
+        fileExts=["pte", "bpte", *(s.lstrip(".") for s in payload_file_suffixes())],
         # No source_repo: the project has no public repository yet, and a made-up URL would
         # send users to the wrong place.
     )

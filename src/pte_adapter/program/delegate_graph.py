@@ -134,11 +134,17 @@ class PartitionerReport:
     rejections: dict[str, list[PartitionerRejection]] = field(default_factory=dict)
 
 
+# The device memories a compiler places an NPU's data in (`DelegateMemory`'s regions, the
+# deployment map's: analysis/deployment.py).
+SRAM, DRAM, ON_CHIP_FLASH, OFF_CHIP_FLASH = "sram", "dram", "on_chip_flash", "off_chip_flash"
+
+
 @dataclass(frozen=True)
 class DelegateMemory:
     """Where an NPU delegate's data lives on the device and how much of each, as its compiler
     placed it (Ethos-U: Vela's memory mode and system config). Memory names are the compiler's
-    ("Sram", "Dram", "OffChipFlash", "OnChipFlash"); None when the names could not be resolved."""
+    ("Sram", "Dram", "OffChipFlash", "OnChipFlash"), each with its region (SRAM ...); None when
+    the names could not be resolved."""
 
     accelerator: str
     system_config: str
@@ -154,6 +160,15 @@ class DelegateMemory:
     arena_cache_size: int | None  # the fast scratch the memory mode sets aside (None: unlimited)
     assumed: tuple[str, ...] = ()  # names the compile spec left out, defaults used
     problems: tuple[str, ...] = ()
+    # The regions of const_memory, arena_memory and cache_memory (SRAM, DRAM, ON_CHIP_FLASH,
+    # OFF_CHIP_FLASH), None where the memory is.
+    const_region: str | None = None
+    arena_region: str | None = None
+    cache_region: str | None = None
+    # The compiler that placed it ("Vela") and what each memory holds as its own summary reports it
+    # (Vela's summary CSV: `sram_memory_used` ...), in bytes.
+    compiler: str = ""
+    compiler_summary: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
