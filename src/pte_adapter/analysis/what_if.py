@@ -86,7 +86,8 @@ class WhatIf:
     glue_kernels_removed: int
     npu_cycles_before: int | None = None
     npu_cycles_after: int | None = None
-    npu_cycles_after_as_vela: int | None = None
+    npu_cycles_after_as_compiler: int | None = None
+    compiler: str = ""  # whose prices `npu_cycles_after_as_compiler` follows ("Vela")
     npu_time_after_us: float | None = None
     island_cycles: int | None = None  # the island's kernels priced on the NPU
     # The layout work at the boundaries the merge makes internal (NCHW for the caller, NHWC
@@ -282,10 +283,10 @@ def _estimate(method: Method, p: Partition) -> DelegateEstimate | None:
 def _boundary_saved(
     method: Method, parts: MethodPartitions, groups: list[list[int]]
 ) -> tuple[int, int]:
-    """(cycles, cycles as Vela prices them) of the layout work at the boundaries a merge makes
+    """(cycles, cycles as the compiler prices them) of the layout work at the boundaries a merge makes
     internal: every merged partition's input side but the first's, output side but the last's
     (`DelegateEstimate.boundary_*`)."""
-    saved = saved_vela = 0
+    saved = saved_compiler = 0
     for g in groups:
         members = [parts.partitions[i] for i in g if not parts.partitions[i].is_cpu]
         for k, p in enumerate(members):
@@ -294,11 +295,11 @@ def _boundary_saved(
                 continue
             if k > 0:
                 saved += est.boundary_in_cycles
-                saved_vela += est.boundary_in_cycles_as_vela
+                saved_compiler += est.boundary_in_cycles_as_compiler
             if k < len(members) - 1:
                 saved += est.boundary_out_cycles
-                saved_vela += est.boundary_out_cycles_as_vela
-    return saved, saved_vela
+                saved_compiler += est.boundary_out_cycles_as_compiler
+    return saved, saved_compiler
 
 
 @dataclass
@@ -310,7 +311,8 @@ class _Costs:
     accelerator: str
     clock_hz: float
     cycles: int
-    cycles_as_vela: int
+    cycles_as_compiler: int
+    compiler: str  # whose prices `cycles_as_compiler` follows ("Vela"), "" when none
     # Island index -> its kernels priced by the partition it joins (filled as scenarios ask).
     prices: dict[int, list[OperatorPrice]] = field(default_factory=dict)
 
@@ -323,7 +325,10 @@ class _Costs:
             rows[0].target.accelerator if rows else "",
             rows[0].target.clock_hz if rows else 0.0,
             sum(e.cycles for e in rows),
-            sum(e.cycles_as_vela if e.cycles_as_vela is not None else e.cycles for e in rows),
+            sum(
+                e.cycles_as_compiler if e.cycles_as_compiler is not None else e.cycles for e in rows
+            ),
+            ", ".join(dict.fromkeys(e.compiler for e in rows if e.compiler)),
         )
 
 
@@ -354,12 +359,13 @@ def _price_scenario(
                     out.priced_as.append(f"{price.operator} fused into the operation before it")
                 elif price.operations:
                     out.priced_as.append(f"{price.operator} as {' + '.join(price.operations)}")
-    saved, saved_vela = _boundary_saved(method, parts, groups)
+    saved, saved_compiler = _boundary_saved(method, parts, groups)
     out.island_cycles = island_cycles
     out.boundary_cycles_removed = saved
     out.lower_bound = bool(out.not_priced)
     out.npu_cycles_after = costs.cycles + island_cycles - saved
-    out.npu_cycles_after_as_vela = costs.cycles_as_vela + island_cycles - saved_vela
+    out.npu_cycles_after_as_compiler = costs.cycles_as_compiler + island_cycles - saved_compiler
+    out.compiler = costs.compiler
     out.npu_time_after_us = round(out.npu_cycles_after / costs.clock_hz * 1e6, 1)
     if costs.estimated < len(parts.delegate_partitions):
         out.notes.append("some partitions have no estimate: the NPU time covers the others")

@@ -102,17 +102,20 @@ class DelegateEstimate:
     not_covered: int  # operations the model cannot price (counted, never guessed)
     assumptions: tuple[str, ...]
     # Where the payload does work the compiler's own estimate prices another way: one line per
-    # kind with both numbers, and the total with that work priced the compiler's way.
+    # kind with both numbers, and the total with that work priced the compiler's way (`compiler`:
+    # whose, "Vela").
     notes: tuple[str, ...] = ()
-    cycles_as_vela: int | None = None
+    cycles_as_compiler: int | None = None
+    compiler: str = ""
     transpose_cycles: int = 0  # layout transposes inside `cycles` (the Ethos-U55's pooling)
     # The layout work at its boundaries (NCHW for the caller, NHWC inside), which a larger
     # partition would not do there: the input-side operations' cycles, and what writing its
-    # outputs in the caller's layout costs beyond a plain write; each also as Vela prices it.
+    # outputs in the caller's layout costs beyond a plain write; each also as the compiler prices
+    # it.
     boundary_in_cycles: int = 0
-    boundary_in_cycles_as_vela: int = 0
+    boundary_in_cycles_as_compiler: int = 0
     boundary_out_cycles: int = 0
-    boundary_out_cycles_as_vela: int = 0
+    boundary_out_cycles_as_compiler: int = 0
 
 
 @dataclass(frozen=True)
