@@ -101,6 +101,9 @@ class ProgramAnalysis:
     # What each method without instructions returns, in the program's order (the LLM export's
     # configuration: `get_max_seq_len` -> 128).
     constant_methods: dict[str, ConstantValue] = field(default_factory=dict)
+    # What was noticed that is not a problem: a debug buffer beside the ETDump, which only the
+    # numeric gap reads (api/sidefiles.py).
+    notes: list[str] = field(default_factory=list)
     profile: ProgramProfile | None = None
     # `pte-adapter profile`'s numbers (analysis/profile/summary.py), with the profile.
     profile_summary: ProfileSummary | None = None

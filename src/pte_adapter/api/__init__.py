@@ -179,10 +179,12 @@ def open_analysis(
         choice = choose_etdump(program, Path(path), Path(etdump) if etdump is not None else None)
     scale = time_scale or choice.time_scale or NANOSECONDS
     result = analyse(program, choice.dump, time_scale=scale)
-    said = choice.problems + (choice.debug_buffer_note if numerics is None else [])
-    result.problems.extend(said)
+    result.problems.extend(choice.problems)
+    notes = choice.debug_buffer_note if numerics is None else []
+    result.notes.extend(notes)
     if result.profile_summary is not None:
-        result.profile_summary["problems"].extend(said)
+        result.profile_summary["problems"].extend(choice.problems)
+        result.profile_summary["notes"].extend(notes)
     if choice.error is not None:
         result.profile_error = choice.error
     if numerics is not None:

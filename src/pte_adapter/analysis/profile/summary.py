@@ -306,6 +306,7 @@ def profile_summary(
             for p in profile.unplaced
         ],
         "problems": list(profile.problems),
+        "notes": [],
     }
 
 
