@@ -42,15 +42,12 @@ __all__ = [
     "Report",
     "Summary",
     "analyse",
-    "etdump_beside",
     "load",
     "load_bytes",
     "open_analysis",
     "report",
     "summarize",
 ]
-
-ETDUMP_SUFFIX = ".etdp"
 
 
 def load(
@@ -147,12 +144,6 @@ def decode_all(program: Program) -> None:
                 payload_offset=delegate.payload_offset,
             )
             delegate.decoded = decode_payload(payload, ctx)
-
-
-def etdump_beside(pte: str | Path) -> Path:
-    """`model.etdp` for `model.pte`: where `examples/profile_examples.py` (and people) put it.
-    The other names an ETDump goes by are in `api/sidefiles.py`."""
-    return Path(pte).with_suffix(ETDUMP_SUFFIX)
 
 
 def open_analysis(
