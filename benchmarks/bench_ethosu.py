@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pte_adapter.delegates.ethosu.decode import decode, decode_stream
 from pte_adapter.delegates.ethosu.perf import estimate_operations, target_for
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 REPEATS = 20

@@ -44,7 +44,7 @@ def predicted(pair: WhatIfPair) -> dict[str, object]:
         "boundary_bytes_removed": s.boundary_bytes_removed,
         "glue_kernels_removed": s.glue_kernels_removed,
         "npu_cycles_after": s.npu_cycles_after,
-        "npu_cycles_after_as_vela": s.npu_cycles_after_as_vela,
+        "npu_cycles_after_as_compiler": s.npu_cycles_after_as_compiler,
         "boundary_cycles_removed": s.boundary_cycles_removed,
         "island_cycles": s.island_cycles,
     }
@@ -107,7 +107,7 @@ def prediction_table(rows: list[dict[str, object]]) -> str:
         assert isinstance(p, dict)
         parts = r["npu_partitions"]
         assert isinstance(parts, list)
-        cycles = p.get("npu_cycles_after_as_vela")
+        cycles = p.get("npu_cycles_after_as_compiler")
         vela = r["vela_cycles_after"]
         assert isinstance(vela, int)
         error = f"{cycles / vela - 1:+.1%}" if isinstance(cycles, int) else "-"

@@ -28,7 +28,12 @@ opening, and this module stays plain data):
   what CPU kernels would cost inside that delegate (the what-if of `analysis/what_if.py`);
 - `profile_events`: places what the backend logs about itself in an ETDump on its decoded nodes;
 - `file_reader` / `file_suffixes`: a bare file of this backend's payload format (`.tosa`) opens as
-  its graphs.
+  its graphs;
+- `compiler_check`: `check(program, delegates, timeout) -> rows`, the backend's own compiler run
+  on request beside our estimate (Vela: `pte-adapter vela`, `export --vela`).
+
+Every hook's type, its accessor and the one policy for a hook that fails are in
+`delegates/hooks.py`: nothing outside `delegates/` imports a backend package.
 
 Adding a backend is one package under `delegates/` and one `register(Backend(...))` call below
 (`docs/contributing.md` shows it; `tests/unit/delegates/test_add_a_backend.py` keeps it true). A
@@ -59,6 +64,37 @@ OTHER_DELEGATE_COLOUR: Colour = ("#b2ebf2", "#006064")
 
 
 @dataclass(frozen=True)
+class Runner:
+    """The bare-metal runner that loads a backend's programs on a microcontroller board, and the
+    build options that size its memory pools: what `pte-adapter fit` maps and prints."""
+
+    name: str  # for people: "Arm's runner"
+    title: str  # the same, said in full: "Arm's bare-metal runner"
+    source: str  # where its pools and linker scripts are defined
+    method_pool: str  # the method allocator: planned arenas, the runtime's bookkeeping
+    scratch_pool: str  # the temp allocator: an NPU's scratch
+    fast_scratch_pool: str  # the fast scratch temp allocator
+    fast_memory_pool: str  # the planned fast memory (the memory plan's `fast_memory_arena`)
+    fast_memory_arena: int  # the planned buffer index taken from the fast memory pool
+    align: int  # every planned buffer is allocated aligned to this many bytes
+
+
+# Arm's bare-metal runner (examples/arm/executor_runner in ExecuTorch; its CMakeLists.txt names the
+# pool size build options): the runner of the Ethos-U backend, and of a program without delegates.
+ARM_RUNNER = Runner(
+    "Arm's runner",
+    "Arm's bare-metal runner",
+    "examples/arm/executor_runner (ExecuTorch)",
+    method_pool="ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE",
+    scratch_pool="ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE",
+    fast_scratch_pool="ET_ARM_BAREMETAL_FAST_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE",
+    fast_memory_pool="ET_ARM_BAREMETAL_PLANNED_FAST_MEMORY_SIZE",
+    fast_memory_arena=3,
+    align=16,
+)
+
+
+@dataclass(frozen=True)
 class Backend:
     id: str  # the delegate id stored in the .pte, e.g. "EthosUBackend"
     display: str  # what it is, for people: "Arm Ethos-U NPU"
@@ -77,12 +113,21 @@ class Backend:
     cpu_rewrites: str | None = None  # "module:function": edge operators its CPU passes rewrite
     partition_report: str | None = None  # "module:function": the partitioner's own report
     price_operators: str | None = None  # "module:function": CPU kernels priced inside it
+    compiler_check: str | None = None  # "module:function": its compiler run on request
     # CPU kernels (namespace::name, no overload) that this backend's export flow puts at its
     # partition boundaries and that only convert or move data: counted as glue, not compute.
     cpu_glue_ops: frozenset[str] = frozenset()
     # Values its decoded nodes and tensors leave out because they are the default, said once in
     # the method graph's `defaults_not_shown` attribute (docs/model-explorer.md, "Defaults").
     defaults_not_shown: str = ""
+    # The bare-metal runner its programs run under (the deployment memory map's pools), if any.
+    runner: Runner | None = None
+    # It runs on a phone or desktop, under an operating system: its programs get no bare-metal
+    # memory map unless a board or a memory size is asked for.
+    hosted: bool = False
+    # Prefixes of the events it logs in an ETDump for its own operators that only move or
+    # re-encode data (layout, quantization): a partition's delegate glue in `profile`.
+    profile_glue_events: tuple[str, ...] = ()
 
 
 BACKENDS: dict[str, Backend] = {}
@@ -135,6 +180,19 @@ def legend(backend_ids: list[str]) -> str:
 def for_file(suffix: str) -> Backend | None:
     """The backend whose payload format a bare file with this suffix (".tosa") holds."""
     return next((b for b in BACKENDS.values() if suffix.lower() in b.file_suffixes), None)
+
+
+def payload_file_suffixes() -> list[str]:
+    """Every suffix of a bare payload file some record reads (".tosa"), once, in the records'
+    order: what Model Explorer offers to open besides programs."""
+    return list(
+        dict.fromkeys(s for b in BACKENDS.values() if b.file_reader for s in b.file_suffixes)
+    )
+
+
+def decoded_backends() -> list[str]:
+    """What each backend with a decoder is, for people ("Arm Ethos-U NPU"), in the records' order."""
+    return [b.display for b in BACKENDS.values() if b.decoder]
 
 
 def with_hook(hook: str) -> list[Backend]:
@@ -251,6 +309,8 @@ ETHOSU = register(
         cpu_rewrites=_ARM_CPU_REWRITES,
         partition_report=_ARM_REPORT,
         price_operators="pte_adapter.delegates.ethosu.what_if_prices:price_operators",
+        compiler_check="pte_adapter.delegates.ethosu.vela_oracle:compare_with_vela",
+        runner=ARM_RUNNER,
     )
 )
 TOSA = register(
@@ -285,6 +345,7 @@ VGF = register(
         magics=((0, b"VGF1"),),
         cpu_glue_ops=_ARM_CPU_GLUE,
         layout="pte_adapter.delegates.vgf.layout:payload_layout",
+        hosted=True,  # Vulkan ML: a phone's or a desktop's GPU
         artifact_folders=_ARM_FOLDERS,
         partition_rules=_ARM_RULES,
         cpu_rewrites=_ARM_CPU_REWRITES,
@@ -303,6 +364,10 @@ XNNPACK = register(
         layout="pte_adapter.delegates.xnnpack.layout:payload_layout",
         partition_rules="pte_adapter.delegates.xnnpack.partition_rules:reasons",
         profile_events="pte_adapter.delegates.xnnpack.profile_events:inner_node_times",
+        hosted=True,
+        # XNNPACK logs its runtime operators by type name: `Convert` (quantize/dequantize at the
+        # partition's edges), `Transpose` (NCHW<->NHWC) and `Copy` move or re-encode data.
+        profile_glue_events=("Convert", "Transpose", "Copy"),
         defaults_not_shown="an XNNPACK node's flags: 0, its kind: its label, input_id / "
         "input<k>_id / output_id: the tensor v<id> on its port, num_dims: the length of its "
         "new_shape or perm; an XNNPACK value's flags: 0 (external_input / external_output: its "
@@ -321,6 +386,7 @@ VULKAN = register(
         magics=((4, b"VH00"),),
         layout="pte_adapter.delegates.vulkan.layout:payload_layout",
         partition_rules="pte_adapter.delegates.vulkan.partition_rules:reasons",
+        hosted=True,
     )
 )
 COREML = register(
@@ -332,27 +398,31 @@ COREML = register(
         "teal",
         decoder="pte_adapter.delegates.coreml.decode:decode",
         layout="pte_adapter.delegates.coreml.layout:payload_layout",
+        hosted=True,
     )
 )
 # ExecuTorch's other backends (the ids of ExecuTorch 1.5.1's BackendDetails classes; MPSBackend
-# from earlier releases): named and coloured, their payloads shown as opaque bytes.
-_OPAQUE: tuple[tuple[str, str, str, Colour, str], ...] = (
-    ("QnnBackend", "Qualcomm QNN (Hexagon)", "QNN partition", ("#f8bbd0", "#880e4f"), "pink"),
-    ("MPSBackend", "Apple MPS", "MPS partition", ("#c5cae9", "#1a237e"), "indigo"),
+# from earlier releases): named and coloured, their payloads shown as opaque bytes. All but
+# Neutron (NXP's NPU, on microcontrollers too) run on a phone's, a desktop's or a server's chips.
+_OPAQUE: tuple[tuple[str, str, str, Colour, str, bool], ...] = (
+    ("QnnBackend", "Qualcomm QNN (Hexagon)", "QNN partition", ("#f8bbd0", "#880e4f"), "pink", True),
+    ("MPSBackend", "Apple MPS", "MPS partition", ("#c5cae9", "#1a237e"), "indigo", True),
     (
         "NeuropilotBackend",
         "MediaTek NeuroPilot",
         "NeuroPilot partition",
         ("#ffecb3", "#ff6f00"),
         "amber",
+        True,
     ),
-    ("EnnBackend", "Samsung Exynos (ENN)", "ENN partition", ("#d7ccc8", "#3e2723"), "brown"),
+    ("EnnBackend", "Samsung Exynos (ENN)", "ENN partition", ("#d7ccc8", "#3e2723"), "brown", True),
     (
         "NeutronBackend",
         "NXP eIQ Neutron NPU",
         "Neutron partition",
         ("#cfd8dc", "#263238"),
         "blue grey",
+        False,
     ),
     (
         "OpenvinoBackend",
@@ -360,6 +430,7 @@ _OPAQUE: tuple[tuple[str, str, str, Colour, str], ...] = (
         "OpenVINO partition",
         ("#b3e5fc", "#01579b"),
         "light blue",
+        True,
     ),
     (
         "CudaBackend",
@@ -367,7 +438,8 @@ _OPAQUE: tuple[tuple[str, str, str, Colour, str], ...] = (
         "CUDA partition",
         ("#d1c4e9", "#311b92"),
         "deep purple",
+        True,
     ),
 )
-for _id, _display, _prefix, _colour, _colour_name in _OPAQUE:
-    register(Backend(_id, _display, _prefix, _colour, _colour_name))
+for _id, _display, _prefix, _colour, _colour_name, _hosted in _OPAQUE:
+    register(Backend(_id, _display, _prefix, _colour, _colour_name, hosted=_hosted))

@@ -92,10 +92,14 @@ def test_a_debug_buffer_beside_etdump_bin_is_noted(tmp_path: Path) -> None:
     pte = _folder(tmp_path, etdump__bin=ETDUMP, debug_buffer__bin=ETRECORD)
     result = open_analysis(pte)
     assert result.profile is not None
-    (note,) = [p for p in result.problems if "debug_buffer.bin" in p]
+    (note,) = result.notes  # a note, not a problem: nothing is wrong with the buffer
     assert note.startswith("debug_buffer.bin beside etdump.bin holds intermediate outputs, read ")
+    assert not [p for p in result.problems if "debug_buffer.bin" in p]
     assert result.numerics is None  # read only when numbers are compared
-    assert result.profile_summary is not None and note in result.profile_summary["problems"]
+    assert result.profile_summary is not None and result.profile_summary["notes"] == [note]
+    assert not [p for p in result.profile_summary["problems"] if "debug_buffer.bin" in p]
+    attrs = {g.id: g for g in convert_path(pte)}["forward"].groupNodeAttributes[""]
+    assert attrs["file_notes"] == note and "debug_buffer.bin" not in attrs.get("file_problems", "")
 
 
 def test_two_etrecords_that_fit_are_both_named_and_neither_used(tmp_path: Path) -> None:

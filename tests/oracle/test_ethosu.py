@@ -21,7 +21,7 @@ import pytest
 
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.ethosu.decode import decode, decode_stream
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from tests.support.vela import Partition, VelaRun, all_ethosu_partitions, run_vela
 
 

@@ -32,7 +32,7 @@ from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.ethosu.commands import COMPUTE_OPS
 from pte_adapter.delegates.ethosu.decode import decode, decode_stream
 from pte_adapter.delegates.ethosu.perf import estimate_operations, target_for
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from tests.support.vela import ETHOSU_PTES, Partition, VelaRun, all_ethosu_partitions
 
 TOLERANCE = 0.15

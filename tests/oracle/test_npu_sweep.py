@@ -237,8 +237,9 @@ def test_held_out_resnet_u55_reason_on_every_partition(
     assert frag["transpose_cycles_in_partitions"] == layout > 0
     from pte_adapter.render.summary_text import text_report
 
-    text = text_report(result)
+    text = text_report(result, verbose=True)
     assert text.count("         estimate ") == 3 and "layout transposes" in text
+    assert "         estimate " not in text_report(result)  # detail for --verbose only
 
 
 def test_held_out_notes_on_the_operations() -> None:

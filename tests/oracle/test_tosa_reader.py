@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.tosa.decode import decode, read_tosa, read_tosa_file
 from pte_adapter.delegates.tosa.reader import SMALL_CONSTANT_ELEMENTS
 from pte_adapter.errors import PteFormatError

@@ -9,7 +9,8 @@ import pytest
 
 from pte_adapter.api import load
 from pte_adapter.cli import main
-from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela, safe_flags
+from pte_adapter.delegates.ethosu.vela_oracle import safe_flags
+from pte_adapter.delegates.registry import compiler_checks
 from tests.support.examples import EXAMPLES
 
 EXAMPLE = EXAMPLES / "mv2_lrn2_ethosu85.pte"
@@ -32,7 +33,7 @@ def test_hostile_compile_flags_are_not_passed_on() -> None:
 @pytest.mark.slow
 def test_vela_rows_per_partition(capsys: pytest.CaptureFixture[str]) -> None:
     program = load(EXAMPLE)
-    rows = compare_with_vela(program, timeout=300)
+    rows = compiler_checks(program, timeout=300)
     delegates = [d for m in program.methods for d in m.delegates if d.id == "EthosUBackend"]
     assert len(rows) == len(delegates) == 3
     for row, delegate in zip(rows, delegates, strict=True):
@@ -54,7 +55,7 @@ def test_vela_rows_per_partition(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_timeout_is_reported_not_raised() -> None:
-    rows = compare_with_vela(load(EXAMPLE), timeout=0.001)
+    rows = compiler_checks(load(EXAMPLE), timeout=0.001)
     assert rows and all("longer than" in r["error"] for r in rows)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import pte_adapter
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.vgf import decode as vgf
 from pte_adapter.delegates.vgf.spirv import MAX_VALUES
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph

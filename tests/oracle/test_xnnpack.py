@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import pte_adapter
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.xnnpack import decode as xnnpack
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate

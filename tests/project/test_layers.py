@@ -3,8 +3,9 @@
     container → program → delegates → analysis → render → entry points (api, cli, explorer, main)
 
 `errors`, `backends` and `operator_names` are plain data every layer may use. Nothing below `render` imports Model
-Explorer, so the same analysis serves the adapter, the CLI and the Python API. See
-docs/architecture.md.
+Explorer, so the same analysis serves the adapter, the CLI and the Python API. Nothing outside
+`delegates/` and `backends.py` imports a backend package (`delegates/ethosu`, ...): the record and
+`delegates/hooks.py` are the one door. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -101,6 +102,48 @@ def test_the_contract_sees_a_planted_upward_import(tmp_path: Path) -> None:
     )
     found = violations(copy)
     assert len(found) == 1 and "analysis imports render" in found[0]
+
+
+def backend_packages(package: Path = PACKAGE) -> set[str]:
+    """`pte_adapter.delegates.ethosu`, ...: the packages under delegates/."""
+    return {
+        f"pte_adapter.delegates.{d.name}"
+        for d in (package / "delegates").iterdir()
+        if (d / "__init__.py").is_file()
+    }
+
+
+def backend_imports(package: Path = PACKAGE) -> list[str]:
+    """Imports of a backend package from outside `delegates/` and `backends.py`: everything else
+    reaches a backend through its record and the accessors of `delegates/hooks.py`."""
+    inside = {package / "delegates", package / "backends.py"}
+    packages = backend_packages(package)
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if any(path == p or p in path.parents for p in inside):
+            continue
+        for line, mod in imports(path, package):
+            if any(mod == p or mod.startswith(p + ".") for p in packages):
+                found.append(f"{path.relative_to(package.parent)}:{line}: imports {mod}")
+    return found
+
+
+def test_nothing_outside_delegates_imports_a_backend_package() -> None:
+    assert backend_imports() == []
+
+
+def test_the_backend_check_sees_a_planted_import(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "pte_adapter"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "analysis" / "deployment.py"
+    target.write_text(
+        target.read_text()
+        + "\n\ndef _planted() -> None:\n    from pte_adapter.delegates.ethosu import memory_use\n"
+    )
+    (found,) = backend_imports(copy)
+    assert "analysis/deployment.py" in found and "pte_adapter.delegates.ethosu" in found
 
 
 @pytest.mark.parametrize("layer", LAYERS[:-1])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pte_adapter
 from pte_adapter.delegates.coreml import decode as coreml
 from pte_adapter.delegates.coreml.filetree import FileTree, read_file_tree
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.explorer.convert import convert_path
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from tests.support.corruption import Outcomes, byte_edits

@@ -16,7 +16,8 @@ from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.delegates.ethosu.commands import decode_commands
 from pte_adapter.delegates.ethosu.cop import parse_cop
 from pte_adapter.delegates.ethosu.decode import decode, decode_stream
-from pte_adapter.delegates.registry import DecodeContext, decode_payload
+from pte_adapter.delegates.hooks import DecodeContext
+from pte_adapter.delegates.registry import decode_payload
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from tests.support.corruption import Outcomes, byte_edits

@@ -9,7 +9,7 @@ import struct
 import pytest
 import tosa_serializer as ts  # tosa-tools, in the test extra
 
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.tosa.decode import decode, read_tosa
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate

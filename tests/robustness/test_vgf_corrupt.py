@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 import pte_adapter
-from pte_adapter.delegates.registry import DecodeContext, decode_payload
+from pte_adapter.delegates.hooks import DecodeContext
+from pte_adapter.delegates.registry import decode_payload
 from pte_adapter.delegates.vgf import decode as vgf
 from pte_adapter.delegates.vgf.layout import payload_layout
 from pte_adapter.delegates.vgf.spirv import read_spirv

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pte_adapter
 from pte_adapter.container.flatbuf import FlatBuffer
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.vulkan import decode as vulkan
 from pte_adapter.delegates.vulkan.layout import payload_layout
 from pte_adapter.delegates.vulkan.records import GRAPH, TABLES

@@ -56,34 +56,34 @@ class Outcome:
 
 @contextlib.contextmanager
 def _decoder_watch(swallowed: list[str]) -> Iterator[None]:
-    """Wrap every registry decoder so that a non-format exception is recorded (then re-raised,
-    so the registry still turns it into a problem text as it would for a user)."""
-    from pte_adapter.delegates import registry
+    """Wrap every backend hook so that a non-format exception is recorded (then re-raised, so
+    the hook's accessor still turns it into a problem text as it would for a user)."""
+    from pte_adapter.delegates import hooks
     from pte_adapter.errors import PteFormatError
 
-    orig = registry.hook
+    orig = hooks.resolve
 
-    def hook(target: str) -> Any:
-        decoder = orig(target)
-        if decoder is None:
+    def resolve(record: Any, hook: str) -> Any:
+        found = orig(record, hook)
+        if found is None:
             return None
 
         def watched(*args: Any) -> Any:
             try:
-                return decoder(*args)
+                return found(*args)
             except PteFormatError:
                 raise
             except Exception as e:
-                swallowed.append(f"{target}: {type(e).__name__}: {e}")
+                swallowed.append(f"{getattr(record, hook)}: {type(e).__name__}: {e}")
                 raise
 
         return watched
 
-    registry.hook = hook  # type: ignore[assignment]
+    hooks.resolve = resolve  # type: ignore[assignment]
     try:
         yield
     finally:
-        registry.hook = orig  # type: ignore[assignment]
+        hooks.resolve = orig  # type: ignore[assignment]
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:

@@ -135,6 +135,8 @@ def program_subject(pte: Path) -> Subject:
             ("export", "-o", f"{OUT}/graph.json", "--npu-overlay", f"{OUT}/npu-overlay.json", rel),
         ),
     ]
+    if "ethosu" in pte.stem:  # the one backend with per-partition estimate detail to show
+        commands.append(Command("summary--verbose.txt", ("summary", "--verbose", rel)))
     etdump = pte.with_suffix(".etdp")
     if etdump.exists():
         commands += [

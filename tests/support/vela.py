@@ -29,7 +29,7 @@ import pytest
 from pte_adapter.container.pte import Span
 from pte_adapter.container.sources import Located
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from tests.support.examples import EXAMPLE_PTES, oracle_program_bytes
 
 ETHOSU_PTES = [p for p in EXAMPLE_PTES if b"vela_bin_stream" in p.read_bytes()]

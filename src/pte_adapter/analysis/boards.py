@@ -26,14 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pte_adapter.analysis.deployment import (
-    DRAM,
-    OFF_CHIP_FLASH,
-    ON_CHIP_FLASH,
-    REGION_NAMES,
-    SRAM,
-    DeploymentMap,
-)
+from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
+from pte_adapter.backends import ARM_RUNNER, Runner
+from pte_adapter.program.delegate_graph import DRAM, OFF_CHIP_FLASH, ON_CHIP_FLASH, SRAM
 
 FLASH = "flash"
 BOARD_REGIONS = (SRAM, DRAM, FLASH)
@@ -56,6 +51,9 @@ class Board:
     name: str
     regions: dict[str, int]  # "sram", "dram", "flash" -> bytes
     source: str
+    # The runner whose pools a program without one of its own is mapped with on this board (the
+    # Corstone presets: Arm's; the user's own sizes: Arm's too).
+    runner: Runner = ARM_RUNNER
 
 
 BOARDS = {

@@ -21,9 +21,11 @@ What lands where:
   delegates): an estimate from the program's counts, labelled as such, never added to an exact
   figure.
 
-The runner loads one method: the program's first.
-Arm's runner (examples/arm/executor_runner in ExecuTorch) names the pool build options; its
-sources are cited in docs/fit.md.
+The runner loads one method: the program's first. Which runner, and the build options that
+size its pools, is in the backend's record (`Backend.runner`: Arm's runner, examples/arm/
+executor_runner in ExecuTorch, for Ethos-U; its sources are cited in docs/fit.md). A program
+without delegates gets Arm's runner too; one for a phone or desktop backend (`Backend.hosted`:
+XNNPACK, Vulkan, Core ML ...) gets no map unless one is asked for (`fit --board`, a size).
 """
 
 from __future__ import annotations
@@ -32,11 +34,16 @@ from dataclasses import dataclass, field
 
 from pte_adapter.analysis.memory import INPUT, INPUT_OUTPUT, OUTPUT, MethodMemory
 from pte_adapter.analysis.partitions import MethodPartitions
-from pte_adapter.delegates.ethosu.memory_use import vela_memory_summary
-from pte_adapter.program.delegate_graph import DelegateMemory
+from pte_adapter.backends import ARM_RUNNER, BACKENDS, Runner
+from pte_adapter.program.delegate_graph import (
+    DRAM,
+    OFF_CHIP_FLASH,
+    ON_CHIP_FLASH,
+    SRAM,
+    DelegateMemory,
+)
 from pte_adapter.program.model import InstructionKind, Method, Program
 
-SRAM, DRAM, ON_CHIP_FLASH, OFF_CHIP_FLASH = "sram", "dram", "on_chip_flash", "off_chip_flash"
 REGIONS = (SRAM, DRAM, ON_CHIP_FLASH, OFF_CHIP_FLASH)
 REGION_NAMES = {
     SRAM: "SRAM",
@@ -44,23 +51,6 @@ REGION_NAMES = {
     ON_CHIP_FLASH: "on-chip flash",
     OFF_CHIP_FLASH: "off-chip flash",
 }
-# Vela's memory names -> regions.
-_VELA_MEMORY = {
-    "Sram": SRAM,
-    "Dram": DRAM,
-    "OnChipFlash": ON_CHIP_FLASH,
-    "OffChipFlash": OFF_CHIP_FLASH,
-}
-
-# Arm's bare-metal runner's pool size build options (examples/arm/executor_runner/CMakeLists.txt).
-METHOD_POOL = "ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE"
-SCRATCH_POOL = "ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE"
-FAST_SCRATCH_POOL = "ET_ARM_BAREMETAL_FAST_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE"
-FAST_MEMORY_POOL = "ET_ARM_BAREMETAL_PLANNED_FAST_MEMORY_SIZE"
-# The runner's planned buffer index taken from the planned fast memory pool (mem_id 3).
-FAST_MEMORY_ARENA = 3
-ALIGN = 16  # the runner allocates every planned buffer 16-byte aligned
-
 # The bookkeeping estimate: bytes per counted thing that ExecuTorch's Method::init takes from the
 # method allocator on a 32-bit Cortex-M (runtime/executor/method.cpp, tensor_parser_portable.cpp):
 # an EValue (8-byte payload and tag); a TensorImpl (four pointers, dim, numel, numel bound, dtype,
@@ -113,7 +103,7 @@ class Placed:
 
 @dataclass(frozen=True)
 class Pool:
-    """A pool size of Arm's bare-metal runner: its exact part, and an estimate beside it."""
+    """A pool size of the bare-metal runner: its exact part, and an estimate beside it."""
 
     option: str
     what: str
@@ -129,17 +119,18 @@ class Pool:
 
 @dataclass(frozen=True)
 class NpuPartitionMemory:
-    """One NPU partition's memory facts, and its figures as Vela's summary reports them."""
+    """One NPU partition's memory facts (its figures as its compiler's summary reports them:
+    `memory.compiler_summary`)."""
 
     method: str
     partition: int
     delegate: int
     memory: DelegateMemory
-    vela: dict[str, int]
 
 
 @dataclass
 class DeploymentMap:
+    runner: Runner  # whose pools
     method: str | None  # the method the runner loads, the program's first (None: no method)
     items: list[Placed]
     pools: list[Pool]
@@ -160,9 +151,31 @@ class DeploymentMap:
 
 
 def runner_method(program: Program) -> Method | None:
-    """The method Arm's runner loads: the program's first (`program.get_method_name(0)` in
+    """The method the runner loads: the program's first (Arm's: `program.get_method_name(0)` in
     arm_executor_runner.cpp)."""
     return program.methods[0] if program.methods else None
+
+
+def program_runner(program: Program) -> tuple[Runner | None, str]:
+    """The bare-metal runner the program's delegates name (`Backend.runner`), Arm's for a program
+    without delegates; None, with why, for a program of a phone or desktop backend."""
+    records = [BACKENDS[i] for i in _delegate_ids(program) if i in BACKENDS]
+    named = next((r.runner for r in records if r.runner is not None), None)
+    if named is not None:
+        return named, ""
+    hosted = [r for r in records if r.hosted]
+    if hosted:
+        names = ", ".join(dict.fromkeys(r.display for r in hosted))
+        return None, (
+            f"{names} runs on a phone or desktop, not under a bare-metal runner: no memory map "
+            "unless a board or a memory size is asked for (pte-adapter fit --board NAME, --sram, "
+            "--dram, --flash)"
+        )
+    return ARM_RUNNER, ""
+
+
+def _delegate_ids(program: Program) -> list[str]:
+    return list(dict.fromkeys(d.id for m in program.methods for d in m.delegates))
 
 
 def _npu_partitions(
@@ -178,9 +191,7 @@ def _npu_partitions(
             mem = d.decoded.memory
             if mem is not None:
                 index = by_delegate.get(d.index, -1)
-                out.append(
-                    NpuPartitionMemory(method.name, index, d.index, mem, vela_memory_summary(mem))
-                )
+                out.append(NpuPartitionMemory(method.name, index, d.index, mem))
     return out
 
 
@@ -193,7 +204,7 @@ def _const_region(npu: list[NpuPartitionMemory], problems: list[str]) -> tuple[s
     if len(places) > 1:
         problems.append(f"the NPU partitions read their weights from different memories: {places}")
     first = next(p.memory for p in npu if p.memory.const_memory == places[0])
-    return _VELA_MEMORY.get(places[0], OFF_CHIP_FLASH), (
+    return first.const_region or OFF_CHIP_FLASH, (
         f"the NPU reads its command streams and weights from it in place: {first.memory_mode}'s "
         f"constant area is {places[0]} in {first.system_config}"
     )
@@ -284,10 +295,11 @@ def _io_bytes(memory: MethodMemory, kinds: tuple[str, ...]) -> int:
     return total
 
 
-def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
+def _arena_items(method: Method, memory: MethodMemory | None, runner: Runner) -> list[Placed]:
     sizes = method.non_const_buffer_sizes[1:]
-    slow = [s for i, s in enumerate(sizes, start=1) if i != FAST_MEMORY_ARENA]
-    aligned = sum(-(-s // ALIGN) * ALIGN for s in slow)
+    fast_arena, align = runner.fast_memory_arena, runner.align
+    slow = [s for i, s in enumerate(sizes, start=1) if i != fast_arena]
+    aligned = sum(-(-s // align) * align for s in slow)
     parts: list[Part] = []
     if memory is not None:
         for key, what, kinds in (
@@ -295,9 +307,7 @@ def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
             ("outputs", "outputs", (OUTPUT, INPUT_OUTPUT)),
         ):
             parts.append(Part(key, what, _io_bytes(memory, kinds), True, f"planned {what}"))
-    why = (
-        "Arm's runner takes it from its method allocator pool, which its linker scripts put in DDR"
-    )
+    why = f"{runner.name} takes it from its method allocator pool, which its linker scripts put in DDR"
     items = [
         Placed(
             "arenas",
@@ -305,23 +315,24 @@ def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
             aligned,
             DRAM,
             True,
-            f"non_const_buffer_sizes {sizes} (each rounded up to {ALIGN} bytes)",
+            f"non_const_buffer_sizes {sizes} (each rounded up to {align} bytes)",
             why,
-            METHOD_POOL,
+            runner.method_pool,
             tuple(parts),
         )
     ]
-    if len(sizes) >= FAST_MEMORY_ARENA and sizes[FAST_MEMORY_ARENA - 1]:
+    if len(sizes) >= fast_arena and sizes[fast_arena - 1]:
         items.append(
             Placed(
                 "fast_arena",
-                "planned fast memory (mem_id 3)",
-                sizes[FAST_MEMORY_ARENA - 1],
+                f"planned fast memory (mem_id {fast_arena})",
+                sizes[fast_arena - 1],
                 SRAM,
                 True,
-                "non_const_buffer_sizes[3]",
-                "Arm's runner takes mem_id 3 from its planned fast memory pool in SRAM",
-                FAST_MEMORY_POOL,
+                f"non_const_buffer_sizes[{fast_arena}]",
+                f"{runner.name} takes mem_id {fast_arena} from its planned fast memory pool in "
+                "SRAM",
+                runner.fast_memory_pool,
             )
         )
     unplanned = [
@@ -338,8 +349,8 @@ def _arena_items(method: Method, memory: MethodMemory | None) -> list[Placed]:
                 DRAM,
                 True,
                 "input tensors without a memory plan",
-                "Arm's runner allocates them from its method allocator pool",
-                METHOD_POOL,
+                f"{runner.name} allocates them from its method allocator pool",
+                runner.method_pool,
             )
         )
     return items
@@ -362,7 +373,7 @@ def bookkeeping(method: Method) -> tuple[int, str]:
     return est, BOOKKEEPING_SOURCE.format(**counts)
 
 
-def _scratch_items(npu: list[NpuPartitionMemory]) -> list[Placed]:
+def _scratch_items(npu: list[NpuPartitionMemory], runner: Runner) -> list[Placed]:
     items = []
     placed = [p for p in npu if p.memory.arena_memory]
     if placed:
@@ -372,13 +383,13 @@ def _scratch_items(npu: list[NpuPartitionMemory]) -> list[Placed]:
                 "scratch",
                 "NPU scratch (temp allocator)",
                 big.memory.scratch_bytes,
-                _VELA_MEMORY.get(big.memory.arena_memory or "", SRAM),
+                big.memory.arena_region or SRAM,
                 True,
                 f"scratch_size of {big.method} partition {big.partition}, the largest of "
                 f"{len(placed)} (partitions run one at a time)",
                 f"{big.memory.memory_mode}'s arena is {big.memory.arena_memory} in "
                 f"{big.memory.system_config}",
-                SCRATCH_POOL,
+                runner.scratch_pool,
             )
         )
     cached = [p for p in npu if p.memory.cache_memory and p.memory.fast_scratch_bytes]
@@ -389,25 +400,25 @@ def _scratch_items(npu: list[NpuPartitionMemory]) -> list[Placed]:
                 "fast_scratch",
                 "NPU fast scratch",
                 big.memory.fast_scratch_bytes,
-                _VELA_MEMORY.get(big.memory.cache_memory or "", SRAM),
+                big.memory.cache_region or SRAM,
                 True,
                 f"the highest address {big.method} partition {big.partition}'s commands touch "
                 "in region 2, the largest",
                 f"{big.memory.memory_mode}'s staging cache is {big.memory.cache_memory}",
-                FAST_SCRATCH_POOL,
+                runner.fast_scratch_pool,
             )
         )
     return items
 
 
-def _pools(items: list[Placed], method: Method | None) -> list[Pool]:
+def _pools(items: list[Placed], method: Method | None, runner: Runner) -> list[Pool]:
     pools = []
     estimate = bookkeeping(method)[0] if method is not None else 0
-    method_items = [i for i in items if i.pool == METHOD_POOL and i.exact]
+    method_items = [i for i in items if i.pool == runner.method_pool and i.exact]
     if method is not None:
         pools.append(
             Pool(
-                METHOD_POOL,
+                runner.method_pool,
                 "method allocator",
                 DRAM,
                 sum(i.bytes for i in method_items),
@@ -416,13 +427,17 @@ def _pools(items: list[Placed], method: Method | None) -> list[Pool]:
             )
         )
     for option, what, note in (
-        (FAST_MEMORY_POOL, "planned fast memory", "mem_id 3 of the memory plan"),
         (
-            SCRATCH_POOL,
+            runner.fast_memory_pool,
+            "planned fast memory",
+            f"mem_id {runner.fast_memory_arena} of the memory plan",
+        ),
+        (
+            runner.scratch_pool,
             "temp allocator",
             "the largest NPU scratch; a CPU kernel's own temporary allocations are not in the file",
         ),
-        (FAST_SCRATCH_POOL, "fast scratch temp allocator", "the largest NPU fast scratch"),
+        (runner.fast_scratch_pool, "fast scratch temp allocator", "the largest NPU fast scratch"),
     ):
         mine = [i for i in items if i.pool == option]
         if mine:
@@ -430,7 +445,7 @@ def _pools(items: list[Placed], method: Method | None) -> list[Pool]:
     return pools
 
 
-def _bookkeeping_item(method: Method) -> Placed:
+def _bookkeeping_item(method: Method, runner: Runner) -> Placed:
     est, how = bookkeeping(method)
     return Placed(
         "bookkeeping",
@@ -439,8 +454,8 @@ def _bookkeeping_item(method: Method) -> Placed:
         DRAM,
         False,
         how,
-        "Arm's runner takes it from its method allocator pool",
-        METHOD_POOL,
+        f"{runner.name} takes it from its method allocator pool",
+        runner.method_pool,
     )
 
 
@@ -448,8 +463,10 @@ def deployment_map(
     program: Program,
     partitions: dict[str, MethodPartitions],
     memories: dict[str, MethodMemory],
+    runner: Runner,
 ) -> DeploymentMap:
-    """The map of the whole program (computed once, in `analyse`)."""
+    """The map of the whole program under `runner` (computed once, in `analyse`, for the runner
+    `program_runner` names; on request for another)."""
     problems: list[str] = []
     npu = _npu_partitions(program, partitions)
     for p in npu:
@@ -457,14 +474,15 @@ def deployment_map(
     items = _file_items(program, npu, problems)
     method = runner_method(program)
     if method is not None:
-        items += _arena_items(method, memories.get(method.name))
-    items += _scratch_items(npu)
+        items += _arena_items(method, memories.get(method.name), runner)
+    items += _scratch_items(npu, runner)
     if method is not None:
-        items.append(_bookkeeping_item(method))
+        items.append(_bookkeeping_item(method, runner))
     return DeploymentMap(
+        runner=runner,
         method=method.name if method is not None else None,
         items=items,
-        pools=_pools(items, method),
+        pools=_pools(items, method, runner),
         partitions=npu,
         problems=problems,
     )

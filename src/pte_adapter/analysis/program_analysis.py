@@ -17,7 +17,7 @@ from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
 from pte_adapter.analysis.bundle_size import file_size_report
 from pte_adapter.analysis.constants import ConstantValue, MethodConstants, method_constants
-from pte_adapter.analysis.deployment import DeploymentMap, deployment_map
+from pte_adapter.analysis.deployment import DeploymentMap, deployment_map, program_runner
 from pte_adapter.analysis.memory import MethodMemory, method_memory
 from pte_adapter.analysis.needs import (
     KernelKey,
@@ -44,6 +44,7 @@ from pte_adapter.analysis.source_match import match_source
 from pte_adapter.analysis.summary import MethodSummary, method_summary
 from pte_adapter.analysis.what_if import MethodWhatIf, add_measured_time, method_what_if
 from pte_adapter.analysis.why import Reason, why_not_delegated
+from pte_adapter.backends import Runner
 from pte_adapter.container.etdump import ETDump
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Method, Program
@@ -100,6 +101,9 @@ class ProgramAnalysis:
     # What each method without instructions returns, in the program's order (the LLM export's
     # configuration: `get_max_seq_len` -> 128).
     constant_methods: dict[str, ConstantValue] = field(default_factory=dict)
+    # What was noticed that is not a problem: a debug buffer beside the ETDump, which only the
+    # numeric gap reads (api/sidefiles.py).
+    notes: list[str] = field(default_factory=list)
     profile: ProgramProfile | None = None
     # `pte-adapter profile`'s numbers (analysis/profile/summary.py), with the profile.
     profile_summary: ProfileSummary | None = None
@@ -107,8 +111,10 @@ class ProgramAnalysis:
     profile_error: PteFormatError | None = None
     # The BundledProgram the program came from: its test cases per method (`tests` of each).
     bundle: BundleAnalysis | None = None
-    # The deployment memory map: what lands in which memory, the runner's pool sizes (fit).
+    # The deployment memory map: what lands in which memory, the runner's pool sizes (fit); None
+    # for a program of a phone or desktop backend (`deployment_skipped` says why).
     deployment: DeploymentMap | None = None
+    deployment_skipped: str = ""
     # The kernels and backends the program needs from a runtime: its methods' merged.
     needs: RuntimeNeeds = field(default_factory=RuntimeNeeds)
     # The numeric gap of a recorded run (`api/numerics.py`), when asked for; or why there is none.
@@ -118,6 +124,18 @@ class ProgramAnalysis:
 
     def method(self, name: str) -> MethodAnalysis | None:
         return next((m for m in self.methods if m.name == name), None)
+
+    def deployment_under(self, runner: Runner) -> DeploymentMap:
+        """The memory map under this runner: the one made already when it is the program's,
+        else made now (a board or a memory size asked for on a phone or desktop program)."""
+        if self.deployment is not None and self.deployment.runner == runner:
+            return self.deployment
+        return deployment_map(
+            self.program,
+            {m.name: m.partitions for m in self.methods},
+            {m.name: m.memory for m in self.methods},
+            runner,
+        )
 
     def size(self) -> SizeReport:
         """The byte breakdown of the file (made on first use)."""
@@ -194,9 +212,9 @@ def analyse(
     constants = {m.name: m.constants.returns for m in methods if m.is_constant}
     result = ProgramAnalysis(program, methods, source, problems, constants)
     result.needs = merge_needs([m.needs for m in methods])
-    result.deployment = deployment_map(
-        program, {m.name: m.partitions for m in methods}, {m.name: m.memory for m in methods}
-    )
+    runner, result.deployment_skipped = program_runner(program)
+    if runner is not None:
+        result.deployment = result.deployment_under(runner)
     if program.bundle is not None:
         result.bundle = analyse_bundle(program.bundle, program.methods)
         problems.extend(f"bundle: {p}" for p in result.bundle.problems)

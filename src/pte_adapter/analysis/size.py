@@ -3,7 +3,7 @@
 Every byte of the file is in exactly one leaf: the 8-byte header, the extended header, the program
 FlatBuffer (minus the delegate payloads and constant buffers stored inline in it), each segment
 (delegate payloads, the constant segment, mutable data, named data) and, inside delegate payloads,
-their parts (`delegates/payload_layout.py`). Bytes nothing claims are named for where they sit
+their parts (each backend's `layout` hook, `delegates/hooks.py`). Bytes nothing claims are named for where they sit
 (padding between segments, payload padding), so the leaves always add up to the file size: a part
 that overlaps another (a corrupt file) is clipped and reported as a problem instead.
 
@@ -18,9 +18,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pte_adapter.analysis.size_constants import ConstantEntry, delegate_constants
+from pte_adapter.backends import backend_info
 from pte_adapter.container._generated import program_schema as S
 from pte_adapter.container.pte import PteFile
-from pte_adapter.delegates.payload_layout import PayloadSpan, payload_layout
+from pte_adapter.delegates import hooks
+from pte_adapter.delegates.hooks import PayloadSpan
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Program, Tensor
 
@@ -266,7 +268,7 @@ class _Builder:
         if not users:
             return part
         view = self.pte.data[offset : offset + size]
-        layout = payload_layout(backend, view, offset, self.program.sources)
+        layout = hooks.layout(backend_info(backend), view, offset, self.program.sources)
         self.problems += [f"{name}: {p}" for p in layout.problems]
         for key, use in layout.named_keys.items():
             self.named_users[key].append(f"{labels[0]} {use}")

@@ -31,7 +31,8 @@ from pte_adapter.analysis.source import (
 )
 from pte_adapter.backends import with_hook
 from pte_adapter.container.etrecord import EtRecord, EtRecordMethod, FxNode
-from pte_adapter.delegates.registry import KernelRewrites, hook
+from pte_adapter.delegates import hooks
+from pte_adapter.delegates.hooks import KernelRewrites
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Program
 
@@ -42,11 +43,12 @@ Rewrites = Callable[[str], KernelRewrites]
 MAX_JOINED_NODES = 200_000
 
 
-def cpu_rewrites() -> Rewrites:
+def cpu_rewrites(problems: list[str] | None = None) -> Rewrites:
     """Kernel -> what the registered backends' CPU passes make it from (the union of their
-    `cpu_rewrites` hooks)."""
-    targets = [b.cpu_rewrites for b in with_hook("cpu_rewrites") if b.cpu_rewrites]
-    tables = [hook(t) for t in dict.fromkeys(targets)]
+    `cpu_rewrites` hooks; one that fails rewrites nothing, and says so in `problems`)."""
+    said = problems if problems is not None else []
+    records = {b.cpu_rewrites: b for b in with_hook("cpu_rewrites")}
+    tables = [t for b in records.values() if (t := hooks.cpu_rewrites(b, said)) is not None]
 
     def rewritten_from(kernel: str) -> KernelRewrites:
         found = [t(kernel) for t in tables]
@@ -73,7 +75,8 @@ def _chain_ids(method: Method) -> dict[int, int]:
 def match_source(program: Program, record: EtRecord) -> tuple[ProgramSource | None, list[str]]:
     """Map each instruction to its nodes and modules, or say why the ETRecord does not belong."""
     mismatches: list[str] = []
-    rewrites = cpu_rewrites()
+    failures: list[str] = []  # a backend's cpu_rewrites hook that failed
+    rewrites = cpu_rewrites(failures)
     names = [m.name for m in program.methods]
     for extra in sorted(set(record.methods) - set(names)):
         mismatches.append(f"it records method {extra!r}, which the program does not have")
@@ -89,7 +92,7 @@ def match_source(program: Program, record: EtRecord) -> tuple[ProgramSource | No
             f"; and {len(mismatches) - 3} more" if len(mismatches) > 3 else ""
         )
         return None, [f"{record.source} does not belong to this program, not used: {shown}"]
-    return ProgramSource(record.source, methods), []
+    return ProgramSource(record.source, methods), failures
 
 
 def _match_method(

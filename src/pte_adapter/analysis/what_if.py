@@ -36,7 +36,8 @@ from pte_adapter.analysis.what_if_merge import (
 )
 from pte_adapter.analysis.why import Reason
 from pte_adapter.backends import backend_info
-from pte_adapter.delegates.registry import FUSED, DecoderUnavailable, OperatorPrice, hook
+from pte_adapter.delegates import hooks
+from pte_adapter.delegates.hooks import FUSED, OperatorPrice
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.cached import cached
 from pte_adapter.program.delegate_graph import DelegateEstimate
@@ -85,7 +86,8 @@ class WhatIf:
     glue_kernels_removed: int
     npu_cycles_before: int | None = None
     npu_cycles_after: int | None = None
-    npu_cycles_after_as_vela: int | None = None
+    npu_cycles_after_as_compiler: int | None = None
+    compiler: str = ""  # whose prices `npu_cycles_after_as_compiler` follows ("Vela")
     npu_time_after_us: float | None = None
     island_cycles: int | None = None  # the island's kernels priced on the NPU
     # The layout work at the boundaries the merge makes internal (NCHW for the caller, NHWC
@@ -115,18 +117,19 @@ class MethodWhatIf:
         return {s.partition: s for s in self.islands}
 
 
-def _kernel_fix(reasons: list[Reason]) -> tuple[str, str]:
-    """(fix, sentence) for one kernel from its reasons (several partitioners: the first)."""
+def _kernel_fix(reasons: list[Reason]) -> tuple[str, Reason | None]:
+    """(fix, the reason it follows) for one kernel from its reasons (several partitioners: the
+    first)."""
     if not reasons:
-        return "unknown", "no partitioner rules judge it"
+        return "unknown", None
     r = reasons[0]
     fix = _FIX_OF_REASON.get(r.kind, "unknown")
-    if r.kind == "u55" and r.accepted_on:
+    if r.accepted_on:
         fix = "other_target"
-    return fix, r.text
+    return fix, r
 
 
-def _fix_text(fix: str, subject: str, layer: str) -> str:
+def _fix_text(fix: str, subject: str, layer: str, reason: Reason | None = None) -> str:
     name = f"{subject} ({layer})" if layer else subject
     return {
         "remove_check": f"{name} is supported: remove the partitioner check that refused it",
@@ -135,7 +138,11 @@ def _fix_text(fix: str, subject: str, layer: str) -> str:
             f"{name} computes in floating point between its dequantize and quantize: quantize it, "
             "or remove the partitioner check that refused it (the .pte cannot tell which)"
         ),
-        "other_target": f"{name} is refused on the Ethos-U55 only: an Ethos-U85 takes it",
+        "other_target": (
+            f"{name} is refused on {reason.refused_on} only: {reason.accepted_on} takes it"
+            if reason is not None
+            else f"{name} is refused on this target only: another target of its backend takes it"
+        ),
         "replace_operator": (
             f"{name} has no lowering for this target: write the layer with operators it lowers"
         ),
@@ -161,13 +168,16 @@ def _island_fix(
     layer = source.layer if source is not None else ""
     subjects = ", ".join(dict.fromkeys(target_base(method.kernel_operator(i)) for i in compute))
     if len(fixes) == 1:
-        return fixes[0], _fix_text(fixes[0], subjects, layer)
+        return fixes[0], _fix_text(fixes[0], subjects, layer, per_kernel[0][2])
     by_fix: dict[str, list[str]] = {}
     for i, f, _ in per_kernel:
         names = by_fix.setdefault(f, [])
         if (name := target_base(method.kernel_operator(i))) not in names:
             names.append(name)
-    parts = "; ".join(_fix_text(f, ", ".join(names), "") for f, names in by_fix.items())
+    reason_of = {f: r for _, f, r in reversed(per_kernel)}  # each fix's first reason
+    parts = "; ".join(
+        _fix_text(f, ", ".join(names), "", reason_of[f]) for f, names in by_fix.items()
+    )
     return "mixed", f"its kernels need different fixes: {parts}"
 
 
@@ -180,26 +190,27 @@ def _prices(
     if not delegates:
         return []
     first = delegates[0]
-    target = backend_info(first.backend).price_operators
+    record = backend_info(first.backend)
     out: list[OperatorPrice] = []
     for k in group:
         if not parts.partitions[k].is_cpu:
             continue
         if k not in costs.prices:
             instructions = parts.partitions[k].instructions
-            if target is None or first.delegate_index is None:
-                costs.prices[k] = [
+            priced = None
+            if record.price_operators is not None and first.delegate_index is not None:
+                delegate = method.delegates[first.delegate_index]
+                # None: the hook failed (a problem on the delegate): priced as without a model
+                priced = hooks.price_operators(record, method, instructions, delegate)
+            costs.prices[k] = (
+                priced
+                if priced is not None
+                else [
                     OperatorPrice(i, target_base(method.kernel_operator(i)), (), None, "no model")
                     for i in instructions
                     if method.instructions[i].kind is InstructionKind.KERNEL
                 ]
-            else:
-                try:
-                    costs.prices[k] = hook(target)(
-                        method, instructions, method.delegates[first.delegate_index]
-                    )
-                except DecoderUnavailable:
-                    costs.prices[k] = []
+            )
         out.extend(costs.prices[k])
     return out
 
@@ -272,10 +283,10 @@ def _estimate(method: Method, p: Partition) -> DelegateEstimate | None:
 def _boundary_saved(
     method: Method, parts: MethodPartitions, groups: list[list[int]]
 ) -> tuple[int, int]:
-    """(cycles, cycles as Vela prices them) of the layout work at the boundaries a merge makes
+    """(cycles, cycles as the compiler prices them) of the layout work at the boundaries a merge makes
     internal: every merged partition's input side but the first's, output side but the last's
     (`DelegateEstimate.boundary_*`)."""
-    saved = saved_vela = 0
+    saved = saved_compiler = 0
     for g in groups:
         members = [parts.partitions[i] for i in g if not parts.partitions[i].is_cpu]
         for k, p in enumerate(members):
@@ -284,11 +295,11 @@ def _boundary_saved(
                 continue
             if k > 0:
                 saved += est.boundary_in_cycles
-                saved_vela += est.boundary_in_cycles_as_vela
+                saved_compiler += est.boundary_in_cycles_as_compiler
             if k < len(members) - 1:
                 saved += est.boundary_out_cycles
-                saved_vela += est.boundary_out_cycles_as_vela
-    return saved, saved_vela
+                saved_compiler += est.boundary_out_cycles_as_compiler
+    return saved, saved_compiler
 
 
 @dataclass
@@ -300,7 +311,8 @@ class _Costs:
     accelerator: str
     clock_hz: float
     cycles: int
-    cycles_as_vela: int
+    cycles_as_compiler: int
+    compiler: str  # whose prices `cycles_as_compiler` follows ("Vela"), "" when none
     # Island index -> its kernels priced by the partition it joins (filled as scenarios ask).
     prices: dict[int, list[OperatorPrice]] = field(default_factory=dict)
 
@@ -313,7 +325,10 @@ class _Costs:
             rows[0].target.accelerator if rows else "",
             rows[0].target.clock_hz if rows else 0.0,
             sum(e.cycles for e in rows),
-            sum(e.cycles_as_vela if e.cycles_as_vela is not None else e.cycles for e in rows),
+            sum(
+                e.cycles_as_compiler if e.cycles_as_compiler is not None else e.cycles for e in rows
+            ),
+            ", ".join(dict.fromkeys(e.compiler for e in rows if e.compiler)),
         )
 
 
@@ -344,12 +359,13 @@ def _price_scenario(
                     out.priced_as.append(f"{price.operator} fused into the operation before it")
                 elif price.operations:
                     out.priced_as.append(f"{price.operator} as {' + '.join(price.operations)}")
-    saved, saved_vela = _boundary_saved(method, parts, groups)
+    saved, saved_compiler = _boundary_saved(method, parts, groups)
     out.island_cycles = island_cycles
     out.boundary_cycles_removed = saved
     out.lower_bound = bool(out.not_priced)
     out.npu_cycles_after = costs.cycles + island_cycles - saved
-    out.npu_cycles_after_as_vela = costs.cycles_as_vela + island_cycles - saved_vela
+    out.npu_cycles_after_as_compiler = costs.cycles_as_compiler + island_cycles - saved_compiler
+    out.compiler = costs.compiler
     out.npu_time_after_us = round(out.npu_cycles_after / costs.clock_hz * 1e6, 1)
     if costs.estimated < len(parts.delegate_partitions):
         out.notes.append("some partitions have no estimate: the NPU time covers the others")

@@ -46,8 +46,9 @@ from pte_adapter.analysis.dataflow import instruction_readers
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.source import InstructionSource, MethodSource
 from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
-from pte_adapter.backends import with_hook
-from pte_adapter.delegates.registry import KernelOrigin, Verdict, hook
+from pte_adapter.backends import Backend, with_hook
+from pte_adapter.delegates import hooks
+from pte_adapter.delegates.hooks import KernelOrigin, Verdict
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import FLOAT_DTYPES, Delegate, InstructionKind, Method
 
@@ -62,8 +63,10 @@ class Reason:
     by: str = "rules"  # "rules" | "partitioner" (its own report)
     # The layer's operator when a CPU pass rewrote it into this kernel ("aten.linear"), else "".
     layer_operator: str = ""
-    # Another target of the same backend whose rules accept it ("Ethos-U85"), else "".
+    # Another target of the same backend whose rules accept it ("an Ethos-U85"), and the one
+    # whose rules refused it ("the Ethos-U55"), as a sentence says them; else "".
     accepted_on: str = ""
+    refused_on: str = ""
 
 
 Judge = Callable[[int, str, KernelOrigin | None], list[Verdict]]
@@ -71,12 +74,13 @@ Judge = Callable[[int, str, KernelOrigin | None], list[Verdict]]
 
 def _judges(method: Method) -> list[Judge]:
     """One judge per partitioner among the method's delegates, in the order of the records."""
-    families: dict[str, list[Delegate]] = {}
+    families: dict[str, tuple[Backend, list[Delegate]]] = {}
     for record in with_hook("partition_rules"):
         mine = [d for d in method.delegates if d.id == record.id]
         if mine and record.partition_rules:
-            families.setdefault(record.partition_rules, []).extend(mine)
-    return [hook(target)(method, delegates) for target, delegates in families.items()]
+            families.setdefault(record.partition_rules, (record, []))[1].extend(mine)
+    judges = (hooks.partition_rules(r, method, delegates) for r, delegates in families.values())
+    return [j for j in judges if j is not None]
 
 
 def kernel_origin(
@@ -136,7 +140,8 @@ def why_not_delegated(
     judges = _judges(method)
     if not judges:
         return []
-    rewrites = cpu_rewrites()
+    failures: list[str] = []  # a cpu_rewrites hook that failed: said on the method's delegates
+    rewrites = cpu_rewrites(failures)
     readers = instruction_readers(parts.dataflow)
     out: list[Reason] = []
     for p in parts.cpu_islands:
@@ -153,9 +158,13 @@ def why_not_delegated(
             layer = ", ".join(origin.operators) if origin and origin.rewritten else ""
             for judge in judges:
                 out.extend(
-                    Reason(i, op, v.backend, v.kind, v.text, v.by, layer, v.accepted_on)
+                    Reason(
+                        i, op, v.backend, v.kind, v.text, v.by, layer, v.accepted_on, v.refused_on
+                    )
                     for v in judge(
                         i, op, with_qdq(origin, op, between_qdq(method, parts, readers, i))
                     )
                 )
+    for d in method.delegates if failures else ():
+        d.decoded.problems += [f for f in failures if f not in d.decoded.problems]
     return out

@@ -24,8 +24,8 @@ from pte_adapter.container import files
 from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
 from pte_adapter.container.etrecord import read_etrecord
 from pte_adapter.container.pte import PteFile, map_file
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.registry import (
-    DecodeContext,
     attach_partition_reports,
     attach_side_files,
     decode_payload,
@@ -42,15 +42,12 @@ __all__ = [
     "Report",
     "Summary",
     "analyse",
-    "etdump_beside",
     "load",
     "load_bytes",
     "open_analysis",
     "report",
     "summarize",
 ]
-
-ETDUMP_SUFFIX = ".etdp"
 
 
 def load(
@@ -149,12 +146,6 @@ def decode_all(program: Program) -> None:
             delegate.decoded = decode_payload(payload, ctx)
 
 
-def etdump_beside(pte: str | Path) -> Path:
-    """`model.etdp` for `model.pte`: where `examples/profile_examples.py` (and people) put it.
-    The other names an ETDump goes by are in `api/sidefiles.py`."""
-    return Path(pte).with_suffix(ETDUMP_SUFFIX)
-
-
 def open_analysis(
     path: str | Path,
     *,
@@ -179,10 +170,12 @@ def open_analysis(
         choice = choose_etdump(program, Path(path), Path(etdump) if etdump is not None else None)
     scale = time_scale or choice.time_scale or NANOSECONDS
     result = analyse(program, choice.dump, time_scale=scale)
-    said = choice.problems + (choice.debug_buffer_note if numerics is None else [])
-    result.problems.extend(said)
+    result.problems.extend(choice.problems)
+    notes = choice.debug_buffer_note if numerics is None else []
+    result.notes.extend(notes)
     if result.profile_summary is not None:
-        result.profile_summary["problems"].extend(said)
+        result.profile_summary["problems"].extend(choice.problems)
+        result.profile_summary["notes"].extend(notes)
     if choice.error is not None:
         result.profile_error = choice.error
     if numerics is not None:

@@ -44,13 +44,18 @@ def run(args: argparse.Namespace) -> int:
     from pte_adapter.render.model_explorer import graphs_to_json
 
     out = output_path(args.output, "graph.json")
+    overlay_out = (
+        output_path(args.npu_overlay, "npu-overlay.json", "--npu-overlay")
+        if args.npu_overlay
+        else None
+    )
     model = Path(args.model)
     made = convert(model, _with_vela(args.timeout) if args.vela else _with_etdump(args))
     data = graphs_to_json(made.graphs, model.name)
     write_output(out, json.dumps(data, ensure_ascii=False))
     n = len(data["graphs"])
     print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
-    if args.npu_overlay:
+    if overlay_out is not None:
         from model_explorer.node_data_builder import ModelNodeData
 
         from pte_adapter.render.npu_overlay import npu_overlay
@@ -60,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
             if made.analysis and made.plan
             else ModelNodeData(graphsData={})
         )
-        Path(args.npu_overlay).write_text(overlay.to_json_string(indent=1))
-        print(f"wrote {args.npu_overlay} ({len(overlay.graphsData)} graphs with NPU estimates)")
+        write_output(overlay_out, overlay.to_json_string(indent=1), "--npu-overlay")
+        print(f"wrote {overlay_out} ({len(overlay.graphsData)} graphs with NPU estimates)")
     return EXIT_OK
 
 
@@ -89,10 +94,10 @@ def _with_vela(timeout: float) -> Callable[[Path], ProgramAnalysis]:
 
     def open_program(path: Path) -> ProgramAnalysis:
         from pte_adapter.api import analyse, load
-        from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
+        from pte_adapter.delegates.registry import compiler_checks
 
         program = load(path)
-        compare_with_vela(program, timeout)
+        compiler_checks(program, timeout)
         return analyse(program)
 
     return open_program

@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pte_adapter.analysis.boards import BOARD_REGION_NAMES, board_for, fit, parse_size
     from pte_adapter.api import open_analysis
-    from pte_adapter.render.fit_report import fit_json, fit_text
+    from pte_adapter.render.fit_report import fit_json, fit_skipped_json, fit_text
 
     try:  # before reading the file: the command line alone is wrong
         sizes = {
@@ -46,8 +46,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from e
     result = open_analysis(args.model, profile=False)
-    dmap = result.deployment
-    assert dmap is not None  # analyse() always makes it
+    # A phone or desktop program has no map of its own: one is made only for a board or sizes.
+    dmap = result.deployment or (result.deployment_under(board.runner) if board else None)
+    if dmap is None:
+        why = result.deployment_skipped
+        print(json.dumps(fit_skipped_json(why), indent=1) if args.json else why)
+        return EXIT_OK
     checked = fit(dmap, board) if board is not None else None
     if args.json:
         print(json.dumps(fit_json(dmap, checked), indent=1))

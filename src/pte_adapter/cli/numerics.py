@@ -10,7 +10,14 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pte_adapter.cli.usage import ETRECORD_HELP, EXIT_BAD_FILE, EXIT_OK, UsageError, write_output
+from pte_adapter.cli.usage import (
+    ETRECORD_HELP,
+    EXIT_BAD_FILE,
+    EXIT_OK,
+    UsageError,
+    output_path,
+    write_output,
+)
 
 if TYPE_CHECKING:
     from pte_adapter.analysis.program_analysis import ProgramAnalysis
@@ -160,16 +167,19 @@ def run(args: argparse.Namespace) -> int:
     from pte_adapter.render.numerics_json import numerics_json
     from pte_adapter.render.numerics_text import numerics_text
 
+    node_data = (
+        output_path(args.node_data, "numerics.json", "--node-data") if args.node_data else None
+    )
     result = open_with_numerics(args)
     if result.numerics is None:
         error = result.numerics_error
         raise error if error is not None else UsageError("no numerics")  # pragma: no cover
-    if args.node_data:
+    if node_data is not None:
         from pte_adapter.render.numerics_overlay import numerics_node_data
         from pte_adapter.render.plan.program import program_plan
 
         overlay = numerics_node_data(result, program_plan(result), args.metric)
-        write_output(Path(args.node_data), json.dumps(overlay, indent=1))
+        write_output(node_data, json.dumps(overlay, indent=1), "--node-data")
     if args.json:
         print(json.dumps(numerics_json(result), indent=1, ensure_ascii=False))
     else:

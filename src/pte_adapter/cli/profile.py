@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pte_adapter.analysis.profile.time_scale import TimeScale
 
-from pte_adapter.cli.usage import EXIT_OK, EXIT_USAGE
+from pte_adapter.cli.usage import EXIT_OK, UsageError, output_path, write_output
 
 TIME_SCALES = ("ns", "us", "ms", "cycles")
 
@@ -92,8 +92,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         scale = time_scale_of(args)
     except ValueError as e:
-        print(f"pte-adapter: {e}")
-        return EXIT_USAGE
+        raise UsageError(str(e)) from e
+    node_data = (
+        output_path(args.node_data, "node-data.json", "--node-data") if args.node_data else None
+    )
     result = open_analysis(args.model, etdump=args.etdump, time_scale=scale)
     if result.profile_error is not None:
         raise result.profile_error
@@ -101,21 +103,20 @@ def run(args: argparse.Namespace) -> int:
     if summary is None:
         raise no_etdump(Path(args.model))
     print(json_profile(summary) if args.json else text_profile(summary))
-    if args.node_data:
+    if node_data is not None:
         from pte_adapter.render.node_data import node_data_json
         from pte_adapter.render.plan.program import program_plan
 
-        Path(args.node_data).write_text(node_data_json(result, program_plan(result)))
+        write_output(node_data, node_data_json(result, program_plan(result)), "--node-data")
         if not args.json:
-            print(f"wrote {args.node_data}")
+            print(f"wrote {node_data}")
     if args.plot:
         from pte_adapter.render.profile_plot import PlotUnavailableError, plot_latency
 
         try:
             plot_latency(summary, Path(args.plot))
         except PlotUnavailableError as e:
-            print(f"pte-adapter: {e}")
-            return EXIT_USAGE
+            raise UsageError(str(e)) from e
         if not args.json:
             print(f"wrote {args.plot}")
     return EXIT_OK

@@ -1,5 +1,5 @@
-"""`pte-adapter summary PROGRAM [--json] [--etrecord FILE]`: the per-method partition table, or
-the stable JSON of docs/json.md."""
+"""`pte-adapter summary PROGRAM [--json] [--verbose] [--etrecord FILE]`: the per-method partition
+table (`--verbose`: with each partition's estimate detail), or the stable JSON of docs/json.md."""
 
 from __future__ import annotations
 
@@ -14,6 +14,12 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("summary", help="per-method partition table")
     p.add_argument("model")
     p.add_argument("--json", action="store_true", help="stable JSON instead of text")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="each partition's estimate detail too (the JSON always has it)",
+    )
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     add_numerics_args(p)  # the numeric gap, one line per method (docs/numerics.md)
     p.set_defaults(func=run)
@@ -28,5 +34,5 @@ def run(args: argparse.Namespace) -> int:
         result = open_with_numerics(args)
     else:
         result = open_analysis(args.model, etrecord=args.etrecord, profile=False)
-    print(json_report(summary_json(result)) if args.json else text_report(result))
+    print(json_report(summary_json(result)) if args.json else text_report(result, args.verbose))
     return EXIT_OK

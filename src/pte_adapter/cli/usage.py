@@ -1,11 +1,12 @@
 """What every command shares: the exit codes, the usage error, the `--etrecord` help and the
-`-o` output file (checked before any work, written never through a symlink).
+`-o` output file and every other file a command writes (`--node-data`, `--npu-overlay`: checked
+before any work, written never through a symlink).
 
 Exit codes: 0 ok; 1 a `check` limit was exceeded, `diff --fail-on-regression` found a regression,
 or `fit` found that the program does not fit;
-2 bad command line (including `check` with no limit or an unknown `--method`, and an `export -o`
-that cannot be written); 3 the file is missing, unreadable or not a valid `.pte` (one line on
-stderr says what and where); 4 internal error.
+2 bad command line (including `check` with no limit or an unknown `--method`, and a `-o`,
+`--node-data` or `--npu-overlay` file that cannot be written); 3 the file is missing, unreadable or
+not a valid `.pte` (one line on stderr says what and where); 4 internal error.
 """
 
 from __future__ import annotations
@@ -31,14 +32,17 @@ class UsageError(Exception):
     """A mistake on the command line found after parsing (exit 2)."""
 
 
-def output_path(output: str, example_name: str) -> Path:
-    """The `-o` path, once it is known to name a file in an existing folder (else `UsageError`,
-    whose message shows `example_name` as a file name to give)."""
+def output_path(output: str, example_name: str, option: str = "-o") -> Path:
+    """The path given to `option` (`-o`, `--node-data`, ...), once it is known to name a file in
+    an existing folder (else `UsageError`, whose message shows `example_name` as a file name to
+    give)."""
     out = Path(output)
     if out.is_dir():
-        raise UsageError(f"-o {out}: is a directory; give a file name, e.g. {out / example_name}")
+        raise UsageError(
+            f"{option} {out}: is a directory; give a file name, e.g. {out / example_name}"
+        )
     if not out.parent.is_dir():
-        raise UsageError(f"-o {out}: the folder {out.parent} does not exist")
+        raise UsageError(f"{option} {out}: the folder {out.parent} does not exist")
     return out
 
 
@@ -52,7 +56,7 @@ _WRITE_FLAGS = (
 )
 
 
-def write_output(out: Path, text: str) -> None:
+def write_output(out: Path, text: str, option: str = "-o") -> None:
     """Write `text` to `out`, a new or a regular file: never through a symlink (the default
     `report.html` of a folder someone else made may point anywhere), never into a FIFO or a device
     (opened without blocking, then refused). Raises `UsageError` with one line saying why not."""
@@ -61,13 +65,13 @@ def write_output(out: Path, text: str) -> None:
     except OSError as e:
         if e.errno == errno.ELOOP or (e.errno == errno.EEXIST and out.is_symlink()):
             raise UsageError(
-                f"-o {out}: is a symlink; not written through it (remove it first)"
+                f"{option} {out}: is a symlink; not written through it (remove it first)"
             ) from e
-        raise UsageError(f"-o {out}: cannot write: {e.strerror or e}") from e
+        raise UsageError(f"{option} {out}: cannot write: {e.strerror or e}") from e
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"-o {out}: not a regular file; not written")
+            raise UsageError(f"{option} {out}: not a regular file; not written")
         try:
             f.write(text)
         except OSError as e:
-            raise UsageError(f"-o {out}: cannot write: {e.strerror or e}") from e
+            raise UsageError(f"{option} {out}: cannot write: {e.strerror or e}") from e

@@ -24,9 +24,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pte_adapter.api import load
-    from pte_adapter.delegates.ethosu.vela_oracle import compare_with_vela
+    from pte_adapter.delegates.registry import compiler_checks
     from pte_adapter.render.summary_text import vela_text
 
-    rows = compare_with_vela(load(args.model), args.timeout)
+    rows = compiler_checks(load(args.model), args.timeout)
     print(json.dumps(rows, indent=2) if args.json else vela_text(rows))
     return EXIT_OK

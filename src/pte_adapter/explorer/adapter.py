@@ -8,6 +8,7 @@ from typing import Any
 from model_explorer import Adapter, AdapterMetadata, ModelExplorerGraphs
 
 from pte_adapter import __version__
+from pte_adapter.backends import decoded_backends, payload_file_suffixes
 from pte_adapter.errors import PteFormatError
 from pte_adapter.explorer.cache import GraphCache
 from pte_adapter.explorer.convert import convert_with_folders
@@ -24,15 +25,22 @@ class PteAdapter(Adapter):  # type: ignore[misc]
         id="pte_adapter",
         name="ExecuTorch .pte adapter",
         description="ExecuTorch programs and bundled programs: methods, instructions, tensors, "
-        "decoded delegate payloads (Ethos-U, TOSA, XNNPACK) and bundled test cases, with NPU/CPU "
-        "partitions made visible; ETRecords: the exported, edge and graph-map programs, each "
-        "node showing where it ran.",
+        f"decoded delegate payloads ({', '.join(decoded_backends())}) and bundled test cases, "
+        "with NPU/CPU partitions made visible; ETRecords: the exported, edge and graph-map "
+        "programs, each node showing where it ran.",
         # "bpte": a BundledProgram (Arm's --bundleio); a bundle named .pte is told by its bytes.
+        # Then the bare payload files a backend's record reads (its `file_reader`: ".tosa").
         # "etrecord", "bin": an ETRecord (`<stem>.etrecord`, `<stem>_etrecord.bin`,
         # `etrecord.bin`). Model Explorer picks an adapter by the last suffix, so every `.bin`
         # comes here: one that is not an ETRecord gets one sentence saying so (an adapter
         # loaded earlier that also claims `.bin` stays the default for it: docs/model-explorer.md).
-        fileExts=["pte", "bpte", "tosa", "etrecord", "bin"],
+        fileExts=[
+            "pte",
+            "bpte",
+            *(s.lstrip(".") for s in payload_file_suffixes()),
+            "etrecord",
+            "bin",
+        ],
         # No source_repo: the project has no public repository yet, and a made-up URL would
         # send users to the wrong place.
     )

@@ -108,17 +108,20 @@ class DelegateEstimate:
     not_covered: int  # operations the model cannot price (counted, never guessed)
     assumptions: tuple[str, ...]
     # Where the payload does work the compiler's own estimate prices another way: one line per
-    # kind with both numbers, and the total with that work priced the compiler's way.
+    # kind with both numbers, and the total with that work priced the compiler's way (`compiler`:
+    # whose, "Vela").
     notes: tuple[str, ...] = ()
-    cycles_as_vela: int | None = None
+    cycles_as_compiler: int | None = None
+    compiler: str = ""
     transpose_cycles: int = 0  # layout transposes inside `cycles` (the Ethos-U55's pooling)
     # The layout work at its boundaries (NCHW for the caller, NHWC inside), which a larger
     # partition would not do there: the input-side operations' cycles, and what writing its
-    # outputs in the caller's layout costs beyond a plain write; each also as Vela prices it.
+    # outputs in the caller's layout costs beyond a plain write; each also as the compiler prices
+    # it.
     boundary_in_cycles: int = 0
-    boundary_in_cycles_as_vela: int = 0
+    boundary_in_cycles_as_compiler: int = 0
     boundary_out_cycles: int = 0
-    boundary_out_cycles_as_vela: int = 0
+    boundary_out_cycles_as_compiler: int = 0
 
 
 @dataclass(frozen=True)
@@ -140,11 +143,17 @@ class PartitionerReport:
     rejections: dict[str, list[PartitionerRejection]] = field(default_factory=dict)
 
 
+# The device memories a compiler places an NPU's data in (`DelegateMemory`'s regions, the
+# deployment map's: analysis/deployment.py).
+SRAM, DRAM, ON_CHIP_FLASH, OFF_CHIP_FLASH = "sram", "dram", "on_chip_flash", "off_chip_flash"
+
+
 @dataclass(frozen=True)
 class DelegateMemory:
     """Where an NPU delegate's data lives on the device and how much of each, as its compiler
     placed it (Ethos-U: Vela's memory mode and system config). Memory names are the compiler's
-    ("Sram", "Dram", "OffChipFlash", "OnChipFlash"); None when the names could not be resolved."""
+    ("Sram", "Dram", "OffChipFlash", "OnChipFlash"), each with its region (SRAM ...); None when
+    the names could not be resolved."""
 
     accelerator: str
     system_config: str
@@ -160,6 +169,15 @@ class DelegateMemory:
     arena_cache_size: int | None  # the fast scratch the memory mode sets aside (None: unlimited)
     assumed: tuple[str, ...] = ()  # names the compile spec left out, defaults used
     problems: tuple[str, ...] = ()
+    # The regions of const_memory, arena_memory and cache_memory (SRAM, DRAM, ON_CHIP_FLASH,
+    # OFF_CHIP_FLASH), None where the memory is.
+    const_region: str | None = None
+    arena_region: str | None = None
+    cache_region: str | None = None
+    # The compiler that placed it ("Vela") and what each memory holds as its own summary reports it
+    # (Vela's summary CSV: `sram_memory_used` ...), in bytes.
+    compiler: str = ""
+    compiler_summary: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

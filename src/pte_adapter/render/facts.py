@@ -200,6 +200,8 @@ def _problem_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str
         out["problems"] = "\n".join(ma.summary.problems)
     if result.problems:
         out["file_problems"] = "\n".join(result.problems)
+    if result.notes:
+        out["file_notes"] = "\n".join(result.notes)
     return out
 
 

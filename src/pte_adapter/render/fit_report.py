@@ -17,8 +17,14 @@ def human(n: int) -> str:
     return f"{n} bytes"
 
 
+def fit_skipped_json(why: str) -> dict[str, Any]:
+    """`fit` of a program that gets no memory map of its own (a phone or desktop backend's)."""
+    return {"skipped": why}
+
+
 def fit_json(dmap: DeploymentMap, checked: FitResult | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
+        "runner": dmap.runner.title,
         "method": dmap.method,
         "regions": dmap.region_bytes(),
         "regions_exact": dmap.region_bytes(exact_only=True),
@@ -65,7 +71,8 @@ def fit_json(dmap: DeploymentMap, checked: FitResult | None = None) -> dict[str,
                 "scratch_bytes": p.memory.scratch_bytes,
                 "fast_scratch_bytes": p.memory.fast_scratch_bytes,
                 "arena_cache_size": p.memory.arena_cache_size,
-                "vela": dict(p.vela),
+                "compiler": p.memory.compiler or None,
+                "compiler_summary": dict(p.memory.compiler_summary),
                 "assumed": list(p.memory.assumed),
             }
             for p in dmap.partitions
@@ -94,23 +101,29 @@ def fit_json(dmap: DeploymentMap, checked: FitResult | None = None) -> dict[str,
 
 
 def fit_text(dmap: DeploymentMap, checked: FitResult | None = None) -> list[str]:
-    lines = [f"method Arm's runner loads (the first): {dmap.method or '(none)'}", "", "memory map:"]
+    runner = dmap.runner
+    lines = [
+        f"method {runner.name} loads (the first): {dmap.method or '(none)'}",
+        "",
+        "memory map:",
+    ]
     for region, total in dmap.region_bytes().items():
         lines.append(f"  {REGION_NAMES[region]}: {human(total)}")
         for i in (i for i in dmap.items if i.region == region):
             how = "exact" if i.exact else "ESTIMATE"
             lines.append(f"    {i.what}: {i.bytes} bytes [{how}: {i.source}]")
             lines += [f"      of which {p.what}: {p.bytes} bytes" for p in i.parts if p.bytes]
-    lines += ["", "pool sizes for Arm's bare-metal runner (cmake -D...):"]
+    lines += ["", f"pool sizes for {runner.title} (cmake -D...):"]
     for p in dmap.pools:
         est = f" + {p.estimated_bytes} estimated" if p.estimated_bytes else ""
         lines.append(
             f"  {p.option}={p.suggested_bytes}  ({p.what}: {p.exact_bytes} exact{est}; {p.note})"
         )
+    compilers = ", ".join(dict.fromkeys(q.memory.compiler for q in dmap.partitions))
     if dmap.partitions:
-        lines += ["", "per NPU partition (as Vela's summary reports it):"]
+        lines += ["", f"per NPU partition (as {compilers or 'its compiler'}'s summary reports it):"]
     for q in dmap.partitions:
-        figures = ", ".join(f"{k} {v}" for k, v in q.vela.items() if v)
+        figures = ", ".join(f"{k} {v}" for k, v in q.memory.compiler_summary.items() if v)
         lines.append(
             f"  {q.method} partition {q.partition} ({q.memory.accelerator} {q.memory.system_config}"
             f" {q.memory.memory_mode}): {figures or 'nothing'}"

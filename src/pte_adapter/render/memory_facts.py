@@ -36,7 +36,7 @@ def producer_text(ma: MethodAnalysis, t: TensorLife) -> str:
     return text
 
 
-def tensor_text(ma: MethodAnalysis, t: TensorLife) -> str:
+def tensor_life_text(ma: MethodAnalysis, t: TensorLife) -> str:
     """One planned tensor: `%12 [1, 24, 56, 56] int8, 73.5 KiB, arena 1 @ 0, live 3..5, from ...`."""
     tensor = ma.method.tensor(t.value)
     what = f"{shape_text(tensor.sizes)} {tensor.dtype}" if tensor else "?"
@@ -75,7 +75,7 @@ def memory_facts(ma: MethodAnalysis) -> dict[str, str]:
     if not m.tensors and not m.scratch:
         return {}
     out = {"memory_peak": peak_text(ma)}
-    shown = [tensor_text(ma, t) for t in m.live_at_peak[:MAX_LIVE_SHOWN]]
+    shown = [tensor_life_text(ma, t) for t in m.live_at_peak[:MAX_LIVE_SHOWN]]
     more = len(m.live_at_peak) - len(shown)
     out["memory_live_at_peak"] = "\n".join(shown + ([f"... and {more} more"] if more > 0 else []))
     if m.scratch:

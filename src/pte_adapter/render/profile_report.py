@@ -224,6 +224,7 @@ def _tail_lines(summary: ProfileSummary, t: TimeFormat) -> list[str]:
             )
     for problem in summary["problems"]:
         lines.append(f"problem: {problem}")
+    lines += [f"note: {note}" for note in summary["notes"]]
     return lines
 
 

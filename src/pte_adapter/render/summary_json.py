@@ -13,7 +13,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysi
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.render.bundle_facts import bundle_json
 from pte_adapter.render.constant_text import constant_json
-from pte_adapter.render.fit_report import fit_json
+from pte_adapter.render.fit_report import fit_json, fit_skipped_json
 from pte_adapter.render.ops_report import needs_json
 from pte_adapter.render.what_if_text import what_if_json
 
@@ -128,6 +128,8 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         ],
         "constant_methods": {k: constant_json(v) for k, v in result.constant_methods.items()},
         "problems": list(result.problems),
-        "fit": fit_json(result.deployment) if result.deployment is not None else None,
+        "fit": fit_json(result.deployment)
+        if result.deployment is not None
+        else fit_skipped_json(result.deployment_skipped),
         "needs": needs_json(result.needs),
     }

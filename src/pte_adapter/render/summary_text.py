@@ -1,10 +1,15 @@
 """What `pte-adapter summary` prints for people: a per-method partition table (`text_report`); with
 `--json`, `summary_json.py`'s numbers as JSON text (`json_report`). Also `pte-adapter vela`'s
-table (`vela_text`)."""
+table (`vela_text`).
+
+The text leads with what a person reads first (the partitions, the islands, what a fix would buy,
+then the estimate and memory), says a problem that several partitions share once per method, and
+keeps the per-partition estimate detail for `--verbose`; the JSON keeps everything."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from pte_adapter.analysis.npu_estimate import MethodEstimate
@@ -40,8 +45,9 @@ def _first(items: list[str], n: int = 6) -> str:
     return ", ".join(items[:n]) + (f" … (+{len(items) - n} more)" if len(items) > n else "")
 
 
-def _source_lines(p: PartitionSummary) -> list[str]:
-    """The ETRecord's layers and the partitioner rules' reasons under a partition's row."""
+def _source_lines(p: PartitionSummary, verbose: bool = False) -> list[str]:
+    """The ETRecord's layers and the partitioner rules' reasons under a partition's row (with
+    `verbose`, the estimate's notes too)."""
     lines = []
     if p.modules:
         lines.append(f"         modules  {_first(p.modules)}")
@@ -50,7 +56,7 @@ def _source_lines(p: PartitionSummary) -> list[str]:
     for reason in p.why:
         lines.append(f"         why      {reason}")
     notes = p.delegate_stats.get("estimate_notes")
-    if notes:  # the estimate, where Vela's own prices the stream another way
+    if notes and verbose:  # the estimate, where Vela's own prices the stream another way
         lines.append(f"         estimate {notes}")
     return lines
 
@@ -72,7 +78,8 @@ def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
     if frag.transpose_cycles_in_partitions:
         lines.append(
             f"  layout transposes    {frag.transpose_cycles_in_partitions} cycles inside the "
-            "partitions (NCHW/NHWC changes the Ethos-U55 runs as pooling; see estimate notes)"
+            "partitions (NCHW/NHWC changes the Ethos-U55 runs as pooling; the estimate notes: "
+            "--verbose)"
         )
     if est.not_covered_ops:
         lines.append(f"  not estimated        {est.not_covered_ops} NPU operation(s)")
@@ -111,8 +118,31 @@ def _memory_lines(ma: MethodAnalysis) -> list[str]:
     return lines
 
 
+def _shared_problems(m: MethodSummary) -> dict[str, list[int]]:
+    """Each problem two or more partitions have word for word -> those partitions' rows."""
+    counts = Counter(problem for p in m.partitions for problem in dict.fromkeys(p.problems))
+    shared: dict[str, list[int]] = {}
+    for p in m.partitions:
+        for problem in dict.fromkeys(p.problems):
+            if counts[problem] > 1:
+                shared.setdefault(problem, []).append(p.index)
+    return shared
+
+
+def _shared_problem_line(m: MethodSummary, problem: str, rows: list[int]) -> str:
+    where = (
+        f"all {len(rows)} delegate partitions"
+        if len(rows) == m.delegate_partitions
+        else f"partitions {', '.join(str(r) for r in rows)}"
+    )
+    return f"  problem ({where}): {problem}"
+
+
 def _method_lines(
-    m: MethodSummary, memory: list[str] | None = None, what_if: MethodWhatIf | None = None
+    m: MethodSummary,
+    memory: list[str] | None = None,
+    what_if: MethodWhatIf | None = None,
+    verbose: bool = False,
 ) -> list[str]:
     calls = counts_text(m.delegate_calls) or "none"
     lines = [
@@ -140,21 +170,27 @@ def _method_lines(
         f"  inside delegates     {m.delegated_share_by_instructions:.1%} of calls"
         + (f", {share:.1%} of operations" if share is not None else "")
     )
+    if what_if is not None and what_if.all is not None:
+        lines.append(f"  what if (all)        {what_if.all.text}: {outcome_text(what_if.all)}")
     if m.npu_estimate:
         lines += _npu_estimate_lines(m.npu_estimate)
     lines += memory or []
-    if what_if is not None and what_if.all is not None:
-        lines.append(f"  what if (all)        {what_if.all.text}: {outcome_text(what_if.all)}")
     scenarios = what_if.by_partition if what_if is not None else {}
+    shared = _shared_problems(m)
     lines.append("  partitions:")
     for p in m.partitions:
         lines.append(_partition_line(p))
-        lines += _source_lines(p)
+        lines += _source_lines(p, verbose)
         if p.index in scenarios:
             fix, outcome = scenario_lines(scenarios[p.index])
             lines.append(f"         what if  {fix}")
             lines.append(f"                  {outcome}")
-        lines += [f"         problem: {problem}" for problem in p.problems]
+        lines += [
+            f"         problem: {problem}"
+            for problem in dict.fromkeys(p.problems)
+            if problem not in shared
+        ]
+    lines += [_shared_problem_line(m, problem, rows) for problem, rows in shared.items()]
     lines += [f"  problem: {problem}" for problem in m.problems]
     return lines
 
@@ -175,7 +211,8 @@ def _constant_method_lines(result: ProgramAnalysis) -> list[str]:
     return lines
 
 
-def text_report(result: ProgramAnalysis) -> str:
+def text_report(result: ProgramAnalysis, verbose: bool = False) -> str:
+    """`summary`'s text; `verbose` adds each partition's estimate detail."""
     program = result.program
     lines = [
         f"{program.path.name if program.path else 'program'}: {human_bytes(program.file_size)}, "
@@ -189,7 +226,7 @@ def text_report(result: ProgramAnalysis) -> str:
     for m in result.methods:
         if not m.is_constant:
             lines.append("")
-            lines += _method_lines(m.summary, _memory_lines(m), m.what_if)
+            lines += _method_lines(m.summary, _memory_lines(m), m.what_if, verbose)
             lines += bundle_method_lines(m)
             if m.numerics is not None:
                 from pte_adapter.render.numerics_text import accuracy_line

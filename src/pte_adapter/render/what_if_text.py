@@ -44,7 +44,8 @@ def npu_text(s: WhatIf) -> str:
     bound = "≥ " if s.lower_bound else "≈ "
     text = (
         f"NPU {bound}{s.npu_time_after_us} us ({s.npu_cycles_after:,} cycles, "
-        f"{s.npu_cycles_after_as_vela:,} as Vela prices it; was {s.npu_cycles_before:,}; "
+        f"{s.npu_cycles_after_as_compiler:,} as {s.compiler or 'its compiler'} prices it; was "
+        f"{s.npu_cycles_before:,}; "
         f"boundary layout work −{s.boundary_cycles_removed or 0:,}, the island +"
         f"{s.island_cycles or 0:,})"
     )
@@ -84,7 +85,8 @@ def scenario_json(s: WhatIf) -> dict[str, Any]:
         "glue_kernels_removed": s.glue_kernels_removed,
         "npu_cycles_before": s.npu_cycles_before,
         "npu_cycles_after": s.npu_cycles_after,
-        "npu_cycles_after_as_vela": s.npu_cycles_after_as_vela,
+        "npu_cycles_after_as_compiler": s.npu_cycles_after_as_compiler,
+        "compiler": s.compiler or None,
         "npu_time_after_us": s.npu_time_after_us,
         "island_cycles": s.island_cycles,
         "boundary_cycles_removed": s.boundary_cycles_removed,

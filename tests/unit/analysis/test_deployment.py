@@ -12,22 +12,16 @@ import pytest
 
 import pte_adapter
 from pte_adapter.analysis.boards import BOARDS, Board, board_for, fit, parse_size
-from pte_adapter.analysis.deployment import (
-    DRAM,
-    FAST_SCRATCH_POOL,
-    METHOD_POOL,
-    OFF_CHIP_FLASH,
-    SRAM,
-    DeploymentMap,
-)
+from pte_adapter.analysis.deployment import DeploymentMap
+from pte_adapter.backends import ARM_RUNNER
+from pte_adapter.program.delegate_graph import DRAM, OFF_CHIP_FLASH, SRAM
 from tests.support.examples import EXAMPLE_PTES, EXAMPLES, example
 from tests.support.vela import PtdOracle
 
 
 def _map(path: Path) -> DeploymentMap:
-    dmap = pte_adapter.analyse(pte_adapter.load(path)).deployment
-    assert dmap is not None
-    return dmap
+    # A phone or desktop program's map is made when asked for: here, under Arm's runner.
+    return pte_adapter.analyse(pte_adapter.load(path)).deployment_under(ARM_RUNNER)
 
 
 @pytest.mark.parametrize("pte", EXAMPLE_PTES, ids=lambda p: p.name)
@@ -39,9 +33,11 @@ def test_the_file_and_its_parts(pte: Path) -> None:
     assert all(i.bytes >= 0 for i in dmap.items)
     estimated = [i for i in dmap.items if not i.exact]
     assert [i.key for i in estimated] == ["bookkeeping"]
-    pool = next(p for p in dmap.pools if p.option == METHOD_POOL)
+    pool = next(p for p in dmap.pools if p.option == ARM_RUNNER.method_pool)
     assert pool.estimated_bytes == estimated[0].bytes > 0
-    assert pool.exact_bytes == sum(i.bytes for i in dmap.items if i.pool == METHOD_POOL and i.exact)
+    assert pool.exact_bytes == sum(
+        i.bytes for i in dmap.items if i.pool == ARM_RUNNER.method_pool and i.exact
+    )
 
 
 def test_each_memory_mode_places_things_where_vela_does() -> None:
@@ -58,7 +54,8 @@ def test_each_memory_mode_places_things_where_vela_does() -> None:
     fast = dedicated.item("fast_scratch")
     assert fast is not None and 0 < fast.bytes <= 384 * 1024
     assert any(
-        p.option == FAST_SCRATCH_POOL and p.exact_bytes == fast.bytes for p in dedicated.pools
+        p.option == ARM_RUNNER.fast_scratch_pool and p.exact_bytes == fast.bytes
+        for p in dedicated.pools
     )
     sram_only = _map(example("convnet_sram_only_ethosu55"))
     assert {i.region for i in sram_only.items if i.key in ("program", "scratch")} == {SRAM}
@@ -87,6 +84,26 @@ def test_a_bundle_is_the_program_file() -> None:
     assert program.bytes == path.stat().st_size
 
 
+@pytest.mark.parametrize("name", ["vulkan_mv2", "mv2_xnnpack_int8", "coreml_small", "vgf_small"])
+def test_a_phone_or_desktop_program_gets_no_map_unless_asked(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its backend's record says it runs on a phone or desktop: no Corstone memory map in the
+    analysis, the Graph info or `fit`, unless a board or a memory size is asked for."""
+    from pte_adapter.cli import main
+    from pte_adapter.render.model_explorer import graphs_to_json, program_graphs
+
+    result = pte_adapter.analyse(pte_adapter.load(example(name)))
+    assert result.deployment is None
+    assert "runs on a phone or desktop" in result.deployment_skipped
+    graphs = graphs_to_json(program_graphs(result))["graphs"]
+    assert not any("deployment_memory" in g["groupNodeAttributes"][""] for g in graphs)
+    assert main(["fit", str(example(name))]) == 0
+    assert capsys.readouterr().out.strip() == result.deployment_skipped
+    assert main(["fit", str(example(name)), "--board", "corstone-320"]) in (0, 1)
+    assert "pool sizes for Arm's bare-metal runner" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("name", ["undelegated", "mv2_xnnpack_int8", "two_methods"])
 def test_a_program_without_an_npu_still_has_its_map(name: str) -> None:
     dmap = _map(example(name))
@@ -95,7 +112,7 @@ def test_a_program_without_an_npu_still_has_its_map(name: str) -> None:
     assert program is not None and program.region == OFF_CHIP_FLASH
     assert "assumed" in program.why_here
     assert dmap.item("arenas") is not None and dmap.problems == []
-    assert [p.option for p in dmap.pools] == [METHOD_POOL]
+    assert [p.option for p in dmap.pools] == [ARM_RUNNER.method_pool]
 
 
 def test_an_unknown_memory_mode_is_one_clear_problem(tmp_path: Path) -> None:

@@ -42,15 +42,18 @@ PACKAGE = {
                 graphs=[graph], inner_op_count=1, stats={"toy_bytes": len(payload)},
                 summary={"toy_first_word": bytes(payload[:8]).hex()},
             )
+
+        def read_file(path):
+            return decode(memoryview(path.read_bytes()), None).graphs
     ''',
     "layout.py": """
-        from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
+        from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
 
         def payload_layout(payload, base, sources):
             return PayloadLayout([PayloadSpan("toy_header", "toy header", base, 8)])
     """,
     "partition_rules.py": """
-        from pte_adapter.delegates.registry import Verdict
+        from pte_adapter.delegates.hooks import Verdict
 
         def reasons(method, delegates):
             return lambda index, op, origin: [Verdict("Toy", "not_listed", f"{op}: no toy kernel")]
@@ -76,6 +79,8 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         layout="toy_npu.layout:payload_layout",
         partition_rules="toy_npu.partition_rules:reasons",
         cpu_glue_ops=frozenset({"aten::avg_pool3d"}),
+        file_reader="toy_npu:read_file",
+        file_suffixes=(".toy",),
     )
     monkeypatch.setitem(BACKENDS, TOY, record)
     data = bytearray(example("xnnpack_lrn").read_bytes())
@@ -127,6 +132,18 @@ def test_it_is_drawn_and_measured(
     report = json.loads(capsys.readouterr().out)
     assert report["totals"]["toy_header"] == 3 * 8
     assert sum(report["totals"].values()) == toy.stat().st_size
+
+
+def test_a_bare_file_of_its_format_opens(toy: Path, tmp_path: Path) -> None:
+    """Its record's `file_reader` and suffix are all Model Explorer needs to open such a file."""
+    from pte_adapter.backends import payload_file_suffixes
+    from pte_adapter.explorer.convert import convert_path
+
+    assert payload_file_suffixes()[-1] == ".toy"
+    bare = tmp_path / "model.toy"
+    bare.write_bytes(b"TOYPAYLOAD")
+    (graph,) = graphs_to_json(convert_path(bare))["graphs"]
+    assert [n["label"] for n in graph["nodes"] if n["label"] == "TOY_OP"] == ["TOY_OP"]
 
 
 def test_no_module_outside_backends_spells_a_backend_id() -> None:

@@ -13,7 +13,7 @@ import pte_adapter
 from pte_adapter import backends
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.backends import BACKENDS, backend_colour, backend_info, is_glue
-from pte_adapter.delegates import registry
+from pte_adapter.delegates import hooks
 from pte_adapter.delegates.ethosu import dataflow as ethosu_dataflow
 from pte_adapter.render.facts import method_facts
 from tests.support.examples import EXAMPLES, example
@@ -154,7 +154,9 @@ def test_a_bug_inside_a_decoder_is_not_a_missing_decoder(
     )
     problems = _decode_first_ethosu(example("mv2_ethosu85_full"))
     assert len(problems) == 1
-    assert problems[0].startswith("EthosUBackend payload could not be decoded (ImportError: ")
+    assert problems[0].startswith(
+        "EthosUBackend's decoder hook (broken_decoder:decode) failed (ImportError: "
+    )
     assert "this is a bug in pte_adapter" in problems[0]
 
     monkeypatch.setitem(
@@ -164,20 +166,21 @@ def test_a_bug_inside_a_decoder_is_not_a_missing_decoder(
     )
     problems = _decode_first_ethosu(example("mv2_ethosu85_full"))
     assert problems == [
-        "no decoder for EthosUBackend payloads is available in this install "
-        "(No module named 'pte_adapter_not_installed')"
+        "EthosUBackend's decoder hook (pte_adapter_not_installed:decode) is not available in "
+        "this install (No module named 'pte_adapter_not_installed')"
     ]
 
 
 def test_an_attribute_error_in_a_decoder_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
-    def decode(payload: memoryview, ctx: registry.DecodeContext) -> None:
+    def decode(payload: memoryview, ctx: hooks.DecodeContext) -> None:
         raise AttributeError("'NoneType' object has no attribute 'shape'")
 
-    monkeypatch.setattr(registry, "hook", lambda target: decode)
+    monkeypatch.setattr(hooks, "resolve", lambda record, hook: decode)
     problems = _decode_first_ethosu(example("mv2_ethosu85_full"))
     assert problems == [
-        "EthosUBackend payload could not be decoded (AttributeError: 'NoneType' object has no "
-        "attribute 'shape'); this is a bug in pte_adapter, please report it with the file"
+        "EthosUBackend's decoder hook (pte_adapter.delegates.ethosu.decode:decode) failed "
+        "(AttributeError: 'NoneType' object has no attribute 'shape'); this is a bug in "
+        "pte_adapter, please report it with the file"
     ]
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import pte_adapter
-from pte_adapter.delegates.registry import DecodeContext, decode_payload
+from pte_adapter.delegates.hooks import DecodeContext
+from pte_adapter.delegates.registry import decode_payload
 from pte_adapter.program.model import InstructionKind, Program
 from tests.support.examples import EXAMPLES
 

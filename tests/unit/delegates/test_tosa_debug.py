@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.tosa.debuginfo import module_path_to_namespace
 from pte_adapter.delegates.tosa.decode import decode, read_tosa, read_tosa_file
 from tests.support.examples import EXAMPLES

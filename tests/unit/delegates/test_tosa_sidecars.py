@@ -225,6 +225,7 @@ def test_spec_in_the_file_name_is_evidence(name: str, tmp_path: Path) -> None:
     for d in ethosu_delegates(program):
         assert matched_file(d, folder) is None
         assert any(p.startswith("no sidecar .tosa found") for p in d.decoded.problems)
+        assert d.decoded.summary["tosa_sidecar"].startswith("none fits: inputs ")
 
 
 @pytest.mark.parametrize("layout", ["stem", "own_folder"])

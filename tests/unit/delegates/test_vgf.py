@@ -20,7 +20,7 @@ import pytest
 import pte_adapter
 from pte_adapter.analysis.diff import diff_programs
 from pte_adapter.analysis.size import size_report
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.vgf import decode as vgf
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph

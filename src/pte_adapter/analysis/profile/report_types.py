@@ -148,3 +148,4 @@ class ProfileSummary(TypedDict):
     load: list[LoadEvent]
     unplaced: list[UnplacedEvent]
     problems: list[str]
+    notes: list[str]  # what was noticed that is not a problem (a debug buffer beside the ETDump)

@@ -14,7 +14,6 @@ exactly, 100%.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -44,14 +43,13 @@ from pte_adapter.analysis.profile.report_types import (
 )
 from pte_adapter.analysis.profile.stats import Stats, median_share
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
-from pte_adapter.backends import BACKENDS
-from pte_adapter.delegates.registry import hook
+from pte_adapter.backends import BACKENDS, backend_info
+from pte_adapter.delegates import hooks
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import InstructionKind
 
 TOP_CPU_OPS: Final = 10
 TOP_DELEGATE_EVENTS: Final = 10
-DELEGATE_GLUE_PREFIXES: Final = ("Convert", "Transpose", "Copy")
 
 
 @dataclass(frozen=True)
@@ -107,7 +105,8 @@ def _partition_times(
     }
     entry = cast(PartitionTimes, base)  # the delegate keys follow for a delegate partition
     if not p.is_cpu:
-        entry.update(_delegate_detail(mp, p.instructions, scale))
+        glue = backend_info(p.backend).profile_glue_events
+        entry.update(_delegate_detail(mp, p.instructions, scale, glue))
         if inner is not None:
             graph, node_times, fused = inner
             placed: InnerNodes = {
@@ -202,22 +201,14 @@ def delegate_inner_times(
     ]
     if not runs:
         return None
-    place: Callable[
-        [DelegateGraph, list[list[tuple[str, float]]]],
-        tuple[dict[str, list[float]], dict[str, str]] | None,
-    ] = hook(record.profile_events)
-    result = place(graphs[0], runs)
+    # A hook that fails places nothing: said on the delegate, as every hook's failure is.
+    result = hooks.profile_events(record, graphs[0], runs, method.delegates[d].decoded.problems)
     return None if result is None else (graphs[0], *result)
 
 
-def is_delegate_glue(event_name: str) -> bool:
-    """A delegate's own data-movement operator: XNNPACK logs its runtime operators by type name,
-    and `Convert` (quantize/dequantize at the partition's edges), `Transpose` (NCHW<->NHWC layout)
-    and `Copy` move or re-encode data rather than compute the model."""
-    return event_name.startswith(DELEGATE_GLUE_PREFIXES)
-
-
-def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -> PartitionTimes:
+def _delegate_detail(
+    mp: MethodProfile, instructions: list[int], scale: float, glue_events: tuple[str, ...]
+) -> PartitionTimes:
     """What the delegate logged about itself: its operators, the part of them that only converts
     data (layout, quantization), and the call's time outside them (ms per run)."""
     by_name: dict[str, list[float]] = defaultdict(list)
@@ -232,7 +223,8 @@ def _delegate_detail(mp: MethodProfile, instructions: list[int], scale: float) -
             run_compute = run_glue = 0
             for e in events:
                 by_name[e.label].append(e.duration * scale)
-                if is_delegate_glue(e.label):
+                # its own data-movement operators (`Backend.profile_glue_events`)
+                if e.label.startswith(glue_events):
                     run_glue += e.duration
                 else:
                     run_compute += e.duration
@@ -300,6 +292,7 @@ def profile_summary(
             for p in profile.unplaced
         ],
         "problems": list(profile.problems),
+        "notes": [],
     }
 
 

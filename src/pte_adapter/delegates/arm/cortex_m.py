@@ -12,7 +12,7 @@ are read from its passes' source by `scripts/gen_cortex_m_rewrites.py`
 from __future__ import annotations
 
 from pte_adapter.delegates.arm._generated import cortex_m_rewrites as table
-from pte_adapter.delegates.registry import KernelRewrites
+from pte_adapter.delegates.hooks import KernelRewrites
 from pte_adapter.operator_names import target_base
 
 # Who made the rewrites, for messages.

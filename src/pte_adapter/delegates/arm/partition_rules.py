@@ -25,7 +25,7 @@ from pte_adapter.delegates.arm.partition_report import (
     partitioner_kind,
     reported_rejections,
 )
-from pte_adapter.delegates.registry import KernelOrigin, Verdict
+from pte_adapter.delegates.hooks import KernelOrigin, Verdict
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, Method, Tensor
 
@@ -204,7 +204,7 @@ def reasons(method: Method, delegates: list[Delegate]) -> Judge:
                 kind, text = arm_reason(method, index, op, spec, origin)
                 said = Verdict(f"Arm {spec.text}", kind, text)
             if said.kind == "u55" and accepted_without_u55(method, index, op, spec, origin):
-                said = said._replace(accepted_on="Ethos-U85")
+                said = said._replace(accepted_on="an Ethos-U85", refused_on="the Ethos-U55")
             out.append(said)
         for backend in sorted(set(unknown)):
             out.append(

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pte_adapter.delegates.coreml.filetree import FileTree, PackedFile, read_file_tree
-from pte_adapter.delegates.coreml.mil import program_graphs, read_model
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.coreml.mil import mil_graphs, read_model
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode
 
 __all__ = ["decode", "read_file_tree"]
@@ -88,7 +88,7 @@ def _program(
     part = f"Core ML model specification ({model.path})"
     spec = read_model(payload[model.offset : model.offset + model.size], part, base)
     folder = model.path.rpartition("/")[0] + "/"
-    graphs, kinds = program_graphs(spec, payload, tree, folder, inputs, problems)
+    graphs, kinds = mil_graphs(spec, payload, tree, folder, inputs, problems)
     if not graphs:
         problems.append("the model is not an ML Program: its operations are not shown")
     return graphs, kinds
@@ -104,7 +104,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     inputs, outputs = _names(meta, "inputNames"), _names(meta, "outputNames")
     weights = [f for f in tree.files if f.path.startswith(PACKAGE_DATA) and "/weights/" in f.path]
     graph = _graph(tree, model, ctx.payload_offset)
-    mil_graphs, kinds = _program(payload, tree, model, inputs, ctx, problems)
+    functions, kinds = _program(payload, tree, model, inputs, ctx, problems)
     summary = {
         "format": "Core ML (flattened folder)",
         "folder": tree.root,
@@ -122,12 +122,12 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     if model is None:
         problems.append("no root model specification (the package's Manifest.json names none)")
     graph.attrs = dict(summary)
-    if mil_graphs:
+    if functions:
         summary["operations"] = str(sum(kinds.values()))
         summary["operation_kinds"] = ", ".join(
             f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
         )
-        summary["functions"] = ", ".join(g.name.removeprefix("MIL function ") for g in mil_graphs)
+        summary["functions"] = ", ".join(g.name.removeprefix("MIL function ") for g in functions)
     stats: dict[str, int | float | str] = {
         "coreml_ops": sum(kinds.values()),
         "coreml_files": len(tree.files),
@@ -136,8 +136,8 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
         "constant_bytes": sum(f.size for f in weights),
     }
     return DecodedDelegate(
-        graphs=[*mil_graphs, graph],
-        inner_op_count=sum(kinds.values()) if mil_graphs else None,
+        graphs=[*functions, graph],
+        inner_op_count=sum(kinds.values()) if functions else None,
         summary=summary,
         num_inputs=len(inputs) if meta else None,
         num_outputs=len(outputs) if meta else None,

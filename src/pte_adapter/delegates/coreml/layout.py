@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pte_adapter.container.sources import DataSources
 from pte_adapter.delegates.coreml.filetree import read_file_tree
-from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
+from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
 
 
 def payload_layout(payload: memoryview, base: int, sources: DataSources | None) -> PayloadLayout:

@@ -131,7 +131,7 @@ def _operation(
     return OpNode(f"op{i}", kind, kind, reads, outputs, attrs)
 
 
-def program_graphs(
+def mil_graphs(
     spec: dict[str, Any],
     payload: memoryview,
     tree: FileTree,

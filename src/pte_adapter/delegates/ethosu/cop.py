@@ -56,12 +56,6 @@ class NpuConfig:
         return f"{w >> 28}.{(w >> 20) & 0xFF}.{(w >> 16) & 0xF}"
 
     @property
-    def hw_version(self) -> str:
-        """ID register: product_major (12-15), version major/minor/status (8-11, 4-7, 0-3)."""
-        w = self.id_word
-        return f"r{(w >> 8) & 0xF}p{(w >> 4) & 0xF} status {w & 0xF}, product {(w >> 12) & 0xF}"
-
-    @property
     def accelerator_config(self) -> str:
         """The name Vela's --accelerator-config uses for this product and MAC count."""
         short = {0: "ethos-u55", 1: "ethos-u65", 2: "ethos-u85"}.get(self.product_code, "?")

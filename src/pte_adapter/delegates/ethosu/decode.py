@@ -35,7 +35,7 @@ from pte_adapter.delegates.ethosu.perf import (
     target_for,
 )
 from pte_adapter.delegates.ethosu.vela_prices import partition_notes
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import (
     DecodedDelegate,
@@ -197,8 +197,8 @@ def _estimate(
             node.cost_cycles = round(op.cycles) if op.covered else None
     total = result.estimate = partition_estimate(estimates, target)
     layout = boundary_layout(ops, estimates, graph, target)
-    total.boundary_in_cycles, total.boundary_in_cycles_as_vela = layout[0], layout[1]
-    total.boundary_out_cycles, total.boundary_out_cycles_as_vela = layout[2], layout[3]
+    total.boundary_in_cycles, total.boundary_in_cycles_as_compiler = layout[0], layout[1]
+    total.boundary_out_cycles, total.boundary_out_cycles_as_compiler = layout[2], layout[3]
     result.stats.update(estimate_stats(total))
     result.summary["npu_estimate"] = (
         f"{total.cycles} cycles = {total.time_us} us at "
@@ -210,7 +210,7 @@ def _estimate(
     if total.notes:
         # Where the command stream does what Vela's own estimate prices another way.
         result.summary["npu_estimate_notes"] = "; ".join(total.notes)
-        result.summary["npu_estimate_as_vela"] = f"{total.cycles_as_vela} cycles"
+        result.summary["npu_estimate_as_vela"] = f"{total.cycles_as_compiler} cycles"
 
 
 def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateEstimate:
@@ -244,7 +244,8 @@ def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateE
         not_covered=len(estimates) - len(covered),
         assumptions=ASSUMPTIONS,
         notes=tuple(notes),
-        cycles_as_vela=round(as_vela) if notes else None,
+        cycles_as_compiler=round(as_vela) if notes else None,
+        compiler="Vela",
         # Layout changes, mostly the NCHW/NHWC ones at the partition's boundaries.
         transpose_cycles=round(sum(e.cycles for e in covered if e.vela_kind == "transpose")),
     )
@@ -271,7 +272,7 @@ def estimate_stats(est: DelegateEstimate) -> dict[str, int | float | str]:
     for name, n in est.bytes_by_memory.items():
         out[f"npu_est_bytes_{name}"] = n
     if est.notes:  # where the stream does what Vela's estimate prices another way
-        out["npu_est_cycles_as_vela"] = est.cycles_as_vela if est.cycles_as_vela else est.cycles
+        out["npu_est_cycles_as_vela"] = est.cycles_as_compiler or est.cycles
         out["estimate_notes"] = "; ".join(est.notes)
     if est.transpose_cycles:
         out["npu_est_transpose_cycles"] = est.transpose_cycles

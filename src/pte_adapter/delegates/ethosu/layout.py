@@ -13,8 +13,7 @@ from pte_adapter.container.sources import DataSources
 from pte_adapter.delegates.ethosu.binstream import BLOCK_HEADER
 from pte_adapter.delegates.ethosu.commands import NpuOperation
 from pte_adapter.delegates.ethosu.decode import decode_stream
-from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext, PayloadLayout, PayloadSpan
 
 WEIGHT_REGION = 0  # region ExecuTorch's Ethos-U runtime binds to the weight_data block
 

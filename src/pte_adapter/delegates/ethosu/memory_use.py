@@ -15,12 +15,27 @@ records as `scratch_fast_size`.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pte_adapter.delegates.ethosu._generated import perf_data
 from pte_adapter.delegates.ethosu.binstream import VelaBinStream
 from pte_adapter.delegates.ethosu.commands import NpuOperation
-from pte_adapter.program.delegate_graph import DelegateMemory
+from pte_adapter.program.delegate_graph import (
+    DRAM,
+    OFF_CHIP_FLASH,
+    ON_CHIP_FLASH,
+    SRAM,
+    DelegateMemory,
+)
 
 REGION_CONST, REGION_SCRATCH, REGION_FAST_SCRATCH = 0, 1, 2
+# Vela's memory names -> the device's memory regions.
+REGION_OF_MEMORY = {
+    "Sram": SRAM,
+    "Dram": DRAM,
+    "OnChipFlash": ON_CHIP_FLASH,
+    "OffChipFlash": OFF_CHIP_FLASH,
+}
 
 
 def highest_address(ops: list[NpuOperation], region: int) -> int:
@@ -99,7 +114,7 @@ def delegate_memory(
         assumed.append(f"memory mode {memory_mode or '?'} (Vela's default)")
     (const, arena, cache), cache_size, problems = _memories(system_config, memory_mode)
     fast = highest_address(ops, REGION_FAST_SCRATCH)
-    return DelegateMemory(
+    memory = DelegateMemory(
         accelerator=accelerator.lower(),
         system_config=system_config,
         memory_mode=memory_mode,
@@ -114,6 +129,14 @@ def delegate_memory(
         arena_cache_size=cache_size,
         assumed=tuple(assumed),
         problems=tuple(problems),
+    )
+    return dataclasses.replace(
+        memory,
+        const_region=REGION_OF_MEMORY.get(memory.const_memory or ""),
+        arena_region=REGION_OF_MEMORY.get(memory.arena_memory or ""),
+        cache_region=REGION_OF_MEMORY.get(memory.cache_memory or ""),
+        compiler="Vela",
+        compiler_summary=vela_memory_summary(memory),
     )
 
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pte_adapter.backends import ETHOSU
 from pte_adapter.delegates.ethosu.binstream import parse_bin_stream
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DelegateGraph
@@ -183,12 +182,16 @@ def _source_graph(delegate: Delegate) -> DelegateGraph | None:
     return next((g for g in delegate.decoded.graphs if g.name == SOURCE_GRAPH), None)
 
 
-def compare_with_vela(program: Program, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
-    """Run Vela on every matched sidecar; annotate the TOSA source graphs; one row per partition."""
+def compare_with_vela(
+    program: Program, delegates: list[Delegate], timeout: float = DEFAULT_TIMEOUT
+) -> list[dict[str, Any]]:
+    """The `compiler_check` hook: run Vela on the matched sidecar of each of these Ethos-U
+    delegates; annotate the TOSA source graphs; one row per partition, in the program's order."""
     rows: list[dict[str, Any]] = []
+    asked = {id(d) for d in delegates}
     for method in program.methods:
         for index, delegate in enumerate(method.delegates):
-            if delegate.id != ETHOSU.id:
+            if id(delegate) not in asked:
                 continue
             stats = delegate.decoded.stats
             row: dict[str, Any] = {

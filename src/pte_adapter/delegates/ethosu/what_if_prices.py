@@ -22,7 +22,7 @@ from pte_adapter.delegates.ethosu.commands import FeatureMap, NpuOperation, Weig
 from pte_adapter.delegates.ethosu.perf_compute import compute_bound
 from pte_adapter.delegates.ethosu.perf_memory import finish, memory_traffic
 from pte_adapter.delegates.ethosu.perf_target import OpEstimate, Target, target_for
-from pte_adapter.delegates.registry import FUSED, OperatorPrice
+from pte_adapter.delegates.hooks import FUSED, OperatorPrice
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Tensor, ValueKind
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pte_adapter.container import files
 from pte_adapter.delegates.arm.artifacts import existing_folders
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.tosa.debuginfo import DebugJson, load_debug_json
 from pte_adapter.delegates.tosa.graphs import (
     DATA_OPS,

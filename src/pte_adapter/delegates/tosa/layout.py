@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pte_adapter.backends import TOSA
 from pte_adapter.container.sources import DataSources
-from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
+from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
 from pte_adapter.delegates.tosa.reader import read_tosa
 
 

@@ -251,15 +251,16 @@ def _assign(candidates: list[_Candidate], cache: dict[Path, list[Sidecar]]) -> N
             )
             continue
         if not cand.fits:
+            # The same words for every delegate it holds for (a summary says it once per
+            # method); the I/O that fits no file is the delegate's own fact.
             decoded.problems.append(
                 f"no sidecar .tosa found (searched: {searched}; none in {cand.folder} has this "
-                f"delegate's I/O: inputs {_describe(cand.inputs)}, outputs {_describe(cand.outputs)}"
-                + (
-                    f", tosa_spec {cand.delegate.spec('tosa_spec')}"
-                    if cand.delegate.spec("tosa_spec")
-                    else ""
-                )
-                + ")"
+                "delegate's I/O)"
+            )
+            spec = cand.delegate.spec("tosa_spec")
+            decoded.summary["tosa_sidecar"] = (
+                f"none fits: inputs {_describe(cand.inputs)}, outputs {_describe(cand.outputs)}"
+                + (f", tosa_spec {spec}" if spec else "")
             )
             continue
         rivals = {id(c) for s in cand.fits for c in fitted_by[s.path]} - {id(cand)}

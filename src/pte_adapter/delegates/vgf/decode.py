@@ -4,7 +4,7 @@
   constants) into typed records with file offsets;
 - `spirv.read_spirv` reads each SPIR-V module (types, constants, names, decorations, entry points
   and the `SPV_ARM_graph` graphs), with tables generated from the pinned SPIR-V grammars;
-- `graphs.build_graphs` draws the partition: every TOSA operator of every graph segment, compute
+- `graphs.vgf_graphs` draws the partition: every TOSA operator of every graph segment, compute
   segments as nodes, resources between them, plus the model sequence;
 - `layout.payload_layout` accounts for every byte of the payload (`pte-adapter size`).
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.vgf.container import (
     HEADER_SIZE,
     MAGIC,
@@ -28,8 +28,8 @@ from pte_adapter.delegates.vgf.graphs import (
     MAIN_VIEW,
     SEQUENCE_VIEW,
     VgfGraphs,
-    build_graphs,
     resource_bytes,
+    vgf_graphs,
 )
 from pte_adapter.delegates.vgf.spirv import SpirvModule, read_spirv
 from pte_adapter.errors import PteFormatError
@@ -153,7 +153,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     part = f"VGF payload ({ctx.delegate_id})"
     vgf = read_vgf(payload, part, ctx.payload_offset or 0)
     modules, module_problems = read_modules(vgf, part)
-    built = build_graphs(vgf, modules)
+    built = vgf_graphs(vgf, modules)
     summary = _summary(vgf, modules, built)
     for g in built.graphs:
         if g.name == SEQUENCE_VIEW:

@@ -279,5 +279,5 @@ class _Builder:
         self.out.inline_constants += found.inline_constants
 
 
-def build_graphs(vgf: VgfFile, modules: list[SpirvModule | None]) -> VgfGraphs:
+def vgf_graphs(vgf: VgfFile, modules: list[SpirvModule | None]) -> VgfGraphs:
     return _Builder(vgf, modules).build()

@@ -10,7 +10,7 @@ padding between them). Bytes between sections are padding. Constant data is neve
 from __future__ import annotations
 
 from pte_adapter.container.sources import DataSources
-from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
+from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
 from pte_adapter.delegates.vgf.container import (
     CONST_HEADER,
     CONST_RECORD,

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pte_adapter.container.flatbuf import FlatBuffer
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.vulkan.graphs import (
     ConstantCounts,
     VkGraphFacts,

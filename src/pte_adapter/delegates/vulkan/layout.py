@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pte_adapter.container.sources import DataSources
-from pte_adapter.delegates.payload_layout import PayloadLayout, PayloadSpan
+from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
 from pte_adapter.delegates.vulkan.decode import read_graph
 from pte_adapter.delegates.vulkan.records import UINT64_MAX
 

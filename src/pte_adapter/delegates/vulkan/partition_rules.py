@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pte_adapter.delegates.registry import KernelOrigin, Verdict
+from pte_adapter.delegates.hooks import KernelOrigin, Verdict
 from pte_adapter.delegates.vulkan._generated import partition_rules as rules
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, Method, Tensor

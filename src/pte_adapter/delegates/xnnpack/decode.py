@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pte_adapter.container.flatbuf import FlatBuffer, Table
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
     FILE_IDENTIFIER,
     RUNTIME_FILE_IDENTIFIER,

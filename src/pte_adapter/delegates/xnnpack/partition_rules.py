@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from pte_adapter.delegates.registry import KernelOrigin, Verdict
+from pte_adapter.delegates.hooks import KernelOrigin, Verdict
 from pte_adapter.delegates.xnnpack._generated import partition_configs
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Delegate, Method

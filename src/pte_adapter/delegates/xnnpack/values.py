@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from pte_adapter.container.flatbuf import Table
-from pte_adapter.delegates.registry import DecodeContext
+from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import DEFAULT_DEBUG_HANDLE, UNIONS
 from pte_adapter.delegates.xnnpack.records import (
     _QTENSOR,

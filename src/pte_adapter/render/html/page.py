@@ -96,6 +96,7 @@ def _header(result: ProgramAnalysis) -> str:
     out = f"<h1>{esc(name)}</h1><p>{esc(', '.join(facts))}</p>"
     if result.problems:
         out += "".join(f"<p class='problem'>problem: {esc(p)}</p>" for p in result.problems)
+    out += "".join(f"<p>note: {esc(n)}</p>" for n in result.notes)
     if result.numerics_error is not None:
         out += f"<p class='problem'>problem: numeric gap: {esc(result.numerics_error)}</p>"
     return out

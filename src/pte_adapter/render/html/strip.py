@@ -152,7 +152,7 @@ def strip_svg(ma: MethodAnalysis, w: Weights, scale: float | None = None) -> str
     return svg(WIDTH, TOP + HEIGHT + 26, body, label, "strip")
 
 
-def legend(ma: MethodAnalysis) -> str:
+def strip_legend(ma: MethodAnalysis) -> str:
     """The colours the strip uses, for this method's backends."""
     items: list[tuple[tuple[str, str], str]] = []
     for b in dict.fromkeys(p.backend for p in ma.partitions.delegate_partitions):
@@ -195,5 +195,5 @@ def strip_block(ma: MethodAnalysis, key: str, scales: dict[str, float] | None = 
     toggle = "width by " + "".join(radios) if len(ws) > 1 else ""
     return (
         f'<div class="toggle">{toggle}<div class="panels">{"".join(panels)}</div></div>'
-        + legend(ma)
+        + strip_legend(ma)
     )
