@@ -1,4 +1,5 @@
-"""The standing hostile corpus (issue 33): model folders from a stranger, built from real files.
+"""The standing hostile corpus (issues 33 and 44): model folders from a stranger, built from real
+files; round two's programs and payloads are in `hostile_programs.py` (`CASES` holds both).
 
 Each case is a generator `build(folder, scale) -> program path` that lays out one folder an
 attacker could ship beside (or instead of) a `.pte`: the side files the adapter finds by name
@@ -10,8 +11,9 @@ times its size too).
 
 `run_cases` (in a subprocess: `python -m tests.support.hostile SPEC.json`) runs every CLI command
 and the Model Explorer conversion on each case's folder with a hard time limit, and reports per
-case the outcomes, the seconds, the process's peak memory, and any control byte that reached the
-terminal streams.
+command the outcome, the seconds and CPU seconds, the peak memory it added, any control byte that
+reached the terminal streams and any text Model Explorer would draw as a link, and per case the
+process's peak memory.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from types import FrameType
 from typing import Any
 
 from tests.support.examples import EXAMPLES
+from tests.support.hostile_programs import EXTRA_COMMANDS, PROGRAM_CASES
+from tests.support.links import link_like
 
 # The programs the cases are built around (small, with the side files the finders look for).
 ARM = "lrn_cortex_m_qdq_ethosu85"  # .pte, .etrecord, <stem>_artifacts/ with .tosa and a report
@@ -504,6 +508,10 @@ def case_shared_events(folder: Path, scale: int) -> Path:
     return pte
 
 
+# Round two (issue 44): programs and payloads whose few bytes multiplied the work after reading.
+CASES.update(PROGRAM_CASES)
+
+
 # --- running them -----------------------------------------------------------------------------
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
@@ -535,6 +543,9 @@ class Run:
     seconds: float
     output: str = ""
     control_bytes: list[str] = field(default_factory=list)
+    cpu: float = 0.0  # CPU seconds (what the input costs, on a busy machine too)
+    mb: float = 0.0  # the peak memory it added (MiB over the resident size when it started)
+    links: list[str] = field(default_factory=list)  # texts Model Explorer would draw as links
 
 
 # C0 except newline and tab, DEL, C1: what a terminal acts on.
@@ -544,10 +555,14 @@ TERMINAL_CONTROLS = frozenset(chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 
 }
 
 
-def _limited(fn: Callable[[], str]) -> tuple[str, str, float]:
+def _limited(fn: Callable[[], str], what: str = "") -> Run:
+    """`fn` run with the hard time limit: its status, text, seconds, CPU seconds and peak memory."""
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, HARD_LIMIT_S)
-    t0 = time.perf_counter()
+    with contextlib.suppress(OSError):
+        _reset_peak()
+    start = _status_mb("VmRSS")
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         status, text = "ok", fn()
     except HostileTimeout:
@@ -555,7 +570,8 @@ def _limited(fn: Callable[[], str]) -> tuple[str, str, float]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    return status, text, time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return Run(what, status, seconds, text, cpu=cpu, mb=_status_mb("VmHWM") - start)
 
 
 def _cli(argv: list[str]) -> str:
@@ -574,8 +590,9 @@ def _explorer(pte: Path) -> str:
     from pte_adapter.render.model_explorer import graphs_to_json
 
     try:
-        graphs = PteAdapter().convert(str(pte), {})["graphs"]
-        return f"exit 0\n{len(json.dumps(graphs_to_json(graphs)))} bytes of graphs"
+        graphs = graphs_to_json(PteAdapter().convert(str(pte), {})["graphs"])["graphs"]
+        links = "".join(f"\nlink: {where}" for where in link_like(graphs))
+        return f"exit 0\n{len(json.dumps(graphs))} bytes of graphs{links}"
     except PteFormatError as e:
         return f"exit 3\n{e}"
 
@@ -639,11 +656,15 @@ def run_case(pte: Path, out: Path, commands: tuple[tuple[str, ...], ...] = COMMA
     runs = []
     for command in commands:
         argv = [a.format(pte=pte, out=out, folder=pte.parent) for a in command]
-        status, text, seconds = _limited(lambda argv=argv: _cli(argv))
-        controls = sorted({f"U+{ord(c):04X}" for c in text if c in TERMINAL_CONTROLS})
-        runs.append(Run(" ".join(command[:2]), _status(status, text), seconds, text, controls))
-    status, text, seconds = _limited(lambda: _explorer(pte))
-    runs.append(Run("model-explorer", _status(status, text), seconds, text))
+        run = _limited(lambda argv=argv: _cli(argv), " ".join(command[:2]))
+        run.control_bytes = sorted(
+            {f"U+{ord(c):04X}" for c in run.output if c in TERMINAL_CONTROLS}
+        )
+        runs.append(run)
+    runs.append(_limited(lambda: _explorer(pte), "model-explorer"))
+    for run in runs:
+        run.status = _status(run.status, run.output)
+        run.links = [line[6:] for line in run.output.splitlines() if line.startswith("link: ")]
     return runs
 
 
@@ -751,7 +772,8 @@ def main(spec_path: str) -> int:
         _cli([a.format(pte=warm, out=spec["out"], folder=spec["out"]) for a in command])
     _explorer(Path(warm))
     for name, pte in spec["cases"]:
-        record = _in_child(name, Path(pte), Path(spec["out"]) / name, commands)
+        extra = EXTRA_COMMANDS.get(name.split("@")[0], ())
+        record = _in_child(name, Path(pte), Path(spec["out"]) / name, commands + extra)
         print(json.dumps(record), flush=True)
     return 0
 
