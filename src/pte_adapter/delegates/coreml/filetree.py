@@ -11,14 +11,25 @@ regions inside the file bytes, children before their folder, a bounded walk.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
-from pte_adapter.errors import PteFormatError
+from pte_adapter.container.files import json_values
+from pte_adapter.errors import LimitExceededError, PteFormatError
+from pte_adapter.program.cached import cached
 
 KIND_FILE = 0
 KIND_FOLDER = 1
 MAX_INDEX_BYTES = 1 << 24  # an index of a few hundred files is a few KB
+# JSON values the index may build (commas and brackets, counted before parsing, like the
+# ETRecord's parts: `container/files.json_values`): about eight per file, so a folder of 30,000
+# files (a model package has a handful). Braces and quotes the search for the index's start may
+# step over: four per value.
+MAX_INDEX_VALUES = 250_000
+MAX_INDEX_TOKENS = 4 * MAX_INDEX_VALUES
+MAX_DEPTH = 64  # folders inside folders (a model package nests four deep)
 _QUOTE, _BACKSLASH, _OPEN, _CLOSE = 0x22, 0x5C, 0x7B, 0x7D
+_TOKEN = re.compile(rb'[{}"]')
 
 
 @dataclass(frozen=True)
@@ -37,11 +48,24 @@ class FileTree:
     index_size: int
 
     def find(self, path: str) -> PackedFile | None:
-        return next((f for f in self.files if f.path == path), None)
+        return self._by_path.get(path)
+
+    @cached
+    def _by_path(self) -> dict[str, PackedFile]:
+        """Every file by its path, made once (a model names a weight file per constant, and a
+        payload can hold thousands of both)."""
+        found: dict[str, PackedFile] = {}
+        for f in self.files:
+            found.setdefault(f.path, f)
+        return found
 
 
 def _index_start(payload: memoryview, part: str, base: int) -> int:
-    """Where the backwards JSON object that ends the payload begins: its last byte is its `{`."""
+    """Where the backwards JSON object that ends the payload begins: its last byte is its `{`.
+
+    The last `MAX_INDEX_BYTES` are read forwards as JSON (reversed once), stepping from brace to
+    quote to brace with a regular expression and over each string with `find`: the work is one
+    step per structural character, at most `MAX_INDEX_TOKENS` of them."""
     end = len(payload)
     if end == 0 or payload[end - 1] != _OPEN:
         raise PteFormatError(
@@ -50,31 +74,50 @@ def _index_start(payload: memoryview, part: str, base: int) -> int:
             part=part,
             offset=base + max(end - 1, 0),
         )
-    depth, in_string = 0, False
-    for pos in range(end - 1, max(end - 1 - MAX_INDEX_BYTES, -1), -1):
-        ch = payload[pos]
-        if in_string:
-            if ch == _QUOTE:
-                # Backwards, `\"` is a quote followed by a backslash: count the backslashes
-                # before the quote in the original order.
-                run = 0
-                while pos + 1 + run < end and payload[pos + 1 + run] == _BACKSLASH:
-                    run += 1
-                in_string = run % 2 == 1
-            continue
+    text = bytes(payload[max(end - MAX_INDEX_BYTES, 0) : end])[::-1]
+    depth, pos = 0, 0
+    for _ in range(MAX_INDEX_TOKENS):
+        found = _TOKEN.search(text, pos)
+        if found is None:
+            break
+        at = found.start()
+        ch = text[at]
         if ch == _QUOTE:
-            in_string = True
-        elif ch == _OPEN:
-            depth += 1
-        elif ch == _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return pos
+            pos = _string_end(text, at) + 1
+            if pos == 0:
+                break
+            continue
+        depth += 1 if ch == _OPEN else -1
+        if depth == 0:
+            return end - 1 - at
+        pos = at + 1
+    else:
+        raise LimitExceededError(
+            f"the Core ML folder index has more than {MAX_INDEX_TOKENS} braces and quotes "
+            f"(limit {MAX_INDEX_TOKENS}): not read",
+            part=part,
+            offset=base + end - 1,
+        )
     raise PteFormatError(
         "the Core ML folder index never closes (not a flattened folder, or cut)",
         part=part,
         offset=base + end - 1,
     )
+
+
+def _string_end(text: bytes, start: int) -> int:
+    """The quote that closes the string opened at `start` (-1: none): the next one not escaped
+    by an odd run of backslashes before it."""
+    q = start
+    while True:
+        q = text.find(b'"', q + 1)
+        if q < 0:
+            return -1
+        run = 0
+        while run < q and text[q - 1 - run] == _BACKSLASH:
+            run += 1
+        if run % 2 == 0:
+            return q
 
 
 def _int(value: object, what: str, part: str, at: int) -> int:
@@ -86,8 +129,17 @@ def _int(value: object, what: str, part: str, at: int) -> int:
 def read_file_tree(payload: memoryview, part: str, base: int) -> FileTree:
     start = _index_start(payload, part, base)
     at = base + start
+    index = bytes(payload[start:])[::-1]
+    values = json_values(index)
+    if values > MAX_INDEX_VALUES:
+        raise LimitExceededError(
+            f"the Core ML folder index holds more than {MAX_INDEX_VALUES} JSON values (commas and "
+            f"brackets, counted before parsing: {values}): not parsed",
+            part=part,
+            offset=at,
+        )
     try:
-        doc = json.loads(bytes(payload[start:])[::-1].decode("utf-8"))
+        doc = json.loads(index.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise PteFormatError(
             f"the Core ML folder index is not JSON: {e}", part=part, offset=at
@@ -95,24 +147,28 @@ def read_file_tree(payload: memoryview, part: str, base: int) -> FileTree:
     nodes = doc.get("nodes") if isinstance(doc, dict) else None
     if not isinstance(nodes, list) or not nodes or not all(isinstance(n, dict) for n in nodes):
         raise PteFormatError("the Core ML folder index has no nodes", part=part, offset=at)
-    paths: dict[int, str] = {len(nodes) - 1: ""}
+    # Each node's folder and name (the root: none); a path is made only for a file, from its
+    # folders (at most MAX_DEPTH), never one per level of a chain of folders.
+    placed: dict[int, tuple[int, str]] = {len(nodes) - 1: (-1, "")}
+    depth: dict[int, int] = {len(nodes) - 1: 0}
     files: list[PackedFile] = []
-    folders: list[str] = []
+    folders: list[int] = []
     # The root is last and a folder's children come before it: walking from the end visits every
     # node once, and a child index that is not smaller than its folder's is refused.
-    for index in range(len(nodes) - 1, -1, -1):
-        node = nodes[index]
-        if index not in paths:
+    for index_at in range(len(nodes) - 1, -1, -1):
+        node = nodes[index_at]
+        if index_at not in placed:
             continue  # not in the tree (inmemoryfs never writes such a node)
-        path, name = paths[index], node.get("name")
+        name = node.get("name")
         if not isinstance(name, str) or "/" in name or name in (".", ".."):
-            raise PteFormatError(f"node {index} has a bad name {name!r}", part=part, offset=at)
+            raise PteFormatError(f"node {index_at} has a bad name {name!r}", part=part, offset=at)
         kind = node.get("kind")
         if kind == KIND_FILE:
             region = node.get("dataRegion")
             region = region if isinstance(region, dict) else {}
-            offset = _int(region.get("offset", 0), f"node {index}'s offset", part, at)
-            size = _int(region.get("size", 0), f"node {index}'s size", part, at)
+            offset = _int(region.get("offset", 0), f"node {index_at}'s offset", part, at)
+            size = _int(region.get("size", 0), f"node {index_at}'s size", part, at)
+            path = _path(placed, index_at)
             if offset + size > start:
                 raise PteFormatError(
                     f"file {path!r} spans [{offset}, {offset + size}), past the file bytes "
@@ -122,20 +178,38 @@ def read_file_tree(payload: memoryview, part: str, base: int) -> FileTree:
                 )
             files.append(PackedFile(path, offset, size))
         elif kind == KIND_FOLDER:
-            folders.append(path)
+            folders.append(index_at)
+            if depth[index_at] >= MAX_DEPTH:
+                raise LimitExceededError(
+                    f"folder {name!r} (node {index_at}) is {depth[index_at]} folders deep "
+                    f"(limit {MAX_DEPTH})",
+                    part=part,
+                    offset=at,
+                )
             children = node.get("children")
             for child, ci in (children if isinstance(children, dict) else {}).items():
-                ci = _int(ci, f"child {child!r} of node {index}", part, at)
-                if ci >= index or ci in paths or not isinstance(child, str):
+                ci = _int(ci, f"child {child!r} of node {index_at}", part, at)
+                if ci >= index_at or ci in placed or not isinstance(child, str):
                     raise PteFormatError(
-                        f"node {index} names child {ci} ({child!r}), which is not an earlier "
+                        f"node {index_at} names child {ci} ({child!r}), which is not an earlier "
                         "node of no other folder",
                         part=part,
                         offset=at,
                     )
-                paths[ci] = f"{path}/{child}" if path else child
+                placed[ci] = (index_at, child)
+                depth[ci] = depth[index_at] + 1
         else:
-            raise PteFormatError(f"node {index} is of kind {kind!r}", part=part, offset=at)
+            raise PteFormatError(f"node {index_at} is of kind {kind!r}", part=part, offset=at)
     root = nodes[-1].get("name")
     files.sort(key=lambda f: f.offset)
-    return FileTree(str(root), files, sorted(folders), start, len(payload) - start)
+    paths = sorted(_path(placed, i) for i in folders)
+    return FileTree(str(root), files, paths, start, len(payload) - start)
+
+
+def _path(placed: dict[int, tuple[int, str]], index: int) -> str:
+    """The "/"-joined names from the root's child down to node `index` (the root: "")."""
+    names: list[str] = []
+    while index >= 0:
+        index, name = placed[index]
+        names.append(name)
+    return "/".join(reversed(names[:-1]))
