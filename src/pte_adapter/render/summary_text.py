@@ -16,7 +16,7 @@ from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 from pte_adapter.render.memory_facts import peak_text
-from pte_adapter.render.what_if_text import outcome_text, scenario_lines
+from pte_adapter.render.what_if_text import outcome_text, scenario_lines, summarised_text
 
 
 def _tensors(n: int) -> str:
@@ -144,6 +144,8 @@ def _method_lines(
     lines += memory or []
     if what_if is not None and what_if.all is not None:
         lines.append(f"  what if (all)        {what_if.all.text}: {outcome_text(what_if.all)}")
+    if what_if is not None and what_if.summarised:
+        lines.append(f"  what if (each)       {summarised_text(what_if)}")
     scenarios = what_if.by_partition if what_if is not None else {}
     lines.append("  partitions:")
     for p in m.partitions:
