@@ -37,7 +37,7 @@ from pte_adapter.analysis.summary import MethodSummary, method_summary
 from pte_adapter.analysis.what_if import MethodWhatIf, add_measured_time, method_what_if
 from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.container.etdump import ETDump
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Method, Program
 
 
@@ -179,7 +179,7 @@ def analyse(
         try:
             result.profile = join_profile(program, etdump, {m.name: m.partitions for m in methods})
         except PteFormatError as e:
-            result.profile_error = e
+            result.profile_error = detached(e)
         else:
             name = program.path.name if program.path else ""
             result.profile_summary, measured = measure_program(result.profile, name, time_scale)

@@ -21,6 +21,7 @@ Inspector's numerical comparison), is never read: a note says so.
 
 from __future__ import annotations
 
+import copy
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from pte_adapter.analysis.source_match import match_source
 from pte_adapter.container import files
 from pte_adapter.container.etdump import ETDump, load_etdump
 from pte_adapter.container.etrecord import EtRecord, read_etrecord
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Program
 
 ETRECORD_NAMES: Final = ("{stem}.etrecord", "{stem}_etrecord.bin", "etrecord.bin")
@@ -76,7 +77,7 @@ def _exists(path: Path, rule: str) -> Candidate | None:
     try:
         return Candidate(path, rule) if files.probe(path) else None
     except PteFormatError as e:
-        return Candidate(path, rule, error=e)
+        return Candidate(path, rule, error=detached(e))
 
 
 def candidates(program_path: Path, names: tuple[str, ...], scaled: bool = False) -> list[Candidate]:
@@ -96,13 +97,13 @@ def candidates(program_path: Path, names: tuple[str, ...], scaled: bool = False)
 
 def _read_etrecord(c: Candidate, folder: Path) -> EtRecord:
     if c.error is not None:
-        raise c.error
+        raise copy.copy(c.error)  # the kept one stays without a traceback (`detached`)
     return read_etrecord(c.path, inside=folder)
 
 
 def _read_etdump(c: Candidate, folder: Path | None) -> ETDump:
     if c.error is not None:
-        raise c.error
+        raise copy.copy(c.error)
     return load_etdump(c.path, inside=folder)
 
 
@@ -200,7 +201,7 @@ def choose_etdump(program: Program, program_path: Path, given: Path | None) -> E
             read.append((c, _read_etdump(c, None if given is not None else program_path.parent)))
         except PteFormatError as e:
             if len(found) == 1:
-                choice.error = e
+                choice.error = detached(e)
             else:
                 choice.problems.append(f"ETDump not used: {e}")
     if len(found) == 1:
