@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from pte_adapter.container.files import json_values
 from pte_adapter.errors import LimitExceededError, PteFormatError
@@ -129,24 +130,7 @@ def _int(value: object, what: str, part: str, at: int) -> int:
 def read_file_tree(payload: memoryview, part: str, base: int) -> FileTree:
     start = _index_start(payload, part, base)
     at = base + start
-    index = bytes(payload[start:])[::-1]
-    values = json_values(index)
-    if values > MAX_INDEX_VALUES:
-        raise LimitExceededError(
-            f"the Core ML folder index holds more than {MAX_INDEX_VALUES} JSON values (commas and "
-            f"brackets, counted before parsing: {values}): not parsed",
-            part=part,
-            offset=at,
-        )
-    try:
-        doc = json.loads(index.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise PteFormatError(
-            f"the Core ML folder index is not JSON: {e}", part=part, offset=at
-        ) from e
-    nodes = doc.get("nodes") if isinstance(doc, dict) else None
-    if not isinstance(nodes, list) or not nodes or not all(isinstance(n, dict) for n in nodes):
-        raise PteFormatError("the Core ML folder index has no nodes", part=part, offset=at)
+    nodes = _index_nodes(bytes(payload[start:])[::-1], part, at)
     # Each node's folder and name (the root: none); a path is made only for a file, from its
     # folders (at most MAX_DEPTH), never one per level of a chain of folders.
     placed: dict[int, tuple[int, str]] = {len(nodes) - 1: (-1, "")}
@@ -164,19 +148,7 @@ def read_file_tree(payload: memoryview, part: str, base: int) -> FileTree:
             raise PteFormatError(f"node {index_at} has a bad name {name!r}", part=part, offset=at)
         kind = node.get("kind")
         if kind == KIND_FILE:
-            region = node.get("dataRegion")
-            region = region if isinstance(region, dict) else {}
-            offset = _int(region.get("offset", 0), f"node {index_at}'s offset", part, at)
-            size = _int(region.get("size", 0), f"node {index_at}'s size", part, at)
-            path = _path(placed, index_at)
-            if offset + size > start:
-                raise PteFormatError(
-                    f"file {path!r} spans [{offset}, {offset + size}), past the file bytes "
-                    f"(the index starts at {start})",
-                    part=part,
-                    offset=at,
-                )
-            files.append(PackedFile(path, offset, size))
+            files.append(_file(node, index_at, _path(placed, index_at), start, part, at))
         elif kind == KIND_FOLDER:
             folders.append(index_at)
             if depth[index_at] >= MAX_DEPTH:
@@ -204,6 +176,46 @@ def read_file_tree(payload: memoryview, part: str, base: int) -> FileTree:
     files.sort(key=lambda f: f.offset)
     paths = sorted(_path(placed, i) for i in folders)
     return FileTree(str(root), files, paths, start, len(payload) - start)
+
+
+def _index_nodes(index: bytes, part: str, at: int) -> list[dict[str, Any]]:
+    """The index's nodes, its values counted before it is parsed."""
+    values = json_values(index)
+    if values > MAX_INDEX_VALUES:
+        raise LimitExceededError(
+            f"the Core ML folder index holds more than {MAX_INDEX_VALUES} JSON values (commas and "
+            f"brackets, counted before parsing: {values}): not parsed",
+            part=part,
+            offset=at,
+        )
+    try:
+        doc = json.loads(index.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise PteFormatError(
+            f"the Core ML folder index is not JSON: {e}", part=part, offset=at
+        ) from e
+    nodes = doc.get("nodes") if isinstance(doc, dict) else None
+    if not isinstance(nodes, list) or not nodes or not all(isinstance(n, dict) for n in nodes):
+        raise PteFormatError("the Core ML folder index has no nodes", part=part, offset=at)
+    return nodes
+
+
+def _file(
+    node: dict[str, Any], index: int, path: str, start: int, part: str, at: int
+) -> PackedFile:
+    """A file node, its bytes checked to lie before the index (which starts at `start`)."""
+    region = node.get("dataRegion")
+    region = region if isinstance(region, dict) else {}
+    offset = _int(region.get("offset", 0), f"node {index}'s offset", part, at)
+    size = _int(region.get("size", 0), f"node {index}'s size", part, at)
+    if offset + size > start:
+        raise PteFormatError(
+            f"file {path!r} spans [{offset}, {offset + size}), past the file bytes "
+            f"(the index starts at {start})",
+            part=part,
+            offset=at,
+        )
+    return PackedFile(path, offset, size)
 
 
 def _path(placed: dict[int, tuple[int, str]], index: int) -> str:

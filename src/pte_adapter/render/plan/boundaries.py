@@ -145,7 +145,6 @@ def _route(
     source_part, target_part = lay.node_partition[e.source], lay.node_partition[node.id]
     src = (e.source, e.source_output)
     v = source_value.get(src)
-    block_names = lay.block_names
     # Between two partitions of one block: inside that block. Between blocks: one node per pair
     # of blocks (or of a block and a partition on its own), at the top level.
     inside = lay.block_of.get(source_part, 1) == lay.block_of.get(target_part, 2)
@@ -158,7 +157,7 @@ def _route(
         )
     )
     # Everything entering a block from outside it shares one node: "into blocks.3".
-    key = ("", ends[1]) if ends[1] in block_names and not inside else ends
+    key = ("", ends[1]) if ends[1] in lay.block_names and not inside else ends
     b = bounds.get(key)
     if b is None:
         b = bounds[key] = _Boundary(
