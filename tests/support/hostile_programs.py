@@ -369,18 +369,17 @@ def case_coreml_index_values(folder: Path, scale: int) -> Path:
 
 @program_case
 def case_coreml_many_constants(folder: Path, scale: int) -> Path:
-    """20,000 x scale Core ML constants in the main block, each naming the last of 20,000 x scale
-    weight files (each constant scanned the file list)."""
+    """20,000 x scale Core ML constants in the main block, each naming the last of 2,000 weight
+    files (each constant scanned the file list)."""
     from coremltools.proto import MIL_pb2
 
-    n = 20_000 * scale
     files = _coreml_files()
     blob = (
         (0xDEADBEEF).to_bytes(4, "little") + (1).to_bytes(4, "little") + (4).to_bytes(8, "little")
     )
-    blob += (64).to_bytes(8, "little") + bytes(40) + bytes(4)
-    for i in range(n):
-        files[f"model.mlpackage/Data/com.apple.CoreML/weights/w{i:07d}.bin"] = blob
+    blob += (64).to_bytes(8, "little") + bytes(44)
+    for i in range(2000):
+        files[f"model.mlpackage/Data/com.apple.CoreML/weights/w{i:04d}.bin"] = blob
     op = MIL_pb2.Operation(type="const")
     out = op.outputs.add()
     out.name = "c"
@@ -388,18 +387,14 @@ def case_coreml_many_constants(folder: Path, scale: int) -> Path:
     out.type.tensorType.rank = 1
     out.type.tensorType.dimensions.add().constant.size = 1
     value = op.attributes["val"]
-    value.blobFileValue.fileName = f"@model_path/weights/w{n - 1:07d}.bin"
+    value.blobFileValue.fileName = "@model_path/weights/w1999.bin"
     value.blobFileValue.offset = 0
     model = _model()
-    block = model.mlProgram.functions["main"].block_specializations[
-        model.mlProgram.functions["main"].opset
-    ]
-    files[MODEL] = _with_block(
-        model, proto_field(_number(block, "operations"), op.SerializeToString()) * n
-    )
-    order = sorted(
-        files, key=lambda p: (p != MODEL, p)
-    )  # the weights last, so each lookup scans all
+    main = model.mlProgram.functions["main"]
+    block = main.block_specializations[main.opset]
+    tag = _number(block, "operations")
+    files[MODEL] = _with_block(model, proto_field(tag, op.SerializeToString()) * (20_000 * scale))
+    order = sorted(files, key=lambda p: (p != MODEL, p))  # the weights last: each lookup scans all
     return _with_coreml(folder, flat_folder({p: files[p] for p in order}))
 
 

@@ -25,11 +25,12 @@ MAX_INDEX_BYTES = 1 << 24  # an index of a few hundred files is a few KB
 # JSON values the index may build (commas and brackets, counted before parsing, like the
 # ETRecord's parts: `container/files.json_values`): about eight per file, so a folder of 30,000
 # files (a model package has a handful). Braces and quotes the search for the index's start may
-# step over: four per value.
+# step over: a file's node has four braces and ten quotes.
 MAX_INDEX_VALUES = 250_000
-MAX_INDEX_TOKENS = 4 * MAX_INDEX_VALUES
+MAX_INDEX_TOKENS = 2 * MAX_INDEX_VALUES
 MAX_DEPTH = 64  # folders inside folders (a model package nests four deep)
-_QUOTE, _BACKSLASH, _OPEN, _CLOSE = 0x22, 0x5C, 0x7B, 0x7D
+_QUOTE, _OPEN = 0x22, 0x7B
+_ESCAPE_WINDOW = 256
 _TOKEN = re.compile(rb'[{}"]')
 
 
@@ -65,8 +66,8 @@ def _index_start(payload: memoryview, part: str, base: int) -> int:
     """Where the backwards JSON object that ends the payload begins: its last byte is its `{`.
 
     The last `MAX_INDEX_BYTES` are read forwards as JSON (reversed once), stepping from brace to
-    quote to brace with a regular expression and over each string with `find`: the work is one
-    step per structural character, at most `MAX_INDEX_TOKENS` of them."""
+    quote with a regular expression and from quote to quote with `find`: the work is one step
+    per brace or quote (escaped ones too), at most `MAX_INDEX_TOKENS` of them."""
     end = len(payload)
     if end == 0 or payload[end - 1] != _OPEN:
         raise PteFormatError(
@@ -76,21 +77,27 @@ def _index_start(payload: memoryview, part: str, base: int) -> int:
             offset=base + max(end - 1, 0),
         )
     text = bytes(payload[max(end - MAX_INDEX_BYTES, 0) : end])[::-1]
-    depth, pos = 0, 0
+    depth, pos, in_string = 0, 0, False
     for _ in range(MAX_INDEX_TOKENS):
+        if in_string:  # the next quote not escaped by an odd run of backslashes ends it
+            at = text.find(b'"', pos)
+            if at < 0:
+                break
+            # (a run of backslashes is counted in a window: no name has hundreds)
+            window = text[max(at - _ESCAPE_WINDOW, 0) : at]
+            run = len(window) - len(window.rstrip(b"\\"))
+            in_string, pos = run % 2 == 1, at + 1
+            continue
         found = _TOKEN.search(text, pos)
         if found is None:
             break
         at = found.start()
-        ch = text[at]
-        if ch == _QUOTE:
-            pos = _string_end(text, at) + 1
-            if pos == 0:
-                break
-            continue
-        depth += 1 if ch == _OPEN else -1
-        if depth == 0:
-            return end - 1 - at
+        if text[at] == _QUOTE:
+            in_string = True
+        else:
+            depth += 1 if text[at] == _OPEN else -1
+            if depth == 0:
+                return end - 1 - at
         pos = at + 1
     else:
         raise LimitExceededError(
@@ -104,21 +111,6 @@ def _index_start(payload: memoryview, part: str, base: int) -> int:
         part=part,
         offset=base + end - 1,
     )
-
-
-def _string_end(text: bytes, start: int) -> int:
-    """The quote that closes the string opened at `start` (-1: none): the next one not escaped
-    by an odd run of backslashes before it."""
-    q = start
-    while True:
-        q = text.find(b'"', q + 1)
-        if q < 0:
-            return -1
-        run = 0
-        while run < q and text[q - 1 - run] == _BACKSLASH:
-            run += 1
-        if run % 2 == 0:
-            return q
 
 
 def _int(value: object, what: str, part: str, at: int) -> int:
