@@ -4,7 +4,8 @@
   stay the same across re-exports, so Model Explorer's split view (sync navigation: match node id)
   lines up corresponding nodes of two programs. The operations a delegate payload decodes to are
   drawn inside that delegate's partition group with ids "<call id>.<position>" (nested views:
-  "<call id>.<view>.<position>"); boundary nodes "b.<source role>.<target role>".
+  "<call id>.<view>.<position>"); boundary nodes "b.<source role>.<target role>". A delegate
+  called more than once is drawn once, as graphs of its own that every call opens.
 - Every instruction sits in the namespace of its partition ("NPU partition 2 (EthosUBackend)",
   "CPU island 1"), coloured per backend; glue and control instructions get muted colours. A decoded
   DelegateCall heads its group (pinned, no edges); the tensors flow through the decoded operations,
