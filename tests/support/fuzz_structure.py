@@ -96,10 +96,9 @@ def _coreml(data: bytes, lo: int, hi: int) -> dict[str, list[Any]]:
 
     tree = read_file_tree(memoryview(data)[lo:hi], "fuzz target", lo)
     index = lo + tree.index_offset
+    numbers = _NUMBER.finditer(data, index, hi)  # positions in the file, as the edits want
     out: dict[str, list[Any]] = {
-        "numbers": [
-            [index + m.start(), m.end() - m.start()] for m in _NUMBER.finditer(data, index, hi)
-        ][:MAX_POSITIONS],
+        "numbers": [[m.start(), m.end() - m.start()] for m in numbers][:MAX_POSITIONS],
         "tags": [],
         "lengths": [],
     }
