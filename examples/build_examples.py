@@ -54,7 +54,7 @@ import traceback
 
 import torch
 
-from examples.builders import bundle, cortex_m, ethosu, large, portable, tosa, xnnpack
+from examples.builders import bundle, cortex_m, ethosu, large, numerics, portable, tosa, xnnpack
 from examples.common import (
     EXAMPLES,
     HERE,
@@ -68,7 +68,8 @@ from examples.models import SEED
 from examples.readme import write_readme
 from examples.verify import print_facts, verify_example
 
-BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large)  # each registers its own
+# each registers its own
+BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large, numerics)
 
 
 def _parser() -> argparse.ArgumentParser:

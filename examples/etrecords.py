@@ -103,7 +103,7 @@ def stabilize_etrecord(etrecord) -> None:
                     fix_source(src)
 
 
-def compact_etrecord(path: str) -> None:
+def compact_etrecord(path: str, keep_aten: bool = False) -> None:
     """Rewrite an ETRecord smaller and reproducible, keeping everything Inspector needs.
 
     ``ETRecord.save`` stores every part uncompressed with the current time as its zip date, and
@@ -118,7 +118,7 @@ def compact_etrecord(path: str) -> None:
         parts = [
             (i.filename, src.read(i))
             for i in src.infolist()
-            if not i.filename.startswith("exported_program")
+            if keep_aten or not i.filename.startswith("exported_program")
         ]
     with zipfile.ZipFile(path, "w") as dst:
         for name, data in parts:
@@ -127,12 +127,20 @@ def compact_etrecord(path: str) -> None:
             dst.writestr(info, data, compresslevel=9)
 
 
-def save_etrecord(prog, name: str, rejections: list[dict] | None = None) -> None:
-    """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``."""
+def save_etrecord(
+    prog, name: str, rejections: list[dict] | None = None, representative_inputs=None
+) -> None:
+    """``<name>.etrecord`` (ExecuTorch's own writer) and ``<name>.rejections.json``.
+
+    With ``representative_inputs`` (a list of input tuples) the ETRecord also records them, which
+    ``Inspector.calculate_numeric_gap`` runs its graph on, and keeps its ATen ``exported_program``
+    (the graph the Inspector names its rows by: ``conv2d_1``)."""
     etrecord = prog.get_etrecord()
+    if representative_inputs is not None:
+        etrecord.update_representative_inputs(representative_inputs)
     stabilize_etrecord(etrecord)
     etrecord.save(f"{name}.etrecord")
-    compact_etrecord(f"{name}.etrecord")
+    compact_etrecord(f"{name}.etrecord", keep_aten=representative_inputs is not None)
     if rejections is not None:
         from importlib.metadata import version
 

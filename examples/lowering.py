@@ -113,6 +113,7 @@ def xnnpack_lower(
     external_tag: str | None = None,
     calib_n: int = 4,
     etrecord: str | None = None,
+    representative_inputs=None,
 ):
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
         XnnpackPartitioner,
@@ -151,11 +152,13 @@ def xnnpack_lower(
         )
     )
     if etrecord is not None:
-        save_etrecord(prog, etrecord, rejections)
+        save_etrecord(prog, etrecord, rejections, representative_inputs)
     return prog
 
 
-def portable_lower(programs, config_kwargs=None, edge_passes=None, etrecord=None):
+def portable_lower(
+    programs, config_kwargs=None, edge_passes=None, etrecord=None, representative_inputs=None
+):
     from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
 
     edge = to_edge(
@@ -163,7 +166,7 @@ def portable_lower(programs, config_kwargs=None, edge_passes=None, etrecord=None
     )
     prog = edge.to_executorch(ExecutorchBackendConfig(**(config_kwargs or {})))
     if etrecord is not None:
-        save_etrecord(prog, etrecord)
+        save_etrecord(prog, etrecord, representative_inputs=representative_inputs)
     return prog
 
 

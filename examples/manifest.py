@@ -49,6 +49,8 @@ def _summary(entry: dict) -> dict:
             f: {k: v for k, v in t.items() if k != "sha256"}
             for f, t in entry["facts"]["tosa"].items()
         }
+    if entry["facts"].get("etdump"):  # an emulated run (build_emulated.py): its ETDump read back
+        s["etdump"] = entry["facts"]["etdump"]
     if "tosa_payload_matches_sidecar" in entry["facts"]:
         s["tosa_payload_matches_sidecar"] = entry["facts"]["tosa_payload_matches_sidecar"]
     return s

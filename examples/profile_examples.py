@@ -16,6 +16,11 @@ no Corstone FVP, so their ETDumps must come from a board or an FVP (same schema,
 ETDump; their values go to a side buffer file, which is deleted (only the events are kept, to keep
 the examples small).
 
+The measured pair (lrn_pow_xnnpack, lrn_rsqrt_xnnpack) runs RUNS_OF times instead, on one core
+with XNNPACK's threadpool cut to one thread. Run this
+script alone on the machine (in this repository: under /work/helpers/quiet): other work on the
+same cores is noise in every figure.
+
 Usage: python examples/profile_examples.py [--runs N] [stem ...]
 """
 
@@ -40,7 +45,15 @@ EXAMPLES: dict[str, tuple[str, int]] = {
     "cond": ("", 0),
     # CPU islands between XNNPACK partitions: the what-if's CPU time removed is measured here.
     "tiny_gpt_xnnpack": ("", 0),
+    # The measured pair (a CPU island and its fix): `diff` compares what the fix saved with what
+    # the what-if predicted. More runs, so that each side's median is a steady one.
+    "lrn_pow_xnnpack": ("", 0),
+    "lrn_rsqrt_xnnpack": ("", 0),
 }
+RUNS_OF = {"lrn_pow_xnnpack": 40, "lrn_rsqrt_xnnpack": 40}
+# The measured pair runs on one core with XNNPACK's threadpool cut to one thread (as the drift
+# recordings of profile_drift.py do), so the two sides are compared, not what else the machine did.
+PINNED_CPU = 1
 
 
 def _inputs(method_meta: object, run: int) -> list[object]:
@@ -62,6 +75,25 @@ def _inputs(method_meta: object, run: int) -> list[object]:
 
 
 def profile(stem: str, runs: int) -> Path:
+    from executorch.extension.pybindings import portable_lib
+
+    pinned = stem in RUNS_OF
+    runs = RUNS_OF.get(stem, runs)
+    if pinned:
+        # One thread left, in this (the calling) thread, pinned; restored after.
+        cpus = os.sched_getaffinity(0)
+        threads = portable_lib._threadpool_get_thread_count()
+        os.sched_setaffinity(0, {PINNED_CPU})
+        portable_lib._unsafe_reset_threadpool(1)
+    try:
+        return _record(stem, runs)
+    finally:
+        if pinned:
+            portable_lib._unsafe_reset_threadpool(threads)
+            os.sched_setaffinity(0, cpus)
+
+
+def _record(stem: str, runs: int) -> Path:
     from executorch.runtime import Runtime
 
     data, debug_size = EXAMPLES[stem]
@@ -95,7 +127,8 @@ def main() -> int:
     args = ap.parse_args()
     for stem in args.stems:
         out = profile(stem, args.runs)
-        print(f"{out.name}: {out.stat().st_size} bytes, {args.runs} runs per method")
+        runs = RUNS_OF.get(stem, args.runs)
+        print(f"{out.name}: {out.stat().st_size} bytes, {runs} runs per method")
     return 0
 
 

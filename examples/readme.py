@@ -76,12 +76,31 @@ README_NOTES = """\
 - **`mv2_residual_cpu_ethosu85`** keeps every `aten.add` off the NPU with a partitioner
   `additional_checks` entry: MobileNetV2's ten residual adds then split it into 11 Ethos-U
   partitions and 12 CPU islands, the case where folding into blocks would hide the split.
+- **`emulated/` holds an emulated run, not a measurement** (`build_emulated.py`): the committed
+  `mv2_lrn_ethosu85.pte` stepped through on one fixed input, each Ethos-U call computed by the
+  TOSA reference model on its partition's `.tosa`, quantize/dequantize by ExecuTorch's own
+  kernels in the pip runtime, `aten::avg_pool3d` by torch; written as ExecuTorch's runtime writes
+  an ETDump and debug buffer, its run named `emulated: ...`, with no profile events. ExecuTorch
+  1.5.1 has **no kernel for `aten::avg_pool3d.out`** (LocalResponseNorm's decomposition) in any
+  kernel library: the pip runtime refuses `xnnpack_lrn.pte` ("Missing operator"), and the LRN
+  programs here would need a custom kernel on a board. The float reference
+  (`emulated/float_reference/`, ~115 MB, git-ignored) rewrites that one operator as an
+  `avg_pool2d` over a view before lowering. See `docs/numerics_emulated.md`.
 - **What-if pairs** (`build_whatif_pairs.py`, listed in `whatif_pairs.json`): one network
   exported fragmented and fixed (a check removed, an operator replaced, a block quantized, another
   target), the truth a what-if is checked against. `mv2_residual_npu_ethosu85` is the fixed twin
   of `mv2_residual_cpu_ethosu85`; calibrated in float32, the two agree on every quantization
   parameter only when built on the same machine (the committed pair differs in the last bit of
   some activation scales).
+- **Numeric-gap examples** (`builders/numerics.py`, `numerics_*`): each program is run once by the
+  pip runtime with a debug buffer (`<stem>.etdp`, `<stem>.debug_buffer.bin`) on the input its
+  ETRecord records as representative (`update_representative_inputs`; the ETRecord keeps its ATen
+  graph, whose names the Inspector gives its rows). The runtime writes its whole debug buffer,
+  used or not: a first run in a 1 MiB buffer measures what one run logs, the recorded run gets a
+  buffer of that size. Quantized programs run with `import executorch.kernels.quantized` (the
+  pip runtime registers the quantize kernels only then), and LocalResponseNorm cannot run there
+  (`aten.avg_pool3d` is not among its kernels), so the CPU island of `numerics_island_*` is a
+  fractional power instead.
 """
 
 
@@ -115,6 +134,15 @@ def write_readme(out: str, doc: dict):
             "Other programs in this folder, built by `build_vgf_example.py`, "
             "`build_vulkan_examples.py` and `build_coreml_examples.py`: "
             + ", ".join(f"`{o}`" for o in others)
+            + ".",
+        ]
+    runtimes = os.path.join(out, "runtimes")
+    if os.path.isdir(runtimes):
+        lines += [
+            "",
+            "Runtime operator lists in `runtimes/`, written with ExecuTorch's own tools by "
+            "`build_runtime_lists.py` (what `pte-adapter ops --runtime-ops` is checked against): "
+            + ", ".join(f"`{f}`" for f in sorted(os.listdir(runtimes)))
             + ".",
         ]
     lines += [
@@ -163,6 +191,10 @@ def _table_row(e: dict) -> str:
             meths.append(f"+ {len(constant)} constant methods")
             calls.append("—")
             instrs.append("none")
+    for f, facts in e["facts"].get("etdump", {}).items():  # a run of another example's program
+        meths.append(f"({e['settings'].get('program', f)})")
+        calls.append("—")
+        instrs.append(f"{facts['debug_events']} debug events")
     return (
         f"| [`{e['name']}`](#{e['name']}) | {e['kind']} | {human_size(e['total_size'])} | "
         f"{'<br>'.join(meths)} | {'<br>'.join(calls)} | {'<br>'.join(instrs)} | "

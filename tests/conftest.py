@@ -43,6 +43,18 @@ def whatif_truths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Truth]:
     return {p.name: truth(p.fixed, tmp_path_factory.mktemp(p.name)) for p in whatif_pairs()}
 
 
+@pytest.fixture(scope="session")
+def float_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The float reference of the emulated mv2_lrn_ethosu85 run (examples/float_reference.py:
+    the float program, its ETRecord, the pip runtime's ETDump and debug buffer; ~115 MB, so not
+    committed), built once a session: its folder."""
+    from tests.support.emulated import build_float_reference
+
+    folder = tmp_path_factory.mktemp("float_reference")
+    build_float_reference(folder)
+    return folder
+
+
 @pytest.fixture
 def screenshots(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """Where a browser test saves what it saw: `$PTE_ADAPTER_SCREENSHOTS/<test module>/` when that

@@ -1,7 +1,11 @@
 """XNNPACK examples: MobileNetV2 fp32 and INT8, external weights (.ptd), a graph split by
-LocalResponseNorm, a toy GPT with many partitions, and an LLM export's constant methods."""
+LocalResponseNorm, a toy GPT with many partitions, an LLM export's constant methods, a program
+whose runs are long enough to record drift with, and a before/after pair the pip runtime runs (a
+CPU island and its fix, measured in `diff`)."""
 
 from __future__ import annotations
+
+import hashlib
 
 import torch
 
@@ -9,7 +13,8 @@ from examples.common import example, reset_outputs, write_pte
 from examples.lowering import xnnpack_lower
 from examples.models import SEED, seeded
 from examples.models.mobilenet import mobilenet_v2
-from examples.models.small import SmallLrnNet, SmallNet
+from examples.models.pairs import LrnAsConv, LrnAsRsqrt, lrn, pair_net
+from examples.models.small import SmallLrnNet, SmallNet, WideNet
 from examples.models.transformers import TinyGPT, TinyLlama
 
 
@@ -211,3 +216,89 @@ def build_tiny_llama_xnnpack():
             "exporter": "executorch.extension.llm.export.builder.LLMEdgeManager",
         },
     }
+
+
+@example(
+    "wide_xnnpack",
+    "xnnpack",
+    "WideNet (two 3x3 convolutions of 16 channels on a 384x384 image, then a pooling) fp32 on "
+    "XNNPACK: few weights, but each run takes about 8 ms on one core (a 4 ms scheduler slice is "
+    "small beside it), so a process sharing that core takes a steady share of every run (the "
+    "ETDumps of examples/drift/, recorded by examples/profile_drift.py).",
+)
+def build_wide_xnnpack():
+    name = "wide_xnnpack"
+    reset_outputs(f"{name}.pte")
+    shape = (1, 3, 384, 384)
+    torch.manual_seed(SEED)
+    prog = xnnpack_lower(
+        seeded(WideNet), (torch.randn(*shape),), quantize=False, extract_delegate_segments=True
+    )
+    return {
+        "files": [write_pte(prog, name)],
+        "sidecars": [],
+        "settings": {"model": "WideNet", "input": list(shape), "dtype": "fp32"},
+    }
+
+
+# The measured pair: one network exported with a CPU island and with the fix, both run by the
+# pip runtime (examples/profile_examples.py records their ETDumps), so that `diff` shows what the
+# fix saved, measured, next to what the what-if predicted from the first program alone.
+PAIR_INPUT = (1, 3, 224, 224)
+
+
+def _network_sha(model: torch.nn.Module) -> str:
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(t.detach().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _pair_side(name: str, middle: type[LrnAsConv], etrecord: bool) -> dict:
+    files = [f"{name}.pte"] + ([f"{name}.etrecord", f"{name}.rejections.json"] if etrecord else [])
+    reset_outputs(*files)
+    model = pair_net(lambda: middle(16, lrn())).eval()
+    torch.manual_seed(SEED)
+    x = (torch.randn(*PAIR_INPUT),)
+    with torch.no_grad():
+        prog = xnnpack_lower(
+            model,
+            x,
+            quantize=False,
+            extract_delegate_segments=True,
+            etrecord=name if etrecord else None,
+        )
+    write_pte(prog, name)
+    return {
+        "files": files,
+        "sidecars": [],
+        "settings": {
+            "model": f"PairNet(features.2={middle.__name__})",
+            "input": list(PAIR_INPUT),
+            "dtype": "fp32",
+            "network_sha256": _network_sha(model),
+        },
+    }
+
+
+@example(
+    "lrn_pow_xnnpack",
+    "xnnpack",
+    "The what-if pairs' network (PairNet) with a LocalResponseNorm written as "
+    "x * (k + conv1x1(x * x))^-0.75, fp32 on XNNPACK: the partitioner refuses pow with an exponent "
+    "other than 2, so the pow runs on the CPU between two XNNPACK partitions (the 'before' of a "
+    "measured pair; ETRecord and the partitioner's reasons beside it).",
+)
+def build_lrn_pow_xnnpack():
+    return _pair_side("lrn_pow_xnnpack", LrnAsConv, etrecord=True)
+
+
+@example(
+    "lrn_rsqrt_xnnpack",
+    "xnnpack",
+    "lrn_pow_xnnpack with the fix: the same weights, y^-0.75 written as rsqrt(y) * "
+    "rsqrt(sqrt(y)), which XNNPACK takes: one partition (the 'after' of the measured pair).",
+)
+def build_lrn_rsqrt_xnnpack():
+    return _pair_side("lrn_rsqrt_xnnpack", LrnAsRsqrt, etrecord=False)

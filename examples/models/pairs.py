@@ -71,6 +71,19 @@ class LrnAsConv(nn.Module):
         return x * torch.pow(self.window(x * x) + self.k, -self.beta)
 
 
+class LrnAsRsqrt(LrnAsConv):
+    """LrnAsConv with its power written as square roots: y^-0.75 = rsqrt(y) * rsqrt(sqrt(y)),
+    exact for the y = k + window(x * x) >= k > 0 it is taken of. ExecuTorch's XNNPACK
+    partitioner refuses `pow` with an exponent other than 2 (PowConfig), so LrnAsConv on XNNPACK
+    keeps the pow on the CPU between two partitions; `rsqrt` and `sqrt` it takes (the fix of the
+    measured pair lrn_pow_xnnpack -> lrn_rsqrt_xnnpack). Only for beta = 0.75."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        assert self.beta == 0.75, "y^-beta is written as rsqrt(y) * rsqrt(sqrt(y)): beta 0.75"
+        y = self.window(x * x) + self.k
+        return x * (torch.rsqrt(y) * torch.rsqrt(torch.sqrt(y)))
+
+
 def lrn() -> nn.LocalResponseNorm:
     return nn.LocalResponseNorm(size=5, alpha=1e-4, beta=0.75, k=2.0)
 

@@ -5,9 +5,12 @@ program = pte_adapter.load("model.pte")       # typed model, delegates decoded
 result = pte_adapter.analyse(program)         # partitions, layers, reasons, estimates, once
 numbers = pte_adapter.summarize(program)      # what `pte-adapter summary --json` prints
 pte_adapter.report("model.pte").save("report.html")   # one self-contained HTML file
+gap = pte_adapter.open_analysis("int8.pte", numerics=pte_adapter.NumericsOptions(
+    reference=Path("float.pte"))).numerics       # the numeric gap of a recorded run
 """
 
 from pte_adapter.api import (
+    NumericsOptions,
     Report,
     Summary,
     analyse,
@@ -21,6 +24,7 @@ from pte_adapter.errors import PteFormatError
 
 __version__ = "0.1.0"
 __all__ = [
+    "NumericsOptions",
     "PteFormatError",
     "Report",
     "Summary",

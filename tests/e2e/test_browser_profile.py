@@ -11,12 +11,9 @@ values come from ExecuTorch's Inspector over the same `.etdp`.
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.parse
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +22,13 @@ import pte_adapter
 from pte_adapter.analysis.partitions import partition_method
 from pte_adapter.cli import main as cli_main
 from pte_adapter.render.node_data import GRADIENT
-from tests.support.browser import MEPage, layer_node_id, require_chromium, served_app
+from tests.support.browser import (
+    MEPage,
+    layer_node_id,
+    require_chromium,
+    served_app,
+    with_node_data,
+)
 from tests.support.examples import example
 from tests.support.groups import group_names
 from tests.support.profiles import inspector, node_ids
@@ -40,23 +43,12 @@ LOW, HIGH = GRADIENT[0]["bgColor"], GRADIENT[-1]["bgColor"]
 require_chromium()
 
 
-def _with_node_data(url: str, node_data: Path) -> str:
-    """The app URL Model Explorer printed, plus a node data file (as --node_data_paths adds it)."""
-    parts = urllib.parse.urlsplit(url)
-    query = urllib.parse.parse_qs(parts.query)
-    data = json.loads(query["data"][0])
-    data["nodeData"] = [str(node_data.resolve())]
-    data["nodeDataTargets"] = [""]
-    query["data"] = [json.dumps(data)]
-    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, doseq=True)))
-
-
 @pytest.fixture(scope="module")
 def overlay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MEPage]:
     pte = example(EXAMPLE)
     node_data = tmp_path_factory.mktemp("overlay") / "nd.json"
     assert cli_main(["profile", str(pte), "--node-data", str(node_data), "--json"]) == 0
-    with served_app(pte) as app, app.page(url=_with_node_data(app.url, node_data)) as me:
+    with served_app(pte) as app, app.page(url=with_node_data(app.url, node_data)) as me:
         yield me
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -211,7 +213,13 @@ def test_docs_document_every_json_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert summarised["what_if"]["summarised"]["islands"]
     what_if_keys |= _keys(summarised["what_if"])
     assert documented == (
-        set(data) | method_keys | partition_keys | _keys(bundle) | tensor_keys | what_if_keys
+        set(data)
+        | method_keys
+        | partition_keys
+        | _keys(bundle)
+        | tensor_keys
+        | what_if_keys
+        | {"numerics"}  # its keys: the `numerics --json` table (tests/e2e/test_numerics_cli.py)
     )
 
 
@@ -247,3 +255,22 @@ def test_summary_of_a_corrupt_side_ptd_still_works(
     assert f"problem: {program.problems[0]}" in capsys.readouterr().out
     assert main(["summary", str(tmp_path / src.name), "--json"]) == EXIT_OK
     assert json.loads(capsys.readouterr().out)["problems"] == program.problems
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    """`pte-adapter summary --json model.pte | head -1`: the pipe closes while the command still
+    writes (its JSON is larger than a pipe holds); no "internal error", no traceback, exit 0."""
+    pte = example("tiny_gpt_xnnpack")
+    cmd = [sys.executable, "-c", "import sys; from pte_adapter.cli import main; sys.exit(main())"]
+    with subprocess.Popen(
+        [*cmd, "summary", "--json", str(pte)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        assert child.stdout.readline() == b"{\n"
+        child.stdout.close()  # what `head -1` does after its line
+        err = child.stderr.read().decode()
+        code = child.wait(timeout=120)
+    assert "internal error" not in err and "Traceback" not in err, err
+    assert code == EXIT_OK, (code, err)

@@ -195,8 +195,9 @@ def test_summary_json_is_stable_and_complete(capsys: pytest.CaptureFixture[str])
         "constant_methods",
         "problems",
         "fit",
+        "needs",
     }
-    assert set(method) == set(MethodSummary.__dataclass_fields__) | {"what_if"}
+    assert set(method) == set(MethodSummary.__dataclass_fields__) | {"what_if", "numerics"}
     assert set(method["partitions"][0]) == set(PartitionSummary.__dataclass_fields__)
     assert main(["summary", str(path)]) == EXIT_OK
     text = capsys.readouterr().out

@@ -114,10 +114,15 @@ def xnn_delegates(program: Program) -> list[tuple[str, Delegate]]:
 def test_the_xnnpack_examples_ship() -> None:
     # Shipped examples that are missing are a failure, not a skip.
     assert [p.name for p in XNN_EXAMPLES] == [
+        "lrn_pow_xnnpack.pte",
+        "lrn_rsqrt_xnnpack.pte",
         "mv2_xnnpack_fp32.pte",
         "mv2_xnnpack_int8.pte",
+        "numerics_xnnpack_fp32.pte",
+        "numerics_xnnpack_int8.pte",
         "tiny_gpt_xnnpack.pte",
         "tiny_llama_xnnpack.pte",
+        "wide_xnnpack.pte",
         "xnnpack_lrn.pte",
         "xnnpack_ptd.pte",
     ]

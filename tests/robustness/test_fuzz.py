@@ -58,6 +58,9 @@ def test_bounded_fuzz_run() -> None:
         "etrecord",
         "bundle",
         "etdump",
+        "runtime-list",
+        "debug-buffer",
+        "etdump-debug",
     } <= kinds
     bad = [r for r in results if r["status"] not in ("ok", "format") or r.get("swallowed")]
     assert not bad, "\n".join(
@@ -67,7 +70,8 @@ def test_bounded_fuzz_run() -> None:
     )
     assert any(r["status"] == "format" for r in results)  # the mutations do break files
     # A corrupt side file is a problem on the view, never a lost program.
-    lost = [r for r in results if r["kind"] in ("etrecord", "etdump") and r["status"] != "ok"]
+    side_files = ("etrecord", "etdump", "debug-buffer", "etdump-debug")
+    lost = [r for r in results if r["kind"] in side_files and r["status"] != "ok"]
     assert not lost, [(r["target"], r["message"][:200], r["recipe"]) for r in lost[:5]]
     slow = [r for r in results if r["cpu"] > MAX_CPU_SECONDS or r["seconds"] > MAX_WALL_SECONDS]
     assert not slow, [(r["target"], r["cpu"], r["seconds"], r.get("recipe")) for r in slow[:5]]

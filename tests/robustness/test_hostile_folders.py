@@ -44,6 +44,16 @@ MUST_SAY: dict[str, tuple[str, ...]] = {
     "shared_methods": ("shared tables are refused",),
     "shared_events": ("shared tables are refused",),
     "shared_tosa_operators": ("shared tables are refused",),
+    "runtime_list_fifo": ("runtime list runtime_ops.txt: not read: it is a FIFO",),
+    "runtime_list_giant": ("(limit 1048576): not read",),
+    "runtime_list_brackets": ("line 1: nested deeper than 32 levels",),
+    "runtime_list_alias_bomb": ("line 1: an anchor is not read",),
+    "runtime_list_largest": ("missing kernel aten::avg_pool3d.out",),
+    "runtime_list_escapes": ("missing kernel cortex_m::",),
+    "debug_buffer_fifos": ("FIFO (named pipe), not a regular file",),
+    "debug_buffer_giant": ("(limit 4294967296): not read",),
+    "debug_buffer_outside": ("a symlink leads outside the program's folder",),
+    "debug_events_far": ("lie outside numerics_portable.debug_buffer.bin",),
     # Round two (issue 44): the cap or the problem each meets.
     "vulkan_shared_value_list": ("are not drawn as edges",),
     "coreml_many_constants": ("more than 10000 operations",),
@@ -58,6 +68,7 @@ MUST_SAY: dict[str, tuple[str, ...]] = {
 # another first).
 MUST_SAY_AT_10 = {
     "etrecord_json_values": ("JSON values",),
+    "runtime_list_endless_line": ("(limit 1048576): not read",),
     "vulkan_one_tensor": ("the first 10000 are shown",),
     "vulkan_many_tensors": ("values (limit 50000)",),
     "coreml_many_delegates": ("delegate entries (limit 5000)",),

@@ -181,6 +181,20 @@ def served_app(*models: Path, extension: bool = True) -> Iterator[App]:
         yield App(url, browser)
 
 
+def with_node_data(url: str, node_data: Path) -> str:
+    """The app URL Model Explorer printed, plus a node data file (as `--node_data_paths` adds
+    it): the model opens with that overlay applied."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qs(parts.query)
+    data = json.loads(query["data"][0])
+    data["nodeData"] = [str(node_data.resolve())]
+    data["nodeDataTargets"] = [""]
+    query["data"] = [json.dumps(data)]
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, doseq=True)))
+
+
 def screenshot_folder(test_module: str, fallback: Path) -> Path:
     """Where a browser test saves its screenshots: `$PTE_ADAPTER_SCREENSHOTS/<test module>/` when
     that variable is set (to keep them and look at them), else `fallback` (the test's own

@@ -26,7 +26,7 @@ from typing import Any
 
 from tests.support.examples import EXAMPLES
 from tests.support.fuzz_recipes import Recipe, apply_recipe, mutate
-from tests.support.fuzz_targets import Target, discover_targets
+from tests.support.fuzz_targets import RUNTIME_LISTS, Target, discover_targets
 
 REGRESSIONS = Path(__file__).resolve().parent / "fuzz_regressions"
 # Files a run copies: programs, bundles, data, sidecars, manifests, ETRecords (`.etrecord`, Arm's
@@ -90,10 +90,25 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise FuzzTimeout("hard time limit")
 
 
-def run_input(path: Path, hard_limit: float = 30.0, to_json: bool = True) -> Outcome:
-    """Convert one file (and serialise its graphs, as the server does) and classify the result.
+def _numerics(path: Path) -> None:
+    """The program's run compared with itself, as `pte-adapter numerics --reference` does: what
+    reads the debug buffer and the ETDump's debug values. Raises only what the command would."""
+    from pte_adapter.api import NumericsOptions, open_analysis
+    from pte_adapter.render.numerics_json import numerics_json
+    from pte_adapter.render.numerics_text import numerics_text
 
-    `seconds` times the conversion only.
+    result = open_analysis(path, numerics=NumericsOptions(reference=path))
+    numerics_json(result)
+    numerics_text(result, everything=True)
+
+
+def run_input(
+    path: Path, hard_limit: float = 30.0, to_json: bool = True, numerics: bool = False
+) -> Outcome:
+    """Convert one file (and serialise its graphs, as the server does) and classify the result;
+    with `numerics`, also compare its run with itself.
+
+    `seconds` times the conversion (and the comparison) only.
     """
     from pte_adapter.errors import PteFormatError
     from pte_adapter.explorer.convert import convert_path
@@ -108,6 +123,8 @@ def run_input(path: Path, hard_limit: float = 30.0, to_json: bool = True) -> Out
     elapsed = cpu = None
     try:
         graphs = convert_path(path)
+        if numerics:
+            _numerics(path)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         if to_json:
             graphs_to_json(graphs)
@@ -127,6 +144,40 @@ def run_input(path: Path, hard_limit: float = 30.0, to_json: bool = True) -> Out
     return Outcome(status, elapsed, cpu, message, list(swallowed))
 
 
+_NEEDS: dict[Path, Any] = {}  # each program's needs, read once per worker (it is not mutated)
+
+
+def run_runtime_list(listed: Path, program: Path, hard_limit: float = 30.0) -> Outcome:
+    """Read a (mutated) runtime operator list and check the program's needs against it, with
+    every view of the check (`pte-adapter ops --runtime-ops`), and classify the result."""
+    from pte_adapter.analysis.load_check import check_load
+    from pte_adapter.api import open_analysis
+    from pte_adapter.container.runtime_list import read_runtime_list
+    from pte_adapter.errors import PteFormatError
+    from pte_adapter.render.load_report import ops_json, ops_text
+
+    if program not in _NEEDS:
+        _NEEDS[program] = open_analysis(program, profile=False).needs
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, hard_limit)
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        check = check_load(_NEEDS[program], read_runtime_list(listed), ["XnnpackBackend"])
+        ops_text(check.needs, check)
+        ops_json(check.needs, check)
+        status, message = "ok", ""
+    except PteFormatError as e:
+        status, message = "format", str(e)
+    except FuzzTimeout:
+        status, message = "FuzzTimeout", f"over {hard_limit} s"
+    except Exception as e:
+        status, message = type(e).__name__, str(e)[:500]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return Outcome(status, time.perf_counter() - t0, time.process_time() - c0, message)
+
+
 def _link_or_copy(src: Path, dst: Path) -> None:
     """A hard link where the file system allows it (the snapshot and the workers' copies share
     /dev/shm), else a copy. Safe because a workspace never writes into a file: `_write` puts a new
@@ -144,7 +195,7 @@ def _place_examples(source: Path, root: Path) -> None:
     for src in source.rglob("*"):
         if ".workers" in src.relative_to(source).parts:
             continue
-        if src.is_file() and src.suffix in COPIED:
+        if src.is_file() and (src.suffix in COPIED or src.parent.name == RUNTIME_LISTS):
             dst = root / src.relative_to(source)
             dst.parent.mkdir(parents=True, exist_ok=True)
             _link_or_copy(src, dst)
@@ -191,7 +242,9 @@ class Workspace:
         self.clean(target.mutate)
         self._write(target.mutate, self.mutated(target, recipe))
         try:
-            return run_input(self.root / target.convert, hard_limit, to_json)
+            if Path(target.mutate).parent.name == RUNTIME_LISTS:
+                return run_runtime_list(self.root / target.mutate, self.root / target.convert)
+            return run_input(self.root / target.convert, hard_limit, to_json, target.numerics)
         finally:
             self._write(target.mutate, self.clean(target.mutate))
 

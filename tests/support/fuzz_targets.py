@@ -48,6 +48,9 @@ class Target:
     # named groups of positions (Vulkan: call arguments, list items, dimensions, the table
     # vectors' elements; Core ML: the folder index's numbers, the specification's lengths).
     structure: dict[str, list[Any]] = field(default_factory=dict)
+    # Also compare the program's run with itself (`numerics --reference`): what reads the debug
+    # buffer and the ETDump's debug values, which a conversion never reads.
+    numerics: bool = False
 
     @property
     def name(self) -> str:
@@ -337,6 +340,27 @@ def discover_targets(examples: Path) -> list[Target]:
             targets.append(
                 Target("etdump", pte.name, etdump.name, [(0, size), (0, min(size, 512))])
             )
+    for listed in sorted((examples / RUNTIME_LISTS).glob("*")):
+        # A runtime's operator list (`ops --runtime-ops`): the text is aimed at as a whole and
+        # checked against a program that calls kernels it lists (`fuzz.run_runtime_list`).
+        program = RUNTIME_LIST_PROGRAMS.get(listed.name, "xnnpack_lrn.pte")
+        if (examples / program).exists():
+            rel = str(listed.relative_to(examples))
+            targets.append(Target("runtime-list", program, rel, [(0, listed.stat().st_size)]))
+    for buffer in sorted(examples.glob("*.debug_buffer.bin")):
+        # A debug buffer (and the ETDump whose debug events point into it) is read only when
+        # numbers are compared: a broken one is a problem of the numeric gap, never a lost view.
+        stem = buffer.name.removesuffix(".debug_buffer.bin")
+        pte, etdump = examples / f"{stem}.pte", examples / f"{stem}.etdp"
+        if pte.exists() and etdump.exists():
+            size = buffer.stat().st_size
+            targets.append(
+                Target("debug-buffer", pte.name, buffer.name, [(0, size)], numerics=True)
+            )
+            size = etdump.stat().st_size
+            targets.append(
+                Target("etdump-debug", pte.name, etdump.name, [(0, size)], numerics=True)
+            )
     for tosa in sorted(examples.glob("*_artifacts/*.tosa")):
         rel = str(tosa.relative_to(examples))
         rec = _Recorder(examples)
@@ -378,3 +402,10 @@ def _fields_target(
 
 
 FIELDS = ("lengths", "offsets", "tags", "tables")
+# The runtime operator lists (examples/runtimes/) and the program each is checked against: one
+# calling kernels the list has (with other kernel keys too), the pip runtime's against an island.
+RUNTIME_LISTS = "runtimes"
+RUNTIME_LIST_PROGRAMS = {
+    "mv2_lrn_ethosu85.selected_operators.yaml": "whatif_lrn_cpu_ethosu85.pte",
+    "undelegated.selected_operators.yaml": "cond.pte",
+}

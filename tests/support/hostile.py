@@ -33,6 +33,7 @@ from types import FrameType
 from typing import Any
 
 from tests.support.examples import EXAMPLES
+from tests.support.hostile_lists import LIST_NAME, RUNTIME_LIST_CASES
 from tests.support.hostile_programs import EXTRA_COMMANDS, PROGRAM_CASES
 from tests.support.links import link_like
 
@@ -508,9 +509,12 @@ def case_shared_events(folder: Path, scale: int) -> Path:
     return pte
 
 
+CASES.update(RUNTIME_LIST_CASES)  # hostile runtime operator lists (`ops --runtime-ops`)
+# The debug-buffer cases (issue 43) are in their own module; importing it registers them.
+from tests.support import hostile_debug  # noqa: E402, F401
+
 # Round two (issue 44): programs and payloads whose few bytes multiplied the work after reading.
 CASES.update(PROGRAM_CASES)
-
 
 # --- running them -----------------------------------------------------------------------------
 
@@ -521,8 +525,18 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("size", "{pte}"),
     ("diff", "{pte}", "{pte}"),
     ("profile", "{pte}"),
+    ("numerics", "{pte}"),
     ("report", "{pte}", "-o", "{folder}/report.html"),
     ("export", "{pte}", "-o", "{out}/graph.json"),
+    ("ops", "{pte}", "--yaml"),
+    (
+        "ops",
+        "{pte}",
+        "--runtime-ops",
+        "{folder}/" + LIST_NAME,
+        "--runtime-backends",
+        "XnnpackBackend",
+    ),
 )
 EXIT_INTERNAL = 4
 HARD_LIMIT_S = 20.0

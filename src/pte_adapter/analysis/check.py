@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pte_adapter.analysis.profile.report_types import DriftJSON
 from pte_adapter.analysis.summary import MethodSummary
 
 
@@ -26,9 +27,15 @@ class Limits:
     method: str | None = None  # check only this method
     # Most CPU islands an export setting alone would fix (what_if.EASY_FIXES).
     max_fixable_islands: int | None = None
+    # A runtime's operator list or backends were given: a program it cannot load fails
+    # (analysis/load_check.py).
+    runtime: bool = False
+    # Most the measured latency may change over the runs, in percent, either way (an ETDump's
+    # drift: analysis/profile/drift.py).
+    max_drift: float | None = None
 
     def any_limit(self) -> bool:
-        return any(
+        return self.runtime or any(
             x is not None
             for x in (
                 self.max_partitions,
@@ -36,6 +43,7 @@ class Limits:
                 self.max_cpu_ops,
                 self.max_cpu_islands,
                 self.max_fixable_islands,
+                self.max_drift,
             )
         )
 
@@ -50,11 +58,13 @@ class MethodCheck:
     islands: int
     fixable: list[str] = field(default_factory=list)  # those islands: "CPU island 2: <fix>"
     failed: list[str] = field(default_factory=list)  # limit names exceeded, in Limits' order
+    # With --max-drift: the method's runs over time (None: the ETDump has no runs of it).
+    drift: DriftJSON | None = None
 
     @property
     def too_many(self) -> bool:
         """A "too many" limit failed: the CPU ops that split the graph are worth naming."""
-        return any(f != "min_partitions" for f in self.failed)
+        return any(f not in ("min_partitions", "max_drift") for f in self.failed)
 
 
 @dataclass
@@ -70,7 +80,7 @@ class CheckResult:
 
 NO_LIMIT = (
     "no limit given: pass at least one of --max-partitions, --min-partitions, --max-cpu-ops, "
-    "--max-cpu-islands, --max-fixable-islands"
+    "--max-cpu-islands, --max-fixable-islands, --runtime-ops, --runtime-backends, --max-drift"
 )
 
 
@@ -78,9 +88,11 @@ def run_check(
     methods: list[MethodSummary],
     limits: Limits,
     fixable: dict[str, list[str]] | None = None,
+    drift: dict[str, DriftJSON] | None = None,
 ) -> CheckResult:
     """Check every method (or `limits.method`) against the limits; `fixable`: per method, its
-    islands an export setting alone would fix (the what-if)."""
+    islands an export setting alone would fix (the what-if); `drift`: per method that ran, its
+    runs over time (with `max_drift`)."""
     if not limits.any_limit():
         raise CheckUsageError(NO_LIMIT)
     names = [m.name for m in methods]
@@ -96,8 +108,21 @@ def run_check(
             result.unused_backend = used
     for m in methods:
         if limits.method is None or m.name == limits.method:
-            result.methods.append(_check_method(m, limits, (fixable or {}).get(m.name, [])))
+            checked = _check_method(m, limits, (fixable or {}).get(m.name, []))
+            if limits.max_drift is not None:
+                checked.drift = (drift or {}).get(m.name)
+                if drift_exceeded(checked.drift, limits.max_drift):
+                    checked.failed.append("max_drift")
+            result.methods.append(checked)
     return result
+
+
+def drift_exceeded(drift: DriftJSON | None, limit: float) -> bool:
+    """The latency changed more than `limit` percent either way, or could not be measured (no
+    runs, too few): a gate never passes on what it did not see."""
+    if drift is None or drift["change_pct"] is None:
+        return True
+    return abs(drift["change_pct"]) > limit
 
 
 def _check_method(m: MethodSummary, limits: Limits, fixable: list[str]) -> MethodCheck:

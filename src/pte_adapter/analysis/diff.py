@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Generic, TypeVar
 
+from pte_adapter.analysis.measured_diff import MeasuredDiff, measured_diff
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.size import SizeReport
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
@@ -129,6 +130,8 @@ class ProgramDiff:
     size: SizeDiff
     delegates_size: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]
     regressions: list[Regression] = field(default_factory=list)
+    # With an ETDump beside either program: what the change saved, measured (measured_diff.py).
+    measured: MeasuredDiff | None = None
 
 
 def _stat_sum(s: MethodSummary, key: str) -> int | None:
@@ -270,4 +273,9 @@ def diff_programs(before: ProgramAnalysis, after: ProgramAnalysis) -> ProgramDif
         size=_size_diff(size_b, size_a),
         delegates_size=(size_b.delegate_totals(), size_a.delegate_totals()),
         regressions=regressions(methods),
+        measured=measured_diff(
+            before,
+            after,
+            {m.name: m.cpu_compute_ops_removed for m in methods if m.status == "both"},
+        ),
     )

@@ -11,6 +11,7 @@ first use and kept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
 from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
@@ -18,6 +19,13 @@ from pte_adapter.analysis.bundle_size import file_size_report
 from pte_adapter.analysis.constants import ConstantValue, MethodConstants, method_constants
 from pte_adapter.analysis.deployment import DeploymentMap, deployment_map
 from pte_adapter.analysis.memory import MethodMemory, method_memory
+from pte_adapter.analysis.needs import (
+    KernelKey,
+    RuntimeNeeds,
+    merge_needs,
+    method_kernel_keys,
+    method_needs,
+)
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
 from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
@@ -39,6 +47,9 @@ from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.container.etdump import ETDump
 from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Method, Program
+
+if TYPE_CHECKING:  # the numeric gap is made by `api/numerics.py`, when asked for
+    from pte_adapter.analysis.numerics.rows import MethodNumerics, ProgramNumerics
 
 
 @dataclass
@@ -62,6 +73,12 @@ class MethodAnalysis:
     tests: MethodTests | None = None  # its bundled test cases, when read from a bundle
     # What fixing each CPU island would buy, and fixing them all (analysis/what_if.py).
     what_if: MethodWhatIf | None = None
+    # Each KernelCall's kernel key (dtypes and dim orders), and the kernels and backends the
+    # method needs from a runtime (analysis/needs.py).
+    kernel_keys: dict[int, KernelKey] = field(default_factory=dict)
+    needs: RuntimeNeeds = field(default_factory=RuntimeNeeds)
+    # The numeric gap of a recorded run (analysis/numerics/), when it was asked for.
+    numerics: MethodNumerics | None = None
 
     @property
     def name(self) -> str:
@@ -92,6 +109,11 @@ class ProgramAnalysis:
     bundle: BundleAnalysis | None = None
     # The deployment memory map: what lands in which memory, the runner's pool sizes (fit).
     deployment: DeploymentMap | None = None
+    # The kernels and backends the program needs from a runtime: its methods' merged.
+    needs: RuntimeNeeds = field(default_factory=RuntimeNeeds)
+    # The numeric gap of a recorded run (`api/numerics.py`), when asked for; or why there is none.
+    numerics: ProgramNumerics | None = None
+    numerics_error: PteFormatError | None = None
     _size: SizeReport | None = field(default=None, repr=False)
 
     def method(self, name: str) -> MethodAnalysis | None:
@@ -117,6 +139,8 @@ def analyse_method(
     summary = method_summary(method, parts, source, psources, reasons, estimate, memory)
     summary.problems.extend(constants.problems)
     roles = partition_roles(parts)
+    keys, key_problems = method_kernel_keys(method)
+    label = str(program.path) if program is not None and program.path is not None else ""
     return MethodAnalysis(
         method=method,
         partitions=parts,
@@ -131,6 +155,8 @@ def analyse_method(
         summary=summary,
         constants=constants,
         what_if=method_what_if(method, parts, reasons, psources),
+        kernel_keys=keys,
+        needs=method_needs(label, method, parts, source, keys, key_problems),
     )
 
 
@@ -167,6 +193,7 @@ def analyse(
     ]
     constants = {m.name: m.constants.returns for m in methods if m.is_constant}
     result = ProgramAnalysis(program, methods, source, problems, constants)
+    result.needs = merge_needs([m.needs for m in methods])
     result.deployment = deployment_map(
         program, {m.name: m.partitions for m in methods}, {m.name: m.memory for m in methods}
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
+from pte_adapter.api.numerics import AotUnavailable, NumericsOptions, add_numerics
 from pte_adapter.api.report import Report, Summary
 from pte_adapter.api.sidefiles import EtDumpChoice, choose_etdump, choose_etrecord
 from pte_adapter.container import files
@@ -37,6 +38,8 @@ from pte_adapter.program.reader import read_program
 from pte_adapter.render.summary_json import summary_json
 
 __all__ = [
+    "AotUnavailable",
+    "NumericsOptions",
     "ProgramAnalysis",
     "Report",
     "Summary",
@@ -182,23 +185,31 @@ def open_analysis(
     etdump: str | Path | None = None,
     profile: bool = True,
     time_scale: TimeScale | None = None,
+    numerics: NumericsOptions | None = None,
 ) -> ProgramAnalysis:
     """Load and analyse a program with its side files: the ETRecord and, when `profile`, the
     ETDump (`etdump`, else the one beside it by any of its names: `api/sidefiles.py`), its ticks
     in `time_scale`, else the scale its file name gives, else nanoseconds. An ETDump that cannot
     be used (corrupt, recorded running another program, or one of two that fit) is kept as the
-    analysis's `profile_error`; what was noticed on the way is in its `problems`."""
+    analysis's `profile_error`; what was noticed on the way is in its `problems`.
+
+    With `numerics`, the run's intermediate outputs (its debug buffer) are compared as it says
+    (`api/numerics.py`): `result.numerics`, or why not in `result.numerics_error`; raises
+    `AotUnavailable` when `numerics.aot` is asked for without torch and executorch."""
     program = load(path, etrecord=etrecord)
     choice = EtDumpChoice()
-    if profile:
+    if profile or numerics is not None:
         choice = choose_etdump(program, Path(path), Path(etdump) if etdump is not None else None)
     scale = time_scale or choice.time_scale or NANOSECONDS
     result = analyse(program, choice.dump, time_scale=scale)
-    result.problems.extend(choice.problems)
+    said = choice.problems + (choice.debug_buffer_note if numerics is None else [])
+    result.problems.extend(said)
     if result.profile_summary is not None:
-        result.profile_summary["problems"].extend(choice.problems)
+        result.profile_summary["problems"].extend(said)
     if choice.error is not None:
         result.profile_error = choice.error
+    if numerics is not None:
+        add_numerics(result, choice, numerics)
     return result
 
 
@@ -213,12 +224,13 @@ def _analysis(
     program: str | Path | Program | ProgramAnalysis,
     etrecord: str | Path | None = None,
     etdump: str | Path | None = None,
+    numerics: NumericsOptions | None = None,
 ) -> ProgramAnalysis:
     if isinstance(program, ProgramAnalysis):
         return program
     if isinstance(program, Program):
         return analyse(program)
-    return open_analysis(program, etrecord=etrecord, etdump=etdump)
+    return open_analysis(program, etrecord=etrecord, etdump=etdump, numerics=numerics)
 
 
 def report(
@@ -227,8 +239,10 @@ def report(
     *,
     etrecord: str | Path | None = None,
     etdump: str | Path | None = None,
+    numerics: NumericsOptions | None = None,
 ) -> Report:
     """The report of a program (its ETRecord and ETDump found beside it, or named), or, with
-    `after`, the comparison of two: `.html`, `.save(path)`, and inline in a notebook."""
-    before = _analysis(program, etrecord, etdump)
+    `after`, the comparison of two: `.html`, `.save(path)`, and inline in a notebook. With
+    `numerics` (a path to open, not an analysis already made), its numeric gap too."""
+    before = _analysis(program, etrecord, etdump, numerics)
     return Report(before, _analysis(after) if after is not None else None)

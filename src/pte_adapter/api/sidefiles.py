@@ -15,8 +15,13 @@ is looked at. Otherwise every candidate that exists is considered:
   fit, neither is used and one problem names both, since picking one silently could show the
   wrong build's layers or times.
 
-`debug_buffer.bin`, which the FVP scripts decode beside `etdump.bin` (intermediate outputs for the
-Inspector's numerical comparison), is never read: a note says so.
+| debug buffer | `<stem>.debug_buffer.bin`, `<stem>_debug_output.bin` (under the program's stem, and the ETDump's); `debug_buffer.bin`, `debug_output.bin` beside the ETDump | the runtime's `write_etdump_result_to_file(etdump, debug_buffer)`; Arm's FVP scripts (`debug_buffer.bin` beside `etdump.bin`); ExecuTorch's runners (`debug_output.bin`) |
+
+The debug buffer holds the intermediate outputs the ETDump's debug events point into. It is read
+only when numbers are compared (`pte-adapter numerics`, `--reference`, `--aot`), given
+(`--debug-buffer`, which wins) or found by these names; among several, the one every logged tensor
+of the ETDump fits in is used (two that fit: neither, as above). A conversion without numerics only
+notes that one is there.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from pte_adapter.analysis.profile.join import join_profile
 from pte_adapter.analysis.profile.time_scale import TimeScale, scale_in_name
 from pte_adapter.analysis.source_match import match_source
 from pte_adapter.container import files
-from pte_adapter.container.etdump import ETDump, load_etdump
+from pte_adapter.container.debug_buffer import DebugBuffer, elements, load_debug_buffer
+from pte_adapter.container.etdump import ETDump, TensorRef, load_etdump
 from pte_adapter.container.etrecord import EtRecord, read_etrecord
 from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Program
@@ -39,6 +45,9 @@ from pte_adapter.program.model import Program
 ETRECORD_NAMES: Final = ("{stem}.etrecord", "{stem}_etrecord.bin", "etrecord.bin")
 ETDUMP_NAMES: Final = ("{stem}.etdp", "{stem}.etdump", "etdump.bin")
 DEBUG_BUFFER: Final = "debug_buffer.bin"
+# Under a stem (the program's, and the ETDump's), then beside the ETDump whatever its name.
+DEBUG_BUFFER_STEM_NAMES: Final = ("{stem}.debug_buffer.bin", "{stem}_debug_output.bin")
+DEBUG_BUFFER_NAMES: Final = (DEBUG_BUFFER, "debug_output.bin")
 
 
 @dataclass(frozen=True)
@@ -170,18 +179,137 @@ class EtDumpChoice:
     time_scale: TimeScale | None = None  # from the ETDump's name, when it names one
     error: PteFormatError | None = None  # the one ETDump beside it cannot be used
     problems: list[str] = field(default_factory=list)
+    path: Path | None = None  # the ETDump used
+    # That a debug buffer lies beside it, said when no numbers are compared (they read it).
+    debug_buffer_note: list[str] = field(default_factory=list)
 
 
-def _debug_buffer_note(dump_path: Path) -> list[str]:
-    try:
-        if not files.probe(dump_path.parent / DEBUG_BUFFER):
-            return []
-    except PteFormatError:
+def debug_buffer_candidates(program_path: Path, dump_path: Path) -> list[Candidate]:
+    """The debug buffers by every name they go by (module docstring), each file once."""
+    out: list[Candidate] = []
+    seen: set[Path] = set()
+    stems = dict.fromkeys((program_path.stem, dump_path.stem.split(".")[0]))
+    names = [
+        (p.format(stem=s), p.replace("{stem}", "<stem>"))
+        for s in stems
+        for p in DEBUG_BUFFER_STEM_NAMES
+    ]
+    for folder, pairs in (
+        (program_path.parent, names),
+        (dump_path.parent, names + [(n, n) for n in DEBUG_BUFFER_NAMES]),
+    ):
+        for name, rule in pairs:
+            path = folder / name
+            if path not in seen:
+                seen.add(path)
+                found = _exists(path, rule)
+                out += [found] if found is not None else []
+    return out
+
+
+def _debug_buffer_note(program_path: Path, dump_path: Path) -> list[str]:
+    """A conversion without numerics reads no debug buffer; it says that one is there."""
+    found = [c for c in debug_buffer_candidates(program_path, dump_path) if c.error is None]
+    if not found:
         return []
     return [
-        f"{DEBUG_BUFFER} beside {dump_path.name} is not read: it holds intermediate outputs for "
-        "the Inspector's numerical comparison, not times"
+        f"{found[0].path.name} beside {dump_path.name} holds intermediate outputs, read when "
+        "numbers are compared: pte-adapter numerics (--reference OTHER.pte or --aot)"
     ]
+
+
+def misfit(buffer: DebugBuffer, dump: ETDump) -> str:
+    """'' when every tensor the ETDump logged lies inside the debug buffer, else one line."""
+    from pte_adapter.analysis.numerics.logged import element_size
+
+    refs: list[TensorRef] = []
+    for run in dump.runs:
+        for e in run.debug_events:
+            try:
+                refs += e.value.tensors if e.value is not None else ()
+            except PteFormatError:  # the numerics say so, run by run
+                continue
+    if buffer.size == 0 and refs:
+        return (
+            f"{buffer.name} is empty: it holds none of the {len(refs)} tensors {dump.name} logged"
+        )
+    outside = 0
+    for t in refs:
+        try:
+            nbytes = elements(t) * element_size(t)
+        except PteFormatError:
+            outside += 1
+            continue
+        # An empty tensor holds no bytes (the runtime logs it at offset -1).
+        outside += nbytes > 0 and (t.offset < 0 or t.offset + nbytes > buffer.size)
+    if not outside:
+        return ""
+    return (
+        f"{outside} of the {len(refs)} tensors {dump.name} logged lie outside {buffer.name} "
+        f"({buffer.size} bytes): a debug buffer of another run, or cut short?"
+    )
+
+
+@dataclass
+class DebugBufferChoice:
+    buffer: DebugBuffer | None = None
+    problem: str = ""  # why none is used, or what is wrong with the one used
+    problems: list[str] = field(default_factory=list)  # the candidates not used
+
+
+def choose_debug_buffer(
+    program_path: Path, dump_path: Path | None, dump: ETDump, given: Path | None
+) -> DebugBufferChoice:
+    """The debug buffer given, else the one beside the ETDump that fits it (module docstring).
+    Raises nothing: a buffer that cannot be used is the choice's `problem`."""
+    choice = DebugBufferChoice()
+    if given is not None:
+        found = [Candidate(given, "given")]
+    elif dump_path is not None:
+        found = debug_buffer_candidates(program_path, dump_path)
+    else:
+        found = []
+    if not found:
+        where = f"beside {dump_path.name}" if dump_path is not None else "given"
+        choice.problem = (
+            f"no debug buffer {where} (looked for "
+            f"{', '.join(c for c in _buffer_names(program_path, dump_path))}): pass --debug-buffer"
+        )
+        return choice
+    read = []
+    for c in found:
+        try:
+            if c.error is not None:
+                raise c.error
+            inside = None if given is not None else c.path.parent
+            read.append((c, load_debug_buffer(c.path, inside=inside)))
+        except PteFormatError as e:
+            choice.problems.append(f"debug buffer not used: {e}")
+    if len(found) == 1:
+        if read:
+            choice.buffer = read[0][1]
+            choice.problem = misfit(choice.buffer, dump)
+        else:
+            choice.problem = choice.problems.pop()
+        return choice
+    fits = [(c, b) for c, b in read if not misfit(b, dump)]
+    if len(fits) == 1:
+        choice.buffer = fits[0][1]
+    elif fits:
+        how = "pass the one to use with --debug-buffer, or remove the other"
+        choice.problem = ambiguity("debug buffer", [c for c, _ in fits], how)
+    else:
+        choice.problem = (
+            "; ".join(choice.problems + [misfit(b, dump) for _, b in read])
+            or "no debug buffer fits the ETDump"
+        )
+    return choice
+
+
+def _buffer_names(program_path: Path, dump_path: Path | None) -> list[str]:
+    stem = program_path.stem
+    names = [p.format(stem=stem) for p in DEBUG_BUFFER_STEM_NAMES]
+    return names + (list(DEBUG_BUFFER_NAMES) if dump_path is not None else [])
 
 
 def choose_etdump(program: Program, program_path: Path, given: Path | None) -> EtDumpChoice:
@@ -207,7 +335,8 @@ def choose_etdump(program: Program, program_path: Path, given: Path | None) -> E
     if len(found) == 1:
         if read:
             choice.dump, choice.time_scale = read[0][1], found[0].time_scale
-        choice.problems += _debug_buffer_note(found[0].path)
+            choice.path = found[0].path
+        choice.debug_buffer_note = _debug_buffer_note(program_path, found[0].path)
         return choice
     if not read:  # several, none readable: the error says why, as for one
         shown = "; ".join(p.removeprefix("ETDump not used: ") for p in choice.problems[:3])
@@ -218,11 +347,14 @@ def choose_etdump(program: Program, program_path: Path, given: Path | None) -> E
             part=program_path.name,
         )
         return choice
-    return _fitting_etdump(program, read, choice)
+    return _fitting_etdump(program, program_path, read, choice)
 
 
 def _fitting_etdump(
-    program: Program, read: list[tuple[Candidate, ETDump]], choice: EtDumpChoice
+    program: Program,
+    program_path: Path,
+    read: list[tuple[Candidate, ETDump]],
+    choice: EtDumpChoice,
 ) -> EtDumpChoice:
     fits = []
     for c, dump in read:
@@ -234,8 +366,8 @@ def _fitting_etdump(
             fits.append((c, dump))
     if len(fits) == 1:
         ((c, dump),) = fits
-        choice.dump, choice.time_scale = dump, c.time_scale
-        choice.problems += _debug_buffer_note(c.path)
+        choice.dump, choice.time_scale, choice.path = dump, c.time_scale, c.path
+        choice.debug_buffer_note = _debug_buffer_note(program_path, c.path)
     elif fits:
         how = "pass the one to use: pte-adapter profile PROGRAM ETDUMP, or remove the other"
         choice.error = PteFormatError(ambiguity("ETDump", [c for c, _ in fits], how))

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pte_adapter.cli.numerics import add_numerics_args, numerics_options, wants_numerics
 from pte_adapter.cli.profile import add_time_scale_args, time_scale_of
 from pte_adapter.cli.usage import EXIT_OK, UsageError, output_path, write_output
 
@@ -34,6 +35,7 @@ def add_parser(sub: Any) -> None:
         help="also write a node-data file colouring NPU operations by estimated cycles",
     )
     add_time_scale_args(p)  # for the ETDump beside the model, whose times go on the graph
+    add_numerics_args(p)  # the numeric gap on the graph: nodes, partitions, the accuracy line
     p.set_defaults(func=run)
 
 
@@ -67,13 +69,17 @@ def _with_etdump(args: argparse.Namespace) -> Callable[[Path], ProgramAnalysis]:
     """How the adapter opens a program, in the time scale the command line gives."""
 
     def open_program(path: Path) -> ProgramAnalysis:
-        from pte_adapter.api import open_analysis
+        from pte_adapter.api import AotUnavailable, open_analysis
 
         try:
             scale = time_scale_of(args)
         except ValueError as e:
             raise UsageError(str(e)) from e
-        return open_analysis(path, time_scale=scale)
+        numerics = numerics_options(args) if wants_numerics(args) else None
+        try:
+            return open_analysis(path, etdump=args.etdump, time_scale=scale, numerics=numerics)
+        except AotUnavailable as e:
+            raise UsageError(str(e)) from e
 
     return open_program
 

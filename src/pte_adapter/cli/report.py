@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pte_adapter.cli.usage import ETRECORD_HELP, EXIT_OK, output_path, write_output
+from pte_adapter.cli.numerics import add_numerics_args, numerics_options, wants_numerics
+from pte_adapter.cli.usage import ETRECORD_HELP, EXIT_OK, UsageError, output_path, write_output
 
 DEFAULT_OUTPUT = "report.html"
 
@@ -23,14 +24,21 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
     p.add_argument("--etrecord", help=ETRECORD_HELP)
     p.add_argument("--etdump", help="the ETDump (default: <stem>.etdp beside the .pte)")
+    add_numerics_args(p, etdump=False)  # the numeric gap: SNR above the strip, its table
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pte_adapter.api import report
+    from pte_adapter.api import AotUnavailable, report
 
     out = output_path(args.output, DEFAULT_OUTPUT)
-    rep = report(args.model, args.after, etrecord=args.etrecord, etdump=args.etdump)
+    numerics = numerics_options(args) if wants_numerics(args) else None
+    try:
+        rep = report(
+            args.model, args.after, etrecord=args.etrecord, etdump=args.etdump, numerics=numerics
+        )
+    except AotUnavailable as e:
+        raise UsageError(str(e)) from e
     text = rep.html
     write_output(out, text)
     print(f"wrote {out} ({len(text.encode()) / 1024:.0f} KiB)")

@@ -6,7 +6,9 @@ FlatBuffer — bytes 0-3 hold the length of the buffer that follows, whose ident
 The root holds one `RunData` per event block the runtime opened: loading a method gives a block
 named "Default" (`Program::load_method`, `Method::init`), each `Method::execute` a block named
 "Execute". A block's events are profile events (name, chain and instruction, or the delegate's own
-debug id, start/end ticks), allocation events and debug events (intermediate values).
+debug id, start/end ticks), allocation events and debug events (intermediate values: each a
+`LoggedValue`, whose tensors are references into the run's debug buffer, read by
+`container/debug_buffer.py`; scalars are stored in the event itself).
 
 The ETDump does not name the method a block ran: `join.py` finds it from the instructions.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Final
 
@@ -43,6 +46,8 @@ _ALLOC = TABLES["AllocationEvent"]
 _DEBUG = TABLES["DebugEvent"]
 _VALUE = TABLES["Value"]
 _ALLOCATOR = TABLES["Allocator"]
+_TENSOR = TABLES["Tensor"]
+_TENSOR_LIST = TABLES["TensorList"]
 _PROFILE_SCALARS: Final = tuple(
     _PROFILE[f]
     for f in ("chain_index", "instruction_id", "delegate_debug_id_int", "start_time", "end_time")
@@ -88,6 +93,38 @@ class AllocationEvent:
     size: int
 
 
+# Dimensions of a logged tensor (ExecuTorch's kTensorDimensionLimit is 16); a deeper one is refused.
+MAX_RANK: Final = 16
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """A logged tensor: its dtype, sizes and where its bytes start in the debug buffer (the bytes
+    are `elements x element size` from there, dense: `container/debug_buffer.py`)."""
+
+    scalar_type: int  # ScalarType value (`scalar_type_name` names it)
+    sizes: tuple[int, ...]
+    offset: int  # in the debug buffer; as recorded (it may be negative or past the end)
+    strides: tuple[int, ...] = ()
+
+    @property
+    def dtype(self) -> str:
+        return scalar_type_name(self.scalar_type)
+
+
+@dataclass(frozen=True)
+class LoggedValue:
+    """What one debug event logged: a tensor or a list of them (in the debug buffer), or a
+    scalar (in the ETDump itself)."""
+
+    kind: str  # its ValueType: "Tensor", "TensorList", "Int", "Bool", "Float", "Double", ...
+    tensors: tuple[TensorRef, ...] = ()
+    scalar: int | float | bool | str | None = None
+    # Logged as one of the method's outputs at the end of the run (`Value.output`), not as an
+    # instruction's.
+    is_output: bool = False
+
+
 @dataclass(frozen=True)
 class DebugEvent:
     index: int
@@ -97,6 +134,24 @@ class DebugEvent:
     delegate_debug_id_int: int
     delegate_debug_id_str: str
     value_type: str  # the ValueType of its entry ("Tensor", "Int", ...); "" when absent
+    # Its `Value` table, read into a LoggedValue on first use (`value`): a view that compares no
+    # numbers (the measured-time overlay) never pays for the tensors' sizes and offsets.
+    entry: Table | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def value(self) -> LoggedValue | None:
+        """What it logged; raises `PteFormatError` when its table is malformed."""
+        return _read_value(self.value_type, self.entry) if self.entry is not None else None
+
+    @property
+    def is_delegate_internal(self) -> bool:
+        """Logged by a delegate about its own work, with its own debug id."""
+        return self.delegate_debug_id_int != -1 or bool(self.delegate_debug_id_str)
+
+
+def scalar_type_name(tag: int) -> str:
+    """`FLOAT`, `CHAR`, ... (the ScalarType enum's names); `ScalarType_<n>` for another value."""
+    return ENUMS["ScalarType"].get(tag, f"ScalarType_{tag}")
 
 
 @dataclass
@@ -267,4 +322,51 @@ def _read_debug(index: int, t: Table) -> DebugEvent:
         delegate_debug_id_int=_num(t, _DEBUG["delegate_debug_id_int"]),
         delegate_debug_id_str=_text(t, _DEBUG["delegate_debug_id_str"]),
         value_type=value_type,
+        entry=entry,
+    )
+
+
+_SCALARS: Final = {
+    "Int": ("int_value", "Int", "int_val"),
+    "Bool": ("bool_value", "Bool", "bool_val"),
+    "Float": ("float_value", "Float", "float_val"),
+    "Double": ("double_value", "Double", "double_val"),
+}
+
+
+def _read_value(kind: str, entry: Table) -> LoggedValue:
+    """A debug event's `Value`: its tensors' references, or its scalar."""
+    output = entry.table(_VALUE["output"].slot, "output")
+    is_output = output is not None and bool(_num(output, TABLES["Bool"]["bool_val"]))
+    tensors: tuple[TensorRef, ...] = ()
+    scalar: int | float | bool | str | None = None
+    if kind == "Tensor":
+        one = entry.table(_VALUE["tensor"].slot, "tensor")
+        tensors = (_read_tensor(one),) if one is not None else ()
+    elif kind == "TensorList":
+        tl = entry.table(_VALUE["tensor_list"].slot, "tensor_list")
+        if tl is not None:
+            tensors = tuple(
+                _read_tensor(x) for x in tl.iter_tables(_TENSOR_LIST["tensors"].slot, "tensors")
+            )
+    elif kind in _SCALARS:
+        field_name, table_name, value_name = _SCALARS[kind]
+        holder = entry.table(_VALUE[field_name].slot, field_name)
+        if holder is not None:
+            spec = TABLES[table_name][value_name]
+            raw = holder.scalar(spec.slot, spec.fmt, spec.default)
+            scalar = bool(raw) if kind == "Bool" else raw
+    return LoggedValue(kind, tensors, scalar, is_output)
+
+
+def _read_tensor(t: Table) -> TensorRef:
+    sizes = t.ints(_TENSOR["sizes"].slot, "q", "sizes")
+    if len(sizes) > MAX_RANK:
+        raise t.fb.error(f"a logged tensor of {len(sizes)} dimensions (limit {MAX_RANK})", t.pos)
+    strides = t.ints(_TENSOR["strides"].slot, "q", "strides")[:MAX_RANK]
+    return TensorRef(
+        scalar_type=_num(t, _TENSOR["scalar_type"]),
+        sizes=tuple(sizes),
+        offset=_num(t, _TENSOR["offset"]),
+        strides=tuple(strides),
     )

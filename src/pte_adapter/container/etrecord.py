@@ -11,6 +11,10 @@ An ETRecord (`<stem>.etrecord`, written by `ETRecord.save`) is a zip. Only its J
   node has a `target` and string `metadata`: `debug_handle`, `nn_module_stack`
   (`key,path,class;key,path,class;...`, outermost module first), `stack_trace`, `torch_fn`; its
   `outputs` name tensors whose `sizes` the graph's `tensor_values` hold (kept when all static).
+  Its `from_node` metadata (a JSON text: the chain of nodes it was made from, each with its
+  graph's `graph_id`) gives the name of the node it came from in the ATen graph
+  (`exported_program`, whose graph id the part `export_graph_id` holds): the name ExecuTorch's
+  Inspector gives its rows (`conv2d_1`), read with one bounded pattern search, never parsed.
 
 Parts named `*_state_dict`, `*_constants`, `*_example_inputs`, `reference_outputs` and
 `representative_inputs` are pickles or torch archives: never opened. The work is bounded: the
@@ -23,9 +27,11 @@ graph nodes, and each debug handle's nodes (`MAX_NODES_PER_HANDLE`). Anything ma
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,6 +42,8 @@ IDENTIFIER = "ETRECORD_V0"
 DEBUG_HANDLE_MAP = "debug_handle_map"
 DELEGATE_MAP = "delegate_map"
 EDGE_PROGRAM = "edge_dialect_exported_program"
+ATEN_PROGRAM = "exported_program"
+EXPORT_GRAPH_ID = "export_graph_id"
 
 MAX_ENTRIES = 10_000  # zip members; a real ETRecord has ~4 per recorded graph
 MAX_JSON_PART = 64 << 20  # bytes of one JSON part after decompression
@@ -50,6 +58,11 @@ MAX_INFLATION = 64
 # was decomposed into share it (a handful; an instruction's join walks them all).
 MAX_NODES_PER_HANDLE = 1_000
 MAX_STACK_TEXT = 64 << 10  # characters of one stack trace kept
+MAX_PROVENANCE_TEXT = 64 << 10  # characters of one `from_node` text searched
+# One entry of a `from_node` chain as torch writes it (`NodeSource.to_dict`, keys in this order).
+_PROVENANCE = re.compile(
+    r'"name": "([^"\\]{1,256})", "target": "[^"\\]*", "graph_id": (-?\d{1,20})'
+)
 
 _PICKLED_SUFFIXES = ("_state_dict", "_constants", "_example_inputs")
 
@@ -66,6 +79,22 @@ class FxNode:
     torch_fn: str = ""
     # The static sizes of each tensor it outputs (an output with a symbolic size is left out).
     output_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    # Its `from_node` text (searched only when asked: `aten_name`, `origin`) and the ATen graph's
+    # id (the part `export_graph_id`), so a view that names no row pays nothing for them.
+    provenance: str = field(default="", repr=False)
+    export_graph: int | None = field(default=None, repr=False)
+
+    @cached_property
+    def aten_name(self) -> str:
+        """The node it came from in the ATen graph (`conv2d_1`: the Inspector's name for it when
+        the ETRecord holds that graph); "" when its provenance does not reach it."""
+        return _provenance(self.provenance, self.export_graph)[0]
+
+    @cached_property
+    def origin(self) -> str:
+        """The first node of its provenance: for a quantize/dequantize node, the node whose
+        output it quantizes (`relu_1`); "" when not recorded."""
+        return _provenance(self.provenance, self.export_graph)[1]
 
     @property
     def module(self) -> tuple[str, str] | None:
@@ -86,6 +115,9 @@ class EtRecordMethod:
 class EtRecord:
     source: str  # file name, for messages
     methods: dict[str, EtRecordMethod]
+    # It holds the ATen graph (`exported_program`): the Inspector then names its rows after it.
+    has_aten_graph: bool = False
+    path: Path | None = None  # where it was read from, when read from a file
 
 
 def read_etrecord(
@@ -96,7 +128,9 @@ def read_etrecord(
     label = name or (Path(file).name if isinstance(file, (str, Path)) else "<etrecord>")
     if isinstance(file, (str, Path)):
         with files.open_regular(Path(file), label, inside) as f:
-            return read_etrecord(f, label)
+            record = read_etrecord(f, label)
+        record.path = Path(file)
+        return record
     try:
         with zipfile.ZipFile(file) as zf:
             return _read(zf, label)
@@ -152,6 +186,10 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
             _json(zf, by_name[DELEGATE_MAP], label, budget), f"{label}:{DELEGATE_MAP}"
         )
 
+    export_graph = None
+    if EXPORT_GRAPH_ID in by_name:
+        raw_id = _json(zf, by_name[EXPORT_GRAPH_ID], label, budget)
+        export_graph = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
     methods: dict[str, EtRecordMethod] = {}
     for method_name, raw in handle_doc.items():
         part = f"{label}:{DEBUG_HANDLE_MAP}[{method_name!r}]"
@@ -173,7 +211,7 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
             continue
         doc = _json(zf, info, label, budget)
         method = methods[edge_method]
-        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget)
+        method.nodes = _graph_nodes(doc, f"{label}:{info.filename}", budget, export_graph)
         for node in method.nodes:
             if node.debug_handle is not None:
                 same = method.nodes_by_handle.setdefault(node.debug_handle, [])
@@ -184,7 +222,7 @@ def _read(zf: zipfile.ZipFile, label: str) -> EtRecord:
                         f"{node.debug_handle} (limit {MAX_NODES_PER_HANDLE})",
                         part=f"{label}:{info.filename}",
                     )
-    return EtRecord(label, methods)
+    return EtRecord(label, methods, ATEN_PROGRAM in by_name)
 
 
 def _edge_method(filename: str) -> str | None:
@@ -256,7 +294,9 @@ def _handle_list(v: Any, part: str) -> list[int]:
     return list(dict.fromkeys(out))  # a handle listed twice is one handle
 
 
-def _graph_nodes(doc: Any, part: str, budget: _Budget) -> list[FxNode]:
+def _graph_nodes(
+    doc: Any, part: str, budget: _Budget, export_graph: int | None = None
+) -> list[FxNode]:
     graph = _dict(
         _dict(_dict(doc, part).get("graph_module"), f"{part}:graph_module").get("graph"),
         f"{part}:graph",
@@ -284,9 +324,25 @@ def _graph_nodes(doc: Any, part: str, budget: _Budget) -> list[FxNode]:
                 stack_trace=_str(meta.get("stack_trace", ""), npart)[:MAX_STACK_TEXT],
                 torch_fn=_str(meta.get("torch_fn", ""), npart),
                 output_shapes=_output_shapes(node.get("outputs"), shapes),
+                provenance=_text_of(meta.get("from_node"))[:MAX_PROVENANCE_TEXT],
+                export_graph=export_graph,
             )
         )
     return nodes
+
+
+def _text_of(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _provenance(text: str, export_graph: int | None) -> tuple[str, str]:
+    """(`aten_name`, `origin`) of a node from its `from_node` text (FxNode)."""
+    aten, origin = "", ""
+    for m in _PROVENANCE.finditer(text):
+        origin = m.group(1)
+        if not aten and export_graph is not None and int(m.group(2)) == export_graph:
+            aten = m.group(1)
+    return aten, origin
 
 
 MAX_RANK = 16  # dimensions of a recorded tensor shape kept; deeper ones count as unknown

@@ -103,6 +103,11 @@ def open_regular(path: Path, part: str | None = None, inside: Path | None = None
     return os.fdopen(fd, "rb")
 
 
+def regular_size(f: BinaryIO) -> int:
+    """The size of an open regular file (`open_regular`), in bytes."""
+    return os.fstat(f.fileno()).st_size
+
+
 def read_regular(
     path: Path, limit: int, part: str | None = None, inside: Path | None = None
 ) -> bytes:

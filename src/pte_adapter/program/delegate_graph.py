@@ -21,6 +21,9 @@ class TensorInfo:
     # Bytes of its constant data stored inside the payload (None: not a constant, or stored
     # elsewhere, e.g. named data in a segment or a .ptd).
     constant_bytes: int | None = None
+    # Its per-tensor quantization as the payload records it (scale, zero point), beside the
+    # attributes that show it; None when not quantized per tensor.
+    quant: tuple[float, int] | None = None
 
 
 @dataclass
@@ -173,3 +176,6 @@ class DecodedDelegate:
     partitioner_report: PartitionerReport | None = None
     # Where its data lives on the device and how much of it (an NPU's: Ethos-U).
     memory: DelegateMemory | None = None
+    # Per output of the DelegateCall, in order: its per-tensor quantization (scale, zero point)
+    # when the payload records it; [] when the decoder does not say (numerics dequantize with it).
+    output_quant: list[tuple[float, int] | None] = field(default_factory=list)

@@ -32,8 +32,29 @@ def report_lines(result: CheckResult) -> list[str]:
     return [
         f"{m.summary.name}: {m.partitions} {_partitions_label(m, result.limits.backend)}, "
         f"{_plural(m.compute, 'CPU compute op')}, {_plural(m.islands, 'CPU island')}"
+        + (
+            f"; latency {_drift_change(m)} over the runs"
+            if result.limits.max_drift is not None
+            else ""
+        )
         for m in result.methods
     ]
+
+
+def _drift_change(m: MethodCheck) -> str:
+    d = m.drift
+    if d is None:
+        return "not measured (the ETDump has no run of this method)"
+    if d["change_pct"] is None:
+        return f"not measured ({d['text']})"
+    return f"changed {d['change_pct']:+.1f} %"
+
+
+def _drift_failure(m: MethodCheck, limit: float) -> str:
+    d = m.drift
+    if d is None or d["change_pct"] is None:
+        return f"latency drift {_drift_change(m)}: cannot be checked against {limit:g} %"
+    return f"latency changed {d['change_pct']:+.1f} % over the runs > {limit:g} %: {d['text']}"
 
 
 def failure_lines(result: CheckResult) -> list[str]:
@@ -52,6 +73,8 @@ def failure_lines(result: CheckResult) -> list[str]:
             "max_fixable_islands": f"{_plural(len(m.fixable), 'fixable CPU island')} > "
             f"{lim.max_fixable_islands}",
         }
+        if "max_drift" in m.failed and lim.max_drift is not None:
+            texts["max_drift"] = _drift_failure(m, lim.max_drift)
         lines.extend(f"FAIL {name}: {texts[f]}" for f in m.failed)
         if "max_fixable_islands" in m.failed:
             lines.extend(f"  fix {text}" for text in m.fixable)

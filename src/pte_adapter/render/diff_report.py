@@ -16,6 +16,7 @@ from pte_adapter.analysis.diff import (
 from pte_adapter.analysis.summary import PartitionSummary
 from pte_adapter.backends import CPU
 from pte_adapter.render.facts import counts_text, human_bytes
+from pte_adapter.render.measured_diff_report import measured_json, measured_lines
 
 LABELS: dict[str, str] = {
     "instructions": "instructions",
@@ -124,6 +125,7 @@ def diff_json(diff: ProgramDiff) -> dict[str, Any]:
         "delegates_size": {"before": diff.delegates_size[0], "after": diff.delegates_size[1]},
         "regressions": [regression_text(r) for r in diff.regressions],
         "notes": list(NOTES),
+        "measured": measured_json(diff.measured),
     }
 
 
@@ -237,9 +239,13 @@ def _size_lines(diff: ProgramDiff) -> list[str]:
 
 def text_diff_report(diff: ProgramDiff) -> str:
     lines = [f"diff {diff.before} -> {diff.after}"]
+    measured = measured_lines(diff.measured)
     for m in diff.methods:
         lines.append("")
         lines += _method_lines(m)
+        lines += measured.get(m.name, [])
+    if measured.get(""):
+        lines += ["", *measured[""]]
     lines.append("")
     lines += _size_lines(diff)
     lines.append("")

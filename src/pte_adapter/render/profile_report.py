@@ -7,7 +7,12 @@ import json
 import math
 from typing import Final
 
-from pte_adapter.analysis.profile.report_types import MethodTimes, ProfileSummary
+from pte_adapter.analysis.profile.report_types import (
+    DriftJSON,
+    DriftPart,
+    MethodTimes,
+    ProfileSummary,
+)
 from pte_adapter.render.time_text import TimeFormat, scale_text, time_format
 
 SPARKS: Final = "▁▂▃▄▅▆▇█"
@@ -67,9 +72,10 @@ def _header(summary: ProfileSummary) -> str:
 
 def _latency_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
     lat = m["latency"]
+    regimes = "  (two regimes: see drift)" if m["drift"]["where"] else ""
     lines = [
         f"  latency            median {t.bare(lat['median'])}  p10 {t.bare(lat['p10'])}  "
-        f"p90 {t.bare(lat['p90'])}  min {t.bare(lat['min'])}  max {t.bare(lat['max'])}"
+        f"p90 {t.bare(lat['p90'])}  min {t.bare(lat['min'])}  max {t.bare(lat['max'])}{regimes}"
     ]
     if t.unit != "ms" and m["latency_ms"]:
         ms = TimeFormat("ms", 1.0)
@@ -82,6 +88,9 @@ def _latency_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
         lines.append(
             f"  per run            {sparkline(runs)}  ({t.bare(min(runs))} .. {t.bare(max(runs))})"
         )
+        marks = run_marks(m["drift"], len(runs))
+        if marks:
+            lines.append(f"                     {marks}")
         counts = histogram(runs)
         lines.append(
             f"  distribution       {sparkline([float(c) for c in counts])}  "
@@ -98,6 +107,69 @@ def _latency_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
         )
     )
     return lines
+
+
+def run_marks(drift: DriftJSON, runs: int) -> str:
+    """A line under the per-run sparkline: `w` under each warm-up run, `^` under the onset, with
+    what they are; "" when there is neither."""
+    warm, onset = drift["warmup_runs"], drift["onset_run"]
+    if not warm and onset is None:
+        return ""
+    cells = [" "] * runs
+    for i in range(min(warm, runs)):
+        cells[i] = "w"
+    notes = [f"w: {warm} warm-up run{'s' if warm != 1 else ''} left out"] if warm else []
+    if onset is not None and 0 <= onset < runs:
+        cells[onset] = "^"
+        notes.append(f"^: onset, run {onset}")
+    return "".join(cells).rstrip() + "  (" + "; ".join(notes) + ")"
+
+
+def drift_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
+    """The runs over time: the drift's sentence, its figures, and where the time went."""
+    d = m["drift"]
+    lines = [f"  drift              {d['text']}"]
+    if d["first_ms"] is not None and d["state"] not in ("identical",):
+        slope = d["slope_ms_per_100_runs"]
+        lines.append(
+            f"                     first {t.bare(d['first_ms'])}  last {t.bare(d['last_ms'])}  "
+            f"change {d['change_pct']:+.1f} %  slope {t.bare(slope)} per 100 runs  "
+            f"(medians of {d['window']} runs; run-to-run noise {t.bare(d['noise_ms'])})"
+        )
+    where = d["where"]
+    if where is None:
+        return lines
+    (b0, b1), (a0, a1) = where["before_runs"], where["after_runs"]
+    lines.append(f"  where it changed   runs {b0}-{b1} -> runs {a0}-{a1} (medians):")
+    for part in [where["latency"], *where["partitions"][:5]]:
+        lines.append(_where_line(part, t))
+    changed = [s for s in where["split"] if s["before"] or s["after"]]
+    lines.append(
+        "    split: "
+        + ", ".join(
+            f"{SPLIT_LABELS.get(s['name'], s['name'])} {t.bare(s['before'])} -> "
+            f"{t.bare(s['after'])}"
+            for s in changed
+        )
+    )
+    if where["operators"]:
+        lines.append("    operators whose time changed most:")
+        lines.extend(_where_line(op, t, indent=6) for op in where["operators"])
+    return lines
+
+
+def _where_line(part: DriftPart, t: TimeFormat, indent: int = 4) -> str:
+    name = part["name"] if part["kind"] != "latency" else "latency"
+    share = (
+        f"  share {_pct(part['share_before'])} -> {_pct(part['share_after'])}"
+        if part["kind"] != "latency"
+        else ""
+    )
+    where = f"  ({part['partition']})" if part["partition"] else ""
+    return (
+        f"{' ' * indent}{name:<40} {t.bare(part['before']):>9} -> "
+        f"{t.bare(part['after']):>9}  ({part['change']:+.3f}){share}{where}"
+    )
 
 
 def _partition_lines(m: MethodTimes, t: TimeFormat) -> list[str]:
@@ -162,6 +234,7 @@ def text_profile(summary: ProfileSummary) -> str:
         lines.append("")
         lines.append(f"method {m['name']}: {m['runs']} runs")
         lines += _latency_lines(m, t)
+        lines += drift_lines(m, t)
         lines += _partition_lines(m, t)
     lines += _tail_lines(summary, t)
     return "\n".join(lines)

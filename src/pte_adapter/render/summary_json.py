@@ -9,11 +9,12 @@ from dataclasses import asdict
 from typing import Any
 
 from pte_adapter.analysis.npu_estimate import MethodEstimate
-from pte_adapter.analysis.program_analysis import ProgramAnalysis
+from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.render.bundle_facts import bundle_json
 from pte_adapter.render.constant_text import constant_json
 from pte_adapter.render.fit_report import fit_json
+from pte_adapter.render.ops_report import needs_json
 from pte_adapter.render.what_if_text import what_if_json
 
 
@@ -100,6 +101,15 @@ def method_json(s: MethodSummary) -> dict[str, Any]:
     return out
 
 
+def _numerics(m: MethodAnalysis) -> dict[str, Any] | None:
+    """The method's numeric gap (`render/numerics_json.py`, imported only when there is one)."""
+    if m.numerics is None:
+        return None
+    from pte_adapter.render.numerics_json import method_numerics_json
+
+    return method_numerics_json(m.numerics)
+
+
 def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
     """Per-method partition numbers as plain data (JSON-ready)."""
     program = result.program
@@ -109,9 +119,15 @@ def summary_json(result: ProgramAnalysis) -> dict[str, Any]:
         "etrecord": result.source.etrecord if result.source else None,
         "bundle": bundle_json(result.bundle),
         "methods": [
-            {**method_json(m.summary), "what_if": what_if_json(m.what_if)} for m in result.methods
+            {
+                **method_json(m.summary),
+                "what_if": what_if_json(m.what_if),
+                "numerics": _numerics(m),
+            }
+            for m in result.methods
         ],
         "constant_methods": {k: constant_json(v) for k, v in result.constant_methods.items()},
         "problems": list(result.problems),
         "fit": fit_json(result.deployment) if result.deployment is not None else None,
+        "needs": needs_json(result.needs),
     }

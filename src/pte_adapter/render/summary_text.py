@@ -16,6 +16,7 @@ from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 from pte_adapter.render.memory_facts import peak_text
+from pte_adapter.render.ops_report import needs_line
 from pte_adapter.render.what_if_text import outcome_text, scenario_lines, summarised_text
 
 
@@ -184,6 +185,7 @@ def text_report(result: ProgramAnalysis) -> str:
     ]
     if result.bundle:
         lines.append(f"bundle: {bundle_text(result.bundle)}")
+    lines.append(f"{needs_line(result.needs)} (pte-adapter ops lists them)")
     if result.source:
         lines.append(f"source layers from {result.source.etrecord}")
     for m in result.methods:
@@ -191,8 +193,14 @@ def text_report(result: ProgramAnalysis) -> str:
             lines.append("")
             lines += _method_lines(m.summary, _memory_lines(m), m.what_if)
             lines += bundle_method_lines(m)
+            if m.numerics is not None:
+                from pte_adapter.render.numerics_text import accuracy_line
+
+                lines.append(f"  {accuracy_line(m.numerics)}")
     lines += _constant_method_lines(result)
     lines += [f"problem: {problem}" for problem in result.problems]
+    if result.numerics_error is not None:
+        lines.append(f"problem: numerics: {result.numerics_error}")
     return "\n".join(lines)
 
 

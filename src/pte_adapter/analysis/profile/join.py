@@ -31,6 +31,8 @@ from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Program
 
 METHOD_EVENT: Final = "Method::execute"
+# The parts of a run's time (`time_split`), in display order.
+SPLIT_KEYS: Final = ("delegates", "cpu_compute", "glue", "control", "runtime")
 KERNEL_EVENT_PREFIX: Final = "native_call_"
 # Instruction event name -> the instruction kind it is logged for.
 INSTRUCTION_EVENTS: Final = {
@@ -263,6 +265,21 @@ def _place_run(mp: MethodProfile, run: RunData) -> list[PlacedEvent]:
         out.append(PlacedEvent(run.index, e, role, method.name, ins.index, part))
     mr.delegate_events = dict(delegate_events)
     return out
+
+
+def instruction_label(method: Method, index: int) -> str:
+    """What an instruction runs: its operator, its delegate's id, or its kind."""
+    ins = method.instructions[index]
+    op = method.operator_of(ins.op_index)
+    if ins.kind is InstructionKind.KERNEL and op is not None:
+        return op.full_name
+    if (
+        ins.kind is InstructionKind.DELEGATE
+        and ins.delegate_index is not None
+        and (0 <= ins.delegate_index < len(method.delegates))
+    ):
+        return method.delegates[ins.delegate_index].id
+    return ins.kind.value
 
 
 def time_split(mp: MethodProfile, run: MethodRun) -> dict[str, int]:

@@ -36,11 +36,40 @@ class InnerTimes:
 
 
 @dataclass
+class RunSeries:
+    """Per run, in the unit: what a measured before/after comparison adds up
+    (analysis/measured_diff.py)."""
+
+    cpu_islands: list[float]  # the CPU islands' instruction times summed
+    delegates: dict[str, list[float]]  # backend id -> its partitions' times summed
+    delegate_calls: dict[str, list[int]]  # backend id -> its DELEGATE_CALL events
+
+
+@dataclass
 class MethodMeasurement:
     summary: MethodTimes  # `pte-adapter profile`'s numbers for the method (summary.py)
     instruction_times: dict[int, InstructionTime]
     inner: dict[int, InnerTimes]  # partition index -> its delegate's operations, when placed
     outside_ops: dict[int, float]  # DelegateCall instruction -> median time outside logged ops
+    series: RunSeries | None = None
+
+
+def run_series(mp: MethodProfile, time_scale: TimeScale = NANOSECONDS) -> RunSeries:
+    scale = time_scale.per_tick_shown
+    parts = mp.partitions.partitions
+    cpu = [i for p in parts if p.is_cpu for i in p.instructions]
+    mine: dict[str, list[int]] = {}
+    for p in parts:
+        if not p.is_cpu:
+            mine.setdefault(p.backend, []).extend(p.instructions)
+    out = RunSeries([], {b: [] for b in sorted(mine)}, {b: [] for b in sorted(mine)})
+    for run in mp.runs:
+        times, calls = run.instruction_time, run.instruction_calls
+        out.cpu_islands.append(sum(times.get(i, 0) for i in cpu) * scale)
+        for b, instructions in mine.items():
+            out.delegates[b].append(sum(times.get(i, 0) for i in instructions) * scale)
+            out.delegate_calls[b].append(sum(calls.get(i, 0) for i in instructions))
+    return out
 
 
 def _outside_ops(mp: MethodProfile, index: int, scale: float) -> float:
@@ -72,6 +101,7 @@ def measure_method(mp: MethodProfile, time_scale: TimeScale = NANOSECONDS) -> Me
         instruction_times=times,
         inner=inner,
         outside_ops=outside,
+        series=run_series(mp, time_scale),
     )
 
 

@@ -64,6 +64,51 @@ class TopCpuOp(SharedStats):
     partition: str
 
 
+class DriftPart(TypedDict):
+    """One part's time before the onset and from it (drift_where.py), in the unit."""
+
+    kind: str  # latency | partition | split | operator
+    name: str
+    partition: str  # an operator's partition ("" for the others)
+    before: float  # median over the runs before the onset (after the warm-up)
+    after: float  # median over the runs from the onset on
+    change: float  # after - before
+    share_before: float  # median share of the run
+    share_after: float
+
+
+class DriftWhere(TypedDict):
+    """Where the time went when the latency changed (drift_where.py)."""
+
+    before_runs: list[int]  # [first, last] run of the regime before the onset
+    after_runs: list[int]
+    latency: DriftPart
+    partitions: list[DriftPart]  # every partition, largest change first
+    split: list[DriftPart]  # delegates, cpu_compute, glue, control, runtime
+    operators: list[DriftPart]  # the operators whose time changed most
+
+
+class DriftJSON(TypedDict):
+    """Runs over time (drift.py). Every time is in `unit`: the `_ms` keys hold cycles in an
+    ETDump in cycles (`unit` "cycles"), as every time of the profile does."""
+
+    unit: str
+    runs: int
+    state: str  # steady | noisy | rose | fell | few_runs | one_run | identical | no_runs
+    warmup_runs: int
+    first_ms: float | None
+    last_ms: float | None
+    change_pct: float | None
+    onset_run: int | None  # 0-based, as latency_runs
+    shape: str | None  # with an onset: step | creep
+    slope_ms_per_100_runs: float | None
+    window: int  # runs each typical latency is the median of
+    noise_ms: float | None  # run-to-run spread (a standard deviation for normal noise)
+    threshold_ms: float | None  # the change a drift must exceed
+    text: str
+    where: DriftWhere | None  # with an onset: where the time went
+
+
 class MethodTimes(TypedDict):
     name: str
     runs: int
@@ -73,6 +118,7 @@ class MethodTimes(TypedDict):
     split: dict[str, SharedStats]  # delegates, cpu_compute, glue, control, runtime
     partitions: list[PartitionTimes]
     top_cpu_ops: list[TopCpuOp]
+    drift: DriftJSON
 
 
 class LoadEvent(TypedDict):

@@ -59,3 +59,9 @@ class Stats:
             "max": r(self.max),
             "mean": r(self.mean),
         }
+
+
+def median_share(parts: list[float], totals: list[float]) -> float:
+    """Median over runs of part / total (runs without a total are left out)."""
+    ratios = [p / t for p, t in zip(parts, totals, strict=True) if t > 0]
+    return percentile(ratios, 50) if ratios else 0.0

@@ -19,14 +19,19 @@ from dataclasses import dataclass
 from typing import Final, cast
 
 from pte_adapter.analysis.partitions import Partition
+from pte_adapter.analysis.profile.drift import drift_json, run_drift
+from pte_adapter.analysis.profile.drift_where import regime_change
 from pte_adapter.analysis.profile.join import (
+    SPLIT_KEYS,
     MethodProfile,
     ProgramProfile,
+    instruction_label,
     kernel_event_name,
     partition_time,
     time_split,
 )
 from pte_adapter.analysis.profile.report_types import (
+    DriftJSON,
     InnerNodes,
     LoadEvent,
     MethodTimes,
@@ -37,7 +42,7 @@ from pte_adapter.analysis.profile.report_types import (
     UnplacedEvent,
     _PartitionTimes,
 )
-from pte_adapter.analysis.profile.stats import Stats
+from pte_adapter.analysis.profile.stats import Stats, median_share
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.backends import BACKENDS
 from pte_adapter.delegates.registry import hook
@@ -46,7 +51,6 @@ from pte_adapter.program.model import InstructionKind
 
 TOP_CPU_OPS: Final = 10
 TOP_DELEGATE_EVENTS: Final = 10
-SPLIT_KEYS: Final = ("delegates", "cpu_compute", "glue", "control", "runtime")
 DELEGATE_GLUE_PREFIXES: Final = ("Convert", "Transpose", "Copy")
 
 
@@ -59,16 +63,6 @@ class InstructionTime:
     share: float  # median over runs of its share of the run
     calls: int  # instruction events over all runs (a loop body runs more than once per run)
     runs: int  # runs in which it ran
-
-
-def _ratio(part: float, whole: float) -> float:
-    return part / whole if whole > 0 else 0.0
-
-
-def median_share(parts: list[float], totals: list[float]) -> float:
-    """Median over runs of part / total (runs without a total are left out)."""
-    ratios = [_ratio(p, t) for p, t in zip(parts, totals, strict=True) if t > 0]
-    return Stats.of(ratios).median if ratios else 0.0
 
 
 def instruction_times(
@@ -87,21 +81,6 @@ def instruction_times(
         i: InstructionTime(i, Stats.of(v), median_share(v, totals[i]), calls[i], len(v))
         for i, v in sorted(per.items())
     }
-
-
-def _instruction_label(mp: MethodProfile, index: int) -> str:
-    method = mp.method
-    ins = method.instructions[index]
-    op = method.operator_of(ins.op_index)
-    if ins.kind is InstructionKind.KERNEL and op is not None:
-        return op.full_name
-    if (
-        ins.kind is InstructionKind.DELEGATE
-        and ins.delegate_index is not None
-        and (0 <= ins.delegate_index < len(method.delegates))
-    ):
-        return method.delegates[ins.delegate_index].id
-    return ins.kind.value
 
 
 InnerPlacement = tuple[DelegateGraph, dict[str, list[float]], dict[str, str]]
@@ -172,7 +151,7 @@ def method_times(
     top: list[TopCpuOp] = [
         {
             "instruction": t.index,
-            "op": _instruction_label(mp, t.index),
+            "op": instruction_label(mp.method, t.index),
             "partition": mp.partitions.partitions[mp.partitions.partition_of[t.index]].name,
             **t.stats.as_dict(),
             "share": round(t.share, 4),
@@ -188,7 +167,14 @@ def method_times(
         "split": split,
         "partitions": partitions,
         "top_cpu_ops": top,
+        "drift": method_drift(mp, latency, time_scale),
     }
+
+
+def method_drift(mp: MethodProfile, latency: list[float], time_scale: TimeScale) -> DriftJSON:
+    """The runs over time (drift.py), and with an onset where the time went (drift_where.py)."""
+    drift = run_drift(latency, time_scale.shown_unit)
+    return drift_json(drift, regime_change(mp, drift, time_scale))
 
 
 def delegate_inner_times(

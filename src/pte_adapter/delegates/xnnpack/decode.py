@@ -209,4 +209,7 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
         inner_op_count=len(graph.nodes),
         stats=stats,
         problems=problems,
+        output_quant=[
+            graph.tensors[t].quant if t in graph.tensors else None for t in graph.outputs
+        ],
     )

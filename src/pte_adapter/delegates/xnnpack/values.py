@@ -235,7 +235,18 @@ def _tensor(
         dtype=_dtype(str(f.get("datatype"))),
         attrs=attrs,
         constant_bytes=constant.nbytes,
+        quant=_per_tensor(quant),
     )
+
+
+def _per_tensor(quant: tuple[str, Record] | None) -> tuple[float, int] | None:
+    """(scale, zero point) of a per-tensor quantized value, as recorded."""
+    if quant is None or quant[0] != "PerTensorQuant":
+        return None
+    scale, zero = quant[1].fields.get("scale"), quant[1].fields.get("zero_point")
+    if isinstance(scale, (int, float)) and isinstance(zero, int) and not isinstance(zero, bool):
+        return float(scale), zero
+    return None
 
 
 # -- nodes ------------------------------------------------------------------------------------

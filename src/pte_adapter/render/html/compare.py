@@ -10,6 +10,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysi
 from pte_adapter.render.diff_report import LABELS, regression_text
 from pte_adapter.render.facts import counts_text, human_bytes
 from pte_adapter.render.html.page import STYLE, page
+from pte_adapter.render.html.runs import measured_html, measured_problems
 from pte_adapter.render.html.strip import measures, strip_block, total
 from pte_adapter.render.html.svg import esc, section, table
 
@@ -154,8 +155,10 @@ def compare_fragment(before: ProgramAnalysis, after: ProgramAnalysis, diff: Prog
         "did not grow.</p>"
     )
     body = [f"<style>{STYLE}</style>", f"<h1>{esc(title)}</h1>", verdict]
+    body.append(measured_problems(diff.measured))
     for k, m in enumerate(diff.methods):
         body.append(_method(before, after, m, k))
+        body.append(measured_html(diff.measured, m.name))
     body.append(section("Size", _size(diff), "size"))
     return f'<div class="pte-report">{"".join(body)}</div>'
 

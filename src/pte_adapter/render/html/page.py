@@ -13,6 +13,8 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysi
 from pte_adapter.render.facts import human_bytes
 from pte_adapter.render.html.fit import fit_section
 from pte_adapter.render.html.memory import memory_section
+from pte_adapter.render.html.numerics import numerics_section, snr_track
+from pte_adapter.render.html.ops import needs_section
 from pte_adapter.render.html.sections import (
     estimate_table,
     numbers_table,
@@ -64,7 +66,11 @@ def _key(result: ProgramAnalysis, ma: MethodAnalysis, prefix: str) -> str:
 def method_html(result: ProgramAnalysis, ma: MethodAnalysis, prefix: str = "") -> str:
     """One method: strip, numbers, partitions, reasons, estimate, memory."""
     key = _key(result, ma, prefix)
-    out = [f"<h3>method {esc(ma.name)}</h3>", strip_block(ma, key), numbers_table(ma)]
+    out = [f"<h3>method {esc(ma.name)}</h3>", snr_track(ma), strip_block(ma, key)]
+    out.append(numbers_table(ma))
+    gap = numerics_section(ma)
+    if gap:
+        out.append("<h4>Numeric gap</h4>" + gap)
     out.append("<h4>Partitions</h4>" + partitions_table(ma))
     out.append("<h4>Why the CPU kernels were not delegated</h4>" + reasons_table(ma))
     fixes = what_if_section(ma)
@@ -85,9 +91,13 @@ def _header(result: ProgramAnalysis) -> str:
         facts.append(f"layers from {result.source.etrecord}")
     if result.profile_summary is not None:
         facts.append(f"measured: {result.profile_summary['etdump']}")
+    if result.numerics is not None and result.numerics.reference is not None:
+        facts.append(f"numeric gap vs {result.numerics.reference}")
     out = f"<h1>{esc(name)}</h1><p>{esc(', '.join(facts))}</p>"
     if result.problems:
         out += "".join(f"<p class='problem'>problem: {esc(p)}</p>" for p in result.problems)
+    if result.numerics_error is not None:
+        out += f"<p class='problem'>problem: numeric gap: {esc(result.numerics_error)}</p>"
     return out
 
 
@@ -99,12 +109,14 @@ def report_fragment(result: ProgramAnalysis, *, full: bool = True) -> str:
         if full:
             body.append(method_html(result, ma))
         else:
-            body.append(f"<h3>method {esc(ma.name)}</h3>" + strip_block(ma, _key(result, ma, "n")))
+            strip = snr_track(ma) + strip_block(ma, _key(result, ma, "n"))
+            body.append(f"<h3>method {esc(ma.name)}</h3>" + strip)
             body.append(numbers_table(ma))
     if full:
         body.append(section("Size", size_section(result.size()), "size"))
         if result.deployment is not None:
             body.append(section("Will it fit", fit_section(result.deployment), "fit"))
+        body.append(section("Will it load", needs_section(result.needs), "load"))
         profile = profile_section(result)
         if profile:
             body.append(section("Measured", profile, "measured"))

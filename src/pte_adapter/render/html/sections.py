@@ -8,6 +8,7 @@ from pte_adapter.analysis.profile.report_types import MethodTimes
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.size import SizeReport
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
+from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
 from pte_adapter.render.memory_facts import short_bytes
 from pte_adapter.render.names import partition_group_names, time_text
@@ -207,7 +208,7 @@ def size_section(report: SizeReport) -> str:
     )
 
 
-def _latency_svg(m: MethodTimes) -> str:
+def _latency_svg(m: MethodTimes, ms_per_unit: float) -> str:
     lat = m["latency_ms"]
     # A zero (or, from end ticks before start ticks, negative) latency never divides.
     top = max(max(lat, default=0.0), 0.0) * 1.1 or 1.0
@@ -219,17 +220,22 @@ def _latency_svg(m: MethodTimes) -> str:
             line(left, y, w, y, "#e0e0e0"),
             text(left - 4, y + 4, f"{v:g} ms", 9, "end", "#555"),
         ]
-    pts = [
-        (left + (w - left - 10) * k / max(len(lat) - 1, 1), 4 + h - h * v / top)
-        for k, v in enumerate(lat)
-    ]
-    body.append(path(pts, "#1565c0"))
+
+    def x_of(run: float) -> float:
+        return left + (w - left - 10) * run / max(len(lat) - 1, 1)
+
+    def y_of(ms: float) -> float:
+        return 4 + h - h * ms / top
+
+    drift = m["drift"]
+    body += drift_marks(drift, x_of, y_of, ms_per_unit, (4.0, 4 + h))
+    body.append(path([(x_of(k), y_of(v)) for k, v in enumerate(lat)], "#1565c0"))
     median = m["latency"]["median"]
-    if median is not None:
-        y = 4 + h - h * median / top
+    if median is not None and drift["onset_run"] is None:  # one regime: its median means something
+        y = y_of(median * ms_per_unit)
         body += [
             line(left, y, w, y, "#888", "4 3"),
-            text(w - 4, y - 3, f"median {median:.3f} ms", 10, "end", "#555"),
+            text(w - 4, y - 3, f"median {median * ms_per_unit:.3f} ms", 10, "end", "#555"),
         ]
     return svg(w, h + 10, body, f"{m['name']}: latency per run ({len(lat)} runs)", "latency")
 
@@ -241,16 +247,28 @@ def profile_section(result: ProgramAnalysis) -> str:
     if summary is None:
         return ""
     out = [f"<p>{esc(summary['etdump'])}</p>"]
+    ms = summary["ms_per_unit"]
     for m in summary["methods"]:
-        if not m["latency_ms"]:
-            continue
         lat = m["latency"]
+        if not m["latency_ms"] or ms is None or lat["median"] is None:
+            # Cycles without a clock: no time to draw; the runs over time are still said.
+            out.append(f"<h3>{esc(m['name'])}: {m['runs']} runs, in {esc(summary['unit'])}</h3>")
+            out.append(drift_block(m["drift"]))
+            continue
+        p10, p90 = lat["p10"] or 0.0, lat["p90"] or 0.0
+        regimes = " over two regimes (runs over time, below)" if m["drift"]["where"] else ""
         out.append(
-            f"<h3>{esc(m['name'])}: {m['runs']} runs, median {lat['median']:.3f} ms (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f})</h3>"
+            f"<h3>{esc(m['name'])}: {m['runs']} runs, median {lat['median'] * ms:.3f} ms "
+            f"(p10 {p10 * ms:.3f}, p90 {p90 * ms:.3f}){regimes}</h3>"
         )
-        out.append(_latency_svg(m))
+        out.append(_latency_svg(m, ms))
+        out.append(drift_block(m["drift"]))
         rows = [
-            [k, f"{v['share']:.1%}", f"{v['median']:.3f} ms" if v["median"] is not None else ""]
+            [
+                k,
+                f"{v['share']:.1%}",
+                f"{v['median'] * ms:.3f} ms" if v["median"] is not None else "",
+            ]
             for k, v in m["split"].items()
         ]
         out.append(table(["measured split", "share of a run", "median"], rows))

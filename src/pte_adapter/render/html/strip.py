@@ -98,6 +98,12 @@ def _layout(values: list[float | None], scale: float | None) -> list[tuple[float
     return out
 
 
+def partition_boxes(ma: MethodAnalysis) -> list[tuple[float, float]]:
+    """(x, width) of each partition's box in the strip drawn by operations (its first panel):
+    what is drawn above the strip lines up with it."""
+    return _layout(measures(ma)[0].values, None)
+
+
 def _box(ma: MethodAnalysis, part: Partition, name: str, w: Weights, x: float, bw: float) -> str:
     bg, border = box_colour(part)
     value = w.values[part.index]

@@ -67,6 +67,11 @@ def line(x1: float, y1: float, x2: float, y2: float, stroke: str = "#888", dash:
     )
 
 
+def circle(x: float, y: float, r: float, fill: str, title: str = "") -> str:
+    tip = f"<title>{esc(title)}</title>" if title else ""
+    return f'<circle cx="{num(x)}" cy="{num(y)}" r="{num(r)}" fill="{esc(fill)}">{tip}</circle>'
+
+
 def path(points: Sequence[tuple[float, float]], stroke: str, fill: str = "none") -> str:
     if not points:
         return ""

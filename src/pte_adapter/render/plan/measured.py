@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pte_adapter.analysis.profile.report_types import PartitionTimes
+from pte_adapter.analysis.profile.report_types import DriftJSON, PartitionTimes
 from pte_adapter.analysis.profile.stats import Stats  # the type of measured statistics
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
@@ -104,15 +104,52 @@ def _method_attrs(
             "measured latency": (
                 f"median {t.value(lat['median'])} (p10 {t.value(lat['p10'])}, "
                 f"p90 {t.value(lat['p90'])}, min {t.value(lat['min'])}, max {t.value(lat['max'])})"
+                + ("; over two regimes: see measured drift" if summary["drift"]["where"] else "")
             ),
             "measured split": ", ".join(
                 f"{label} {split[k]['share']:.1%}"
                 for k, label in SPLIT_LABELS.items()
                 if k in split
             ),
+            **drift_attrs(summary["drift"]),
         }
     )
+    _partition_drift(groups, ma, placement, t)
     graph.group_attrs = groups
+
+
+def drift_attrs(drift: DriftJSON) -> dict[str, str]:
+    """The runs over time on the graph: the sentence, and the warm-up and onset apart."""
+    out = {"measured drift": drift["text"]}
+    if drift["warmup_runs"]:
+        n = drift["warmup_runs"]
+        out["measured warm-up"] = f"{n} run{'s' if n != 1 else ''} left out of the drift's figures"
+    if drift["onset_run"] is not None:
+        out["measured drift onset"] = (
+            f"run {drift['onset_run']} (0-based) of {drift['runs']}: {drift['change_pct']:+.1f} %"
+        )
+    return out
+
+
+def _partition_drift(
+    groups: dict[str, dict[str, str]], ma: MethodAnalysis, placement: MethodPlacement, t: TimeFormat
+) -> None:
+    """Each partition's time before the onset and from it, on its group."""
+    assert ma.measured is not None
+    drift = ma.measured.summary["drift"]
+    where = drift["where"]
+    if where is None:
+        return
+    drawn = {
+        p.name: placement.groups[p.index] if p.index < len(placement.groups) else p.name
+        for p in ma.partitions.partitions
+    }
+    for part in where["partitions"]:
+        groups.setdefault(drawn.get(part["name"], part["name"]), {})["measured drift"] = (
+            f"{t.value(part['before'])} -> {t.value(part['after'])} from run "
+            f"{drift['onset_run']} ({part['change']:+.3f}; share {part['share_before']:.1%} -> "
+            f"{part['share_after']:.1%})"
+        )
 
 
 def _inner_attrs(

@@ -34,6 +34,7 @@ from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.fit_report import fit_facts
 from pte_adapter.render.memory_facts import memory_facts, partition_memory_facts
 from pte_adapter.render.names import block_group_name, partition_group_names
+from pte_adapter.render.ops_report import key_text, needs_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes, crossing_sides
 from pte_adapter.render.plan.graph import (
@@ -211,12 +212,19 @@ class _Builder:
 def _instructions(b: _Builder) -> None:
     method, parts = b.ma.method, b.ma.partitions
     flow, ids = parts.dataflow, b.placement.instructions
+    key_texts: dict[int, str] = {}  # by the key object: a method holds one per distinct key
     for ins in method.instructions:
         if ins.kind is InstructionKind.DELEGATE and ins.delegate_index is not None:
             b.calls[ins.delegate_index] = b.calls.get(ins.delegate_index, 0) + 1
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
         node = instruction_node(method, ins, part, flow, ids, b.names[part.index], b.known)
+        key = b.ma.kernel_keys.get(ins.index)
+        if key is not None:  # what a runtime's kernel registry is asked for (pte-adapter ops)
+            text = key_texts.get(id(key))
+            if text is None:
+                text = key_texts[id(key)] = key_text(key)
+            node.attrs["kernel_key"] = text
         b.graph.nodes.append(node)
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             b.source_value[(node.id, str(j))] = v
@@ -280,6 +288,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
         **facts.method_facts(result, ma),
         **memory_facts(ma),
         **fit_facts(result.deployment, ma.name),
+        **(needs_facts(ma.needs) if not ma.is_constant else {}),
         **facts.defaults_facts(method),
     }
     # A bundle's test cases right under the file and method names, where the panel opens.

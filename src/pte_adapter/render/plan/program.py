@@ -9,6 +9,7 @@ from pte_adapter.render.plan.inputs import show_inputs
 from pte_adapter.render.plan.instructions import OUTPUTS_ID
 from pte_adapter.render.plan.measured import add_measured
 from pte_adapter.render.plan.method import method_plan
+from pte_adapter.render.plan.numerics import add_numerics
 from pte_adapter.render.plan.views import view_graph
 
 
@@ -16,8 +17,8 @@ def program_plan(result: ProgramAnalysis) -> ProgramPlan:
     """One graph per method (first, so Model Explorer lists them first), then the graphs its nodes
     link to. Every delegate view of a small method is drawn inside its method graph, so a method
     graph always has more nodes than any other graph: Model Explorer opens the graph with the most
-    nodes, and that is the method's partitions. Measured time, when an ETDump was given, is on the
-    same nodes."""
+    nodes, and that is the method's partitions. Measured time, when an ETDump was given, and the
+    numeric gap, when one was computed, are on the same nodes."""
     graphs: list[Graph] = []
     extra: list[Graph] = []
     placements: dict[str, MethodPlacement] = {}
@@ -31,6 +32,7 @@ def program_plan(result: ProgramAnalysis) -> ProgramPlan:
         # A method's constant outputs are attributes of their own (`output<k>`).
         show_inputs(graph, keep_edgeless=frozenset({OUTPUTS_ID}))
     add_measured(result, plan.graphs, placements)
+    add_numerics(result, plan.graphs, placements)
     return plan
 
 
