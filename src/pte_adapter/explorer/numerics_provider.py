@@ -13,6 +13,7 @@ is.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any, Final
 
@@ -75,7 +76,7 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
     except AotUnavailable as e:
         raise PteFormatError(str(e)) from e
     if result.numerics_error is not None:
-        raise result.numerics_error
+        raise copy.copy(result.numerics_error)  # kept without a traceback (`errors.detached`)
     data = numerics_node_data(result, program_plan(result), metric).get(graph_id)
     if data is None:
         problems = "; ".join(result.numerics.problems[:2]) if result.numerics else ""
