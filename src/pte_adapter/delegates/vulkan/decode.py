@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import islice
 
-from pte_adapter.container.flatbuf import FlatBuffer
+from pte_adapter.container.flatbuf import FlatBuffer, Table
 from pte_adapter.delegates.registry import DecodeContext
 from pte_adapter.delegates.vulkan.graphs import (
     ConstantCounts,
@@ -33,6 +33,8 @@ from pte_adapter.delegates.vulkan.graphs import (
 )
 from pte_adapter.delegates.vulkan.records import (
     GRAPH,
+    Header,
+    VkBytesRef,
     check_identifier,
     graph_enum,
     read_bytes_ref,
@@ -43,7 +45,7 @@ from pte_adapter.delegates.vulkan.records import (
 from pte_adapter.errors import LimitExceededError
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph
 
-__all__ = ["decode", "read_graph"]
+__all__ = ["decode", "read_data_refs", "read_graph"]
 
 # What one payload may hold (a MobileNetV2 holds a few hundred values and a hundred calls; every
 # value and call costs each view work: a call drawn in Model Explorer about 0.1 ms). Calls past
@@ -53,13 +55,29 @@ MAX_OPERATIONS = 10_000
 MAX_VALUES = 50_000
 
 
-def read_graph(payload: memoryview, part: str, base: int) -> VkGraphFacts:
-    """Every part of the payload, bounds-checked (`PteFormatError` with the part and offset)."""
+def _root(payload: memoryview, part: str, base: int) -> tuple[Header, Table]:
     header = read_header(payload, part, base)
     start = header.flatbuffer_offset
     fb = FlatBuffer(payload[start : start + header.flatbuffer_size], part, base=base + start)
     check_identifier(fb.identifier(), part, base + start + 4)
-    root = fb.root()
+    return header, fb.root()
+
+
+def read_data_refs(
+    payload: memoryview, part: str, base: int
+) -> tuple[Header, list[VkBytesRef], list[VkBytesRef]]:
+    """The header and where the constants and shaders are, without the values and calls (what
+    the payload's layout needs: reading the whole graph again doubled `size` on a big one)."""
+    header, root = _root(payload, part, base)
+    constants = [read_bytes_ref(t) for t in root.iter_tables(GRAPH["constants"].slot, "constants")]
+    shaders = [read_bytes_ref(t) for t in root.iter_tables(GRAPH["shaders"].slot, "shaders")]
+    return header, constants, shaders
+
+
+def read_graph(payload: memoryview, part: str, base: int) -> VkGraphFacts:
+    """Every part of the payload, bounds-checked (`PteFormatError` with the part and offset)."""
+    header, root = _root(payload, part, base)
+    start = header.flatbuffer_offset
     n_values = root.vector_len(GRAPH["values"].slot)
     if n_values > MAX_VALUES:
         raise LimitExceededError(
