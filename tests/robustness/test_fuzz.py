@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import random
 import shutil
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ import pytest
 from tests.support import fuzz as fs
 from tests.support.examples import EXAMPLES
 from tests.support.fuzz_recipes import apply_recipe
-from tests.support.fuzz_targets import Target
+from tests.support.fuzz_structure import m_structure, payload_structure
+from tests.support.fuzz_targets import KIND_BY_BACKEND, Target
 
 ITERATIONS = 1500
 SEED = 20260
@@ -106,6 +108,60 @@ def test_regression(entry: dict[str, Any], workspace: fs.Workspace) -> None:
     outcome = workspace.run(target, entry["recipe"])
     assert not outcome.bad, (outcome.status, outcome.message, outcome.swallowed)
     assert outcome.cpu_seconds < MAX_CPU_SECONDS, outcome.cpu_seconds
+
+
+# The payloads the structure-aware mutator is aimed at here, and the groups it must find in each
+# (the transformer's Vulkan payload is the one with value lists).
+STRUCTURED = {
+    "vulkan_transformer.pte": {"chain", "values", "args", "items", "lists", "dims", "lengths"},
+    "coreml_small.pte": {"numbers", "tags", "lengths", "manifest"},
+}
+STRUCTURE_RUNS = 10  # per payload; the bounded run draws the mutator among all the others too
+
+
+def _first_payload(name: str) -> tuple[str, int, int]:
+    from pte_adapter.api import load
+
+    delegate = next(
+        d
+        for m in load(EXAMPLES / name).methods
+        for d in m.delegates
+        if d.payload_offset is not None and d.payload_size is not None
+    )
+    assert delegate.payload_offset is not None and delegate.payload_size is not None
+    lo = delegate.payload_offset
+    return KIND_BY_BACKEND[delegate.id], lo, lo + delegate.payload_size
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURED))
+def test_structure_aware_mutations(name: str, workspace: fs.Workspace) -> None:
+    """The structure the mutator aims at is where it says (call arguments and list items name
+    values, dimensions are small, the index's numbers are digits), and what it makes of it (shared
+    tables, repeated references, lists of lists, huge counts and dimensions, rewritten index
+    numbers, lengths and tags) is only ever a PteFormatError or a view, in under 2 s of CPU."""
+    kind, lo, hi = _first_payload(name)
+    data = (EXAMPLES / name).read_bytes()
+    structure = payload_structure(kind, data, lo, hi)
+    assert STRUCTURED[name] <= set(structure), sorted(structure)
+
+    def u32(pos: int) -> int:
+        return int.from_bytes(data[pos : pos + 4], "little")
+
+    if kind == "vulkan":
+        values = len(structure["values"])
+        assert all(u32(p) < values for p in structure["args"] + structure["items"])
+        assert all(u32(p) < 1 << 16 for p in structure["dims"])
+        assert all(lo <= table < hi for _, table in structure["chain"] + structure["values"])
+    else:
+        assert all(data[p : p + n].isdigit() for p, n in structure["numbers"])
+    target = Target(kind, name, name, [(lo, hi)], structure=structure)
+    rng = random.Random(f"{SEED}:{name}")
+    for _ in range(STRUCTURE_RUNS):
+        recipe = m_structure(rng, target, data, [])
+        assert recipe and all(lo <= edit[1] < hi for edit in recipe), recipe
+        outcome = workspace.run(target, recipe)
+        assert not outcome.bad, (outcome.status, outcome.message, outcome.swallowed, recipe)
+        assert outcome.cpu_seconds < MAX_CPU_SECONDS, (outcome.cpu_seconds, recipe)
 
 
 def test_recipes_apply_as_documented() -> None:

@@ -201,3 +201,122 @@ def test_missing_or_directory_tosa_is_a_format_error(tmp_path: Path) -> None:
 def test_rss_bound_of_this_process_is_sane() -> None:
     """Guard for the fuzz tests' RSS figures: ru_maxrss is KiB on Linux."""
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 8 * 2**20
+
+
+# --- round two (issue 44): caps on what the program makes every view do ----------------------
+
+
+def test_the_minimal_writer_writes_what_executorch_reads(tmp_path: Path) -> None:
+    """The hostile programs' writer (tests/support/pte_writer.py) against ExecuTorch's own
+    deserializer: a real program written back reads the same, and a chain of repeated tables
+    reads as that many instructions."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    from tests.support.hostile_programs import VULKAN, instructions_unit, repeated_chain
+    from tests.support.pte_writer import program_json, write_program
+
+    src = EXAMPLES / f"{VULKAN}.pte"
+    program, segments = program_json(src)
+    same = write_program(program, segments, tmp_path / "same.pte")
+    theirs = deserialize_pte_binary(src.read_bytes())
+    ours = deserialize_pte_binary(same.read_bytes())
+    assert ours.program.execution_plan == theirs.program.execution_plan
+    program, segments = program_json(src)
+    unit = instructions_unit(("delegate", 1, [2, 3]), ("kernel", 0, [1, 2, 2]))
+    many = write_program(program, segments, tmp_path / "many.pte", repeated_chain(unit, 300))
+    (plan,) = deserialize_pte_binary(many.read_bytes()).program.execution_plan
+    calls = [i.instr_args for i in plan.chains[0].instructions]
+    assert len(calls) == 600
+    assert {(type(c).__name__, tuple(c.args)) for c in calls} == {
+        ("DelegateCall", (2, 3)),
+        ("KernelCall", (1, 2, 2)),
+    }
+
+
+def test_delegate_calls_and_entries_are_capped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call is a partition, which costs every view more than an instruction: past
+    MAX_DELEGATE_CALLS (or MAX_DELEGATES entries) the program is refused as it is read."""
+    from pte_adapter.api import load
+    from pte_adapter.program import reader
+
+    pte = EXAMPLES / "vulkan_cnn_island.pte"  # three calls of three entries
+    load(pte)
+    monkeypatch.setattr(reader, "MAX_DELEGATE_CALLS", 2)
+    with pytest.raises(LimitExceededError, match="more than 2 delegate calls"):
+        load(pte)
+    monkeypatch.setattr(reader, "MAX_DELEGATE_CALLS", 3)
+    monkeypatch.setattr(reader, "MAX_DELEGATES", 2)
+    with pytest.raises(LimitExceededError, match="more than 2 delegate entries"):
+        load(pte)
+
+
+def test_a_chain_past_the_cap_is_refused_before_its_instructions_are_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pte_adapter.api import load
+    from pte_adapter.program import reader
+
+    read: list[int] = []
+    original = reader._read_instruction
+
+    def counting(*args: object) -> object:
+        read.append(1)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reader, "_read_instruction", counting)
+    monkeypatch.setattr(reader, "MAX_INSTRUCTIONS", 4)
+    with pytest.raises(LimitExceededError, match="more than 4 instructions"):
+        load(EXAMPLES / "vulkan_cnn_island.pte", decode_delegates=False)  # five instructions
+    assert read == []
+
+
+def test_entries_sharing_a_payload_decode_it_once(tmp_path: Path) -> None:
+    """4,000 delegate entries naming one Core ML payload (issue 44: each decoded it again, about
+    100 ms each): decoded once, each entry with its own lists around the same graphs."""
+    from pte_adapter import api
+    from tests.support.hostile_programs import case_coreml_many_delegates
+
+    calls: list[object] = []
+    real = api.decode_payload
+
+    def counted(payload: memoryview, ctx: object) -> object:
+        calls.append(ctx)
+        return real(payload, ctx)  # type: ignore[arg-type]
+
+    pte = case_coreml_many_delegates(tmp_path, 1)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(api, "decode_payload", counted)
+        program = api.load(pte, sidecars=False)
+    delegates = program.methods[0].delegates
+    assert len(delegates) == 4000 and len(calls) == 1
+    first, last = delegates[0].decoded, delegates[-1].decoded
+    assert first is not last and first.problems is not last.problems
+    assert all(a is b for a, b in zip(first.graphs, last.graphs, strict=True))
+    assert first.summary == last.summary
+
+
+@pytest.mark.parametrize(
+    ("module", "cap", "name"),
+    [
+        ("pte_adapter.delegates.xnnpack.decode", "MAX_OPERATIONS", "xnnpack_lrn"),
+        ("pte_adapter.delegates.tosa.reader", "MAX_OPERATORS", "mv2_tosa"),
+        ("pte_adapter.delegates.vgf.segment", "MAX_OPERATIONS", "vgf_small"),
+        ("pte_adapter.delegates.vulkan.decode", "MAX_OPERATIONS", "vulkan_cnn_island"),
+        ("pte_adapter.delegates.coreml.mil", "MAX_OPERATIONS", "coreml_small"),
+    ],
+)
+def test_every_backend_caps_the_operations_it_decodes(
+    module: str, cap: str, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Like Ethos-U's command stream, each backend shows at most so many operations of one
+    payload, and a problem names the cap (issue 44: a million 2-byte Core ML operations)."""
+    import importlib
+
+    from pte_adapter.api import load
+
+    monkeypatch.setattr(importlib.import_module(module), cap, 2)
+    decoded = load(EXAMPLES / f"{name}.pte").methods[0].delegates[0].decoded
+    assert len(decoded.graphs[0].nodes) == 2
+    assert any("more than 2" in p for p in decoded.problems), decoded.problems

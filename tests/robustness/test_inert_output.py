@@ -8,8 +8,15 @@ import json
 
 from pte_adapter.cli.inert import inert
 from pte_adapter.explorer.adapter import inert_error
-from pte_adapter.render.model_explorer import ZERO_WIDTH_SPACE, inert_attribute
+from pte_adapter.render.model_explorer import (
+    LABEL_SPACE,
+    ZERO_WIDTH_SPACE,
+    inert_attribute,
+    inert_label,
+    inert_namespace,
+)
 from tests.support.hostile import LINK_SPECS, TERMINAL_PAYLOAD
+from tests.support.links import is_link
 
 
 def test_terminal_controls_are_written_as_json_escapes() -> None:
@@ -34,3 +41,25 @@ def test_an_error_holds_no_markup() -> None:
     assert "<" not in shown and ">" not in shown
     assert "&lt;img src=https:evil.example&gt;x.pte" in shown
     assert "&#8203;go/link" in shown and "&amp; more" in shown
+
+
+def test_labels_and_layers_that_look_like_links_are_made_inert() -> None:
+    """A node's label and namespace are shown in the same panel as its attributes (issue 44): a
+    label that looks like a link, a layer starting with "[" (a markdown link, whole or with "/"
+    inside it) and a first layer that starts a link ("https:" of "https://x", "go" of "go/x")
+    get a space in front (the graph draws them in an ASCII font: a zero-width space would show),
+    the same in every namespace it is part of; everything else stays as it is."""
+    s = LABEL_SPACE
+    assert inert_namespace("go/evil.example/a") == f"{s}go/evil.example/a"
+    assert inert_namespace("go") == f"{s}go"  # the same layer as in "go/..."
+    assert inert_namespace("https://evil.example/x") == f"{s}https://evil.example/x"
+    assert inert_namespace("CPU island 2/[download](evil.example)/x") == (
+        f"CPU island 2/{s}[download](evil.example)/x"
+    )
+    assert inert_namespace("[a/b](c)") == f"{s}[a/b](c)"
+    for ordinary in ("", "CPU island 1", "NPU partition 2 (EthosUBackend)/conv/b", "a/go/x"):
+        assert inert_namespace(ordinary) == ordinary
+    for label in LINK_SPECS.values():
+        assert inert_label(label) == s + label
+        assert not is_link(inert_label(label))
+    assert inert_label("aten::add.out") == "aten::add.out"

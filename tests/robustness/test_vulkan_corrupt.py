@@ -8,6 +8,8 @@ import random
 import struct
 from pathlib import Path
 
+import pytest
+
 import pte_adapter
 from pte_adapter.container.flatbuf import FlatBuffer
 from pte_adapter.delegates.hooks import DecodeContext
@@ -136,3 +138,42 @@ def test_a_broken_payload_keeps_the_file_open(tmp_path: Path) -> None:
     assert not broken.graphs
     assert program.methods[0].delegates[0].decoded.graphs  # the others still decode
     assert convert_path(bad)
+
+
+def test_byte_counts_saturate() -> None:
+    """A tensor of 450 dimensions of 2^32 - 1 (issue 44: its byte count, over 4,300 digits, could
+    not be printed) counts NUMEL_CAP elements."""
+    from pte_adapter.delegates.vulkan.records import VkTensor
+    from pte_adapter.program.model import NUMEL_CAP
+
+    huge = VkTensor("FLOAT32", [0xFFFFFFFF] * 450, -1, -1, "", "", "UNSET")
+    assert huge.nbytes == 4 * NUMEL_CAP
+    assert VkTensor("FLOAT32", [2, 3, 0xFFFFFFFF, 0], -1, -1, "", "", "UNSET").nbytes == 0
+
+
+def test_calls_past_the_cap_are_counted_not_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    (_, payload), *_ = _payloads("vulkan_cnn_island")
+    whole = _decode(payload)
+    n = len(whole.graphs[0].nodes)
+    monkeypatch.setattr(vulkan, "MAX_OPERATIONS", n - 1)
+    cut = _decode(payload)
+    assert len(cut.graphs[0].nodes) == n - 1
+    assert any(f"{n} operator calls: more than {n - 1}" in p for p in cut.problems), cut.problems
+
+
+def test_list_tensors_past_the_cap_are_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value list is worked out once however many calls name it, and its tensors are drawn as
+    ports while the payload's budget lasts (issue 44: one list named by 4,000 calls)."""
+    from pte_adapter.delegates.vulkan import graphs
+
+    (_, payload), *_ = _payloads("vulkan_transformer")
+
+    def ports(dec: DecodedDelegate) -> int:
+        return sum(len(op.inputs) + len(op.outputs) for op in dec.graphs[0].nodes)
+
+    whole = _decode(payload)
+    assert not any("not drawn" in p for p in whole.problems), whole.problems
+    monkeypatch.setattr(graphs, "MAX_LIST_TENSORS", 1)
+    cut = _decode(payload)
+    assert any("are not drawn as edges" in p for p in cut.problems), cut.problems
+    assert ports(cut) < ports(whole)

@@ -712,8 +712,8 @@ class MEPage:
         if point is None:
             raise AssertionError(f"layer {name} is not drawn")
         self.page.mouse.click(point["x"], point["y"])
-        self.page.wait_for_function(
-            f"(name) => ({_PANEL_JS})('Layer info').name === name", arg=name, timeout=60_000
+        self.page.wait_for_function(  # the panel's texts are read trimmed
+            f"(name) => ({_PANEL_JS})('Layer info').name === name", arg=name.strip(), timeout=60_000
         )
 
     def panel(self, section: str) -> dict[str, str]:

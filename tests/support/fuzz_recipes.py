@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.examples import EXAMPLES
+from tests.support.fuzz_structure import m_structure
 from tests.support.fuzz_targets import Target
 
 # ["set", offset, hex] | ["xor", offset, hex] | ["truncate", n] | ["splice", name, cut, other_cut]
@@ -178,6 +179,7 @@ MUTATORS: list[
     ("tag", m_tag),
     ("redirect", m_redirect),
     ("insdel", m_insert_delete),
+    ("structure", m_structure),  # shared tables, repeated references, nesting, huge counts
 ]
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.fuzz_structure import payload_structure
+
 KIND_BY_BACKEND = {
     "EthosUBackend": "ethos-u",
     "TOSABackend": "tosa",
@@ -42,6 +44,10 @@ class Target:
     offsets: list[int] = field(default_factory=list)  # positions of u32 uoffsets
     tags: list[int] = field(default_factory=list)  # positions of u8 union tags
     tables: list[int] = field(default_factory=list)  # positions of tables (redirection targets)
+    # Where a payload's own structure is, for the structure-aware mutator (`fuzz_structure.py`):
+    # named groups of positions (Vulkan: call arguments, list items, dimensions, the table
+    # vectors' elements; Core ML: the folder index's numbers, the specification's lengths).
+    structure: dict[str, list[Any]] = field(default_factory=dict)
     # Also compare the program's run with itself (`numerics --reference`): what reads the debug
     # buffer and the ETDump's debug values, which a conversion never reads.
     numerics: bool = False
@@ -258,6 +264,7 @@ def discover_targets(examples: Path) -> list[Target]:
                 elif kind in ("xnnpack", "vulkan"):  # a 30-byte header before the FlatBuffer
                     regions = [(lo, min(hi, lo + 32)), (lo, hi)]
                     lengths += [lo + p for p in range(8, 32, 4)]
+                structure = payload_structure(kind, data, lo, hi)
                 targets.append(
                     Target(
                         kind,
@@ -268,6 +275,7 @@ def discover_targets(examples: Path) -> list[Target]:
                         _positions(rec, name, "offsets", lo, hi),
                         _positions(rec, name, "tags", lo, hi),
                         _positions(rec, name, "tables", lo, hi),
+                        structure,
                     )
                 )
         # The program itself: fields outside the payloads (those have their own targets).

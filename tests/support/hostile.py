@@ -1,4 +1,5 @@
-"""The standing hostile corpus (issue 33): model folders from a stranger, built from real files.
+"""The standing hostile corpus (issues 33 and 44): model folders from a stranger, built from real
+files; round two's programs and payloads are in `hostile_programs.py` (`CASES` holds both).
 
 Each case is a generator `build(folder, scale) -> program path` that lays out one folder an
 attacker could ship beside (or instead of) a `.pte`: the side files the adapter finds by name
@@ -10,8 +11,9 @@ times its size too).
 
 `run_cases` (in a subprocess: `python -m tests.support.hostile SPEC.json`) runs every CLI command
 and the Model Explorer conversion on each case's folder with a hard time limit, and reports per
-case the outcomes, the seconds, the process's peak memory, and any control byte that reached the
-terminal streams.
+command the outcome, the seconds and CPU seconds, the peak memory it added, any control byte that
+reached the terminal streams and any text Model Explorer would draw as a link, and per case the
+process's peak memory.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import Any
 
 from tests.support.examples import EXAMPLES
 from tests.support.hostile_lists import LIST_NAME, RUNTIME_LIST_CASES
+from tests.support.hostile_programs import EXTRA_COMMANDS, PROGRAM_CASES
+from tests.support.links import link_like
 
 # The programs the cases are built around (small, with the side files the finders look for).
 ARM = "lrn_cortex_m_qdq_ethosu85"  # .pte, .etrecord, <stem>_artifacts/ with .tosa and a report
@@ -222,63 +226,6 @@ def _write_etrecord(pte: Path, handles: dict[str, Any], edge: dict[str, Any]) ->
         "edge_dialect_exported_program/forward": json.dumps(edge).encode(),
     }
     _rewrite_zip(EXAMPLES / f"{ARM}.etrecord", pte.with_suffix(".etrecord"), parts)
-
-
-@case
-def case_etrecord_one_handle(folder: Path, scale: int) -> Path:
-    """The ETRecord's first delegate call lists one handle 1500 x scale times, and as many edge
-    nodes carry it (the join was handles x nodes)."""
-    pte = _copy_arm(folder)
-    handles, edge = _etrecord_parts()
-    n = 1500 * scale
-    handles["forward"]["1"] = [5] * n
-    nodes = edge["graph_module"]["graph"]["nodes"]
-    carrier = next(x for x in nodes if x["metadata"].get("debug_handle") == "5")
-    nodes += [{**carrier, "name": f"{carrier['name']}_{i}"} for i in range(n)]
-    _write_etrecord(pte, handles, edge)
-    return pte
-
-
-@case
-def case_etrecord_handle_repeated(folder: Path, scale: int) -> Path:
-    """One handle listed 100,000 x scale times by one instruction, 900 nodes carrying it (under
-    the per-handle cap: only deduplication keeps this linear)."""
-    pte = _copy_arm(folder)
-    handles, edge = _etrecord_parts()
-    handles["forward"]["1"] = [5] * (100_000 * scale)
-    nodes = edge["graph_module"]["graph"]["nodes"]
-    carrier = next(x for x in nodes if x["metadata"].get("debug_handle") == "5")
-    nodes += [{**carrier, "name": f"{carrier['name']}_{i}"} for i in range(900)]
-    _write_etrecord(pte, handles, edge)
-    return pte
-
-
-@case
-def case_etrecord_json_bloat(folder: Path, scale: int) -> Path:
-    """An edge-program part padded with 500,000 x scale empty lists (a few KB zipped)."""
-    pte = _copy_arm(folder)
-    handles, edge = _etrecord_parts()
-    edge["padding"] = [[]] * (500_000 * scale)
-    _write_etrecord(pte, handles, edge)
-    return pte
-
-
-@case
-def case_etrecord_json_values(folder: Path, scale: int) -> Path:
-    """An edge-program part padded with 400,000 x scale small numbers: inflating only a few times
-    (so the inflation cap lets it through), with a value per two bytes (10 x: over the value cap)."""
-    import random
-
-    pte = _copy_arm(folder)
-    handles, edge = _etrecord_parts()
-    digits = random.Random(33).choices("0123456789", k=400_000 * scale)
-    text = json.dumps(edge)[:-1] + ', "padding": [' + ",".join(digits) + "]}"
-    parts = {
-        "debug_handle_map": json.dumps(handles).encode(),
-        "edge_dialect_exported_program/forward": text.encode(),
-    }
-    _rewrite_zip(EXAMPLES / f"{ARM}.etrecord", pte.with_suffix(".etrecord"), parts)
-    return pte
 
 
 @case
@@ -510,6 +457,9 @@ CASES.update(RUNTIME_LIST_CASES)  # hostile runtime operator lists (`ops --runti
 # modules; importing them registers them.
 from tests.support import hostile_debug, hostile_etrecord  # noqa: E402, F401
 
+# Round two (issue 44): programs and payloads whose few bytes multiplied the work after reading.
+CASES.update(PROGRAM_CASES)
+
 # --- running them -----------------------------------------------------------------------------
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
@@ -554,6 +504,9 @@ class Run:
     seconds: float
     output: str = ""
     control_bytes: list[str] = field(default_factory=list)
+    cpu: float = 0.0  # CPU seconds (what the input costs, on a busy machine too)
+    mb: float = 0.0  # the peak memory it added (MiB over the resident size when it started)
+    links: list[str] = field(default_factory=list)  # texts Model Explorer would draw as links
 
 
 # C0 except newline and tab, DEL, C1: what a terminal acts on.
@@ -563,10 +516,14 @@ TERMINAL_CONTROLS = frozenset(chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 
 }
 
 
-def _limited(fn: Callable[[], str]) -> tuple[str, str, float]:
+def _limited(fn: Callable[[], str], what: str = "") -> Run:
+    """`fn` run with the hard time limit: its status, text, seconds, CPU seconds and peak memory."""
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, HARD_LIMIT_S)
-    t0 = time.perf_counter()
+    with contextlib.suppress(OSError):
+        _reset_peak()
+    start = _status_mb("VmRSS")
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         status, text = "ok", fn()
     except HostileTimeout:
@@ -574,7 +531,8 @@ def _limited(fn: Callable[[], str]) -> tuple[str, str, float]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    return status, text, time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return Run(what, status, seconds, text, cpu=cpu, mb=_status_mb("VmHWM") - start)
 
 
 def _cli(argv: list[str]) -> str:
@@ -593,8 +551,9 @@ def _explorer(pte: Path) -> str:
     from pte_adapter.render.model_explorer import graphs_to_json
 
     try:
-        graphs = PteAdapter().convert(str(pte), {})["graphs"]
-        return f"exit 0\n{len(json.dumps(graphs_to_json(graphs)))} bytes of graphs"
+        graphs = graphs_to_json(PteAdapter().convert(str(pte), {})["graphs"])["graphs"]
+        links = "".join(f"\nlink: {where}" for where in link_like(graphs))
+        return f"exit 0\n{len(json.dumps(graphs))} bytes of graphs{links}"
     except PteFormatError as e:
         return f"exit 3\n{e}"
 
@@ -658,17 +617,21 @@ def run_case(pte: Path, out: Path, commands: tuple[tuple[str, ...], ...] = COMMA
     runs = []
     for command in commands:
         argv = [a.format(pte=pte, out=out, folder=pte.parent) for a in command]
-        status, text, seconds = _limited(lambda argv=argv: _cli(argv))
-        controls = sorted({f"U+{ord(c):04X}" for c in text if c in TERMINAL_CONTROLS})
-        runs.append(Run(" ".join(command[:2]), _status(status, text), seconds, text, controls))
-    status, text, seconds = _limited(lambda: _explorer(pte))
-    runs.append(Run("model-explorer", _status(status, text), seconds, text))
+        run = _limited(lambda argv=argv: _cli(argv), " ".join(command[:2]))
+        run.control_bytes = sorted(
+            {f"U+{ord(c):04X}" for c in run.output if c in TERMINAL_CONTROLS}
+        )
+        runs.append(run)
+    runs.append(_limited(lambda: _explorer(pte), "model-explorer"))
     for name in ETRECORD_NAMES:
         record = pte.parent / name.format(stem=pte.stem)
         # Opened as graphs (a symlink a user opens is read where it leads: not a side file).
         if os.path.lexists(record) and not os.path.islink(record):
-            status, text, seconds = _limited(lambda record=record: _explorer(record))
-            runs.append(Run(f"model-explorer {record.name}", _status(status, text), seconds, text))
+            label = f"model-explorer {record.name}"
+            runs.append(_limited(lambda record=record: _explorer(record), label))
+    for run in runs:
+        run.status = _status(run.status, run.output)
+        run.links = [line[6:] for line in run.output.splitlines() if line.startswith("link: ")]
     return runs
 
 
@@ -776,7 +739,8 @@ def main(spec_path: str) -> int:
         _cli([a.format(pte=warm, out=spec["out"], folder=spec["out"]) for a in command])
     _explorer(Path(warm))
     for name, pte in spec["cases"]:
-        record = _in_child(name, Path(pte), Path(spec["out"]) / name, commands)
+        extra = EXTRA_COMMANDS.get(name.split("@")[0], ())
+        record = _in_child(name, Path(pte), Path(spec["out"]) / name, commands + extra)
         print(json.dumps(record), flush=True)
     return 0
 

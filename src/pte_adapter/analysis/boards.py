@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
 from pte_adapter.backends import ARM_RUNNER, Runner
@@ -82,6 +83,7 @@ _UNITS = {
     "gb": 1000**3,
     "gib": 1024**3,
 }
+MAX_SIZE = 2**64  # bytes: a 64-bit address space
 _SIZE = re.compile(r"\s*(0x[0-9a-fA-F]+|\d+(?:\.\d+)?|\.\d+)\s*([a-zA-Z]*)\s*")
 
 
@@ -96,9 +98,18 @@ def parse_size(text: str) -> int:
             "unit (64KiB, 2MiB, 1.5MB)"
         )
     number = m.group(1)
-    value = int(number, 16) if number.startswith("0x") else float(number) * _UNITS[unit]
-    if value != int(value):
-        raise ValueError(f"size {text!r} is not a whole number of bytes")
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
+    too_large = ValueError(f"size {shown} is more than {MAX_SIZE} bytes (16 EiB): no memory is")
+    if len(number.partition(".")[0]) > 40:  # Python parses no more than 4,300 digits anyway
+        raise too_large
+    if len(number) > 80:
+        raise ValueError(f"size {shown} has more digits than a size in bytes needs")
+    # Exact: a float would round a size past 2^53 (and overflow past 10^308).
+    value = int(number, 16) if number.startswith("0x") else Fraction(number) * _UNITS[unit]
+    if value.denominator != 1:
+        raise ValueError(f"size {shown} is not a whole number of bytes")
+    if value > MAX_SIZE:
+        raise too_large
     return int(value)
 
 

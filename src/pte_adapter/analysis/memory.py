@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from pte_adapter.analysis.dataflow import Dataflow, backward_jumps, tensor_values
 from pte_adapter.analysis.partitions import MethodPartitions
+from pte_adapter.program.cached import cached
 from pte_adapter.program.model import InstructionKind, Method
 
 # The decoder stat that names a delegate's scratch size (bytes), whatever its backend.
@@ -104,6 +105,11 @@ class MethodMemory:
     peak_scratch_bytes: int  # the largest scratch: what the temp allocator must hold at least
     partition_peaks: list[int]  # per partition: the most planned bytes live at its instructions
     problems: list[str] = field(default_factory=list)
+
+    @cached
+    def scratch_by_partition(self) -> dict[int, Scratch]:
+        """Each partition's scratch (the last one listed), for views that ask per partition."""
+        return {s.partition: s for s in self.scratch}
 
 
 @dataclass

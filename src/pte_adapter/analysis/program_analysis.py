@@ -46,7 +46,7 @@ from pte_adapter.analysis.what_if import MethodWhatIf, add_measured_time, method
 from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.backends import Runner
 from pte_adapter.container.etdump import ETDump
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Method, Program
 
 if TYPE_CHECKING:  # the numeric gap is made by `api/numerics.py`, when asked for
@@ -224,7 +224,7 @@ def analyse(
         try:
             result.profile = join_profile(program, etdump, {m.name: m.partitions for m in methods})
         except PteFormatError as e:
-            result.profile_error = e
+            result.profile_error = detached(e)
         else:
             name = program.path.name if program.path else ""
             result.profile_summary, measured = measure_program(result.profile, name, time_scale)

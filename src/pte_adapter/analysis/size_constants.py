@@ -28,13 +28,23 @@ def delegate_constants(program: Program) -> list[ConstantEntry]:
     """Constants inside delegate payloads, from the decoded delegate graphs: each operation's own
     constant streams (an Ethos-U operation's weights and scales) and each constant tensor (XNNPACK,
     TOSA, VGF) with the operations that read it. Views from side files are not the payload's."""
-    out: list[ConstantEntry] = []
+    # Delegates that share a payload share its decoded graphs (`api.decode_all`): their constants
+    # are the same bytes, listed once under the first of them.
+    owners: dict[tuple[int, ...], list[str]] = {}
+    graphs: dict[tuple[int, ...], list[DelegateGraph]] = {}
     for m in program.methods:
         for d in m.delegates:
-            owner = f"{m.name} delegate {d.index} ({d.id})"
-            for g in d.decoded.graphs:
-                if g.from_payload:
-                    out.extend(_graph_constants(g, owner))
+            mine = [g for g in d.decoded.graphs if g.from_payload]
+            key = tuple(id(g) for g in mine)
+            owners.setdefault(key, []).append(f"{m.name} delegate {d.index} ({d.id})")
+            graphs.setdefault(key, mine)
+    out: list[ConstantEntry] = []
+    for key, names in owners.items():
+        owner = names[0]
+        if len(names) > 1:
+            owner += f" and {len(names) - 1} more delegates sharing its payload"
+        for g in graphs[key]:
+            out.extend(_graph_constants(g, owner))
     return out
 
 

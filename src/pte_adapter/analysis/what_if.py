@@ -105,16 +105,47 @@ class WhatIf:
         return sorted({i for g in self.groups for i in g})
 
 
+# Islands (with a compute kernel) a method may have and still get a scenario each; past this many
+# each island gets its fix only (`IslandFix`), and the scenario of all of them fixed at once is
+# still predicted. A long method has a thousand islands; a scenario costs a few of its neighbours'
+# partitions and crossings.
+MAX_ISLAND_SCENARIOS = 2_000
+
+
+@dataclass(frozen=True)
+class IslandFix:
+    """An island's fix without its scenario (a method past `MAX_ISLAND_SCENARIOS`)."""
+
+    partition: int
+    fix: str
+    text: str
+    merges: bool  # a delegate partition lies beside it
+
+
 @dataclass
 class MethodWhatIf:
     islands: list[WhatIf]
     all: WhatIf | None  # every island with a fix (not `unknown`) fixed at once
+    # Past MAX_ISLAND_SCENARIOS islands: no scenario each (`islands` is empty), only each fix.
+    summarised: list[IslandFix] = field(default_factory=list)
 
     @cached
     def by_partition(self) -> dict[int | None, WhatIf]:
         """Each island's scenario by the island's partition index (one scenario per island): a
         view asks once per partition, and a long method has a thousand islands."""
         return {s.partition: s for s in self.islands}
+
+    @cached
+    def summarised_by_partition(self) -> dict[int, IslandFix]:
+        return {f.partition: f for f in self.summarised}
+
+    @cached
+    def summarised_fixes(self) -> dict[str, int]:
+        """How many of the summarised islands need each fix, the most needed first."""
+        counts: dict[str, int] = {}
+        for f in self.summarised:
+            counts[f.fix] = counts.get(f.fix, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def _kernel_fix(reasons: list[Reason]) -> tuple[str, Reason | None]:
@@ -381,32 +412,36 @@ def method_what_if(
     for a method without delegate partitions or without such an island."""
     if not parts.delegate_partitions:
         return None
-    scenarios: list[WhatIf] = []
-    flow: MethodFlow | None = None
-    costs: _Costs | None = None
     by_instruction: dict[int, list[Reason]] = {}
     for r in reasons:
         by_instruction.setdefault(r.instruction, []).append(r)
+    fixes: list[IslandFix] = []
     for p in parts.cpu_islands:
         if not p.compute_ops:
             continue
         source = sources[p.index] if p.index < len(sources) else None
         fix, text = _island_fix(method, p, by_instruction, source)
-        flow = flow or MethodFlow(method, parts)
-        costs = costs or _Costs.of(method, parts)
-        scenarios.append(predict(method, parts, [p.index], fix, text, p.index, flow, costs))
-    if not scenarios or flow is None or costs is None:
+        fixes.append(IslandFix(p.index, fix, text, bool(merge_plan(parts, [p.index])[0])))
+    if not fixes:
         return None
-    fixable = [s for s in scenarios if s.fix != "unknown"]
+    flow = MethodFlow(method, parts)
+    costs = _Costs.of(method, parts)
+    summarised = fixes if len(fixes) > MAX_ISLAND_SCENARIOS else []
+    scenarios = [
+        predict(method, parts, [f.partition], f.fix, f.text, f.partition, flow, costs)
+        for f in fixes
+        if not summarised
+    ]
+    fixable = [f for f in fixes if f.fix != "unknown"]
     every: WhatIf | None = None
     if fixable:
-        kinds = list(dict.fromkeys(s.fix for s in fixable))
+        kinds = list(dict.fromkeys(f.fix for f in fixable))
         fix = kinds[0] if len(kinds) == 1 else "mixed"
         n = len(fixable)
         text = f"{n} island{'s' if n != 1 else ''} fixed ({', '.join(kinds)})"
-        islands = [s.partition for s in fixable if s.partition is not None]
+        islands = [f.partition for f in fixable]
         every = predict(method, parts, islands, fix, text, None, flow, costs)
-    return MethodWhatIf(scenarios, every)
+    return MethodWhatIf(scenarios, every, summarised)
 
 
 def fixable_islands(what_if: MethodWhatIf | None, names: list[str]) -> list[str]:
@@ -414,11 +449,13 @@ def fixable_islands(what_if: MethodWhatIf | None, names: list[str]) -> list[str]
     (`names`: the method's partition names by index)."""
     if what_if is None:
         return []
-    return [
-        f"{names[s.partition]}: {s.text}"
+    found = [
+        (s.partition, s.text)
         for s in what_if.islands
         if s.fix in EASY_FIXES and s.partition is not None and s.groups
     ]
+    found += [(f.partition, f.text) for f in what_if.summarised if f.fix in EASY_FIXES and f.merges]
+    return [f"{names[partition]}: {text}" for partition, text in found]
 
 
 def add_measured_time(
@@ -427,7 +464,8 @@ def add_measured_time(
     """CPU time removed per scenario: the measured median time of the absorbed islands'
     instructions (`times_us`: instruction -> microseconds)."""
     for s in [*what_if.islands, *([what_if.all] if what_if.all else [])]:
-        absorbed = [i for i in s.islands if any(i in g for g in s.groups)]
+        merged = {i for g in s.groups for i in g}
+        absorbed = [i for i in s.islands if i in merged]
         instrs = [k for i in absorbed for k in parts.partitions[i].instructions]
         if instrs and all(k in times_us for k in instrs):
             s.cpu_time_removed_us = round(sum(times_us[k] for k in instrs), 3)

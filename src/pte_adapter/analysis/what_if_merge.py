@@ -111,6 +111,27 @@ class MethodFlow:
                 self.crossings_at.setdefault(c.target, []).append(c)
 
 
+class _Extended(Sequence[Partition]):
+    """The method's partitions with a scenario's new ones after them, without a copy of the
+    method's (a scenario per island would otherwise copy them all, once per island)."""
+
+    def __init__(self, base: list[Partition], new: list[Partition]) -> None:
+        self.base, self.new = base, new
+
+    @overload
+    def __getitem__(self, i: int) -> Partition: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Partition]: ...
+    def __getitem__(self, i: int | slice) -> Partition | Sequence[Partition]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self))[i]]
+        n = len(self.base)
+        return self.base[i] if i < n else self.new[i - n]
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.new)
+
+
 class _Moved(Sequence[int]):
     """`partition_of` with some instructions moved to new partitions."""
 
@@ -199,7 +220,7 @@ def crossings_removed(
     after = crossings_of(
         method,
         parts.dataflow,
-        [*parts.partitions, *new],
+        _Extended(parts.partitions, new),
         _Moved(parts.partition_of, moved),
         only=list(reads.values()),
         origins=flow.origins,

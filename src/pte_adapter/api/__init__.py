@@ -13,6 +13,7 @@ Side files are found beside the program: `.ptd` external data, the Arm backend's
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
@@ -31,6 +32,7 @@ from pte_adapter.delegates.registry import (
     decode_payload,
 )
 from pte_adapter.errors import PteFormatError
+from pte_adapter.program.delegate_graph import DecodedDelegate
 from pte_adapter.program.model import Program
 from pte_adapter.program.reader import read_program
 from pte_adapter.render.summary_json import summary_json
@@ -127,6 +129,11 @@ def note_side_file_problems(program: Program) -> None:
 
 
 def decode_all(program: Program) -> None:
+    """Decode every delegate's payload. Entries that name the same bytes with the same backend
+    and compile specs (ExecuTorch shares a payload between methods; a file can point thousands of
+    entries at one) are decoded once, and each gets its own copy of the result's lists and
+    dicts, which the side-file hooks extend per delegate, around the same graphs."""
+    decoded: dict[tuple[object, ...], DecodedDelegate] = {}
     for method in program.methods:
         for delegate in method.delegates:
             try:
@@ -136,6 +143,22 @@ def decode_all(program: Program) -> None:
                 continue
             if payload is None:
                 continue
+            key = (
+                delegate.id,
+                delegate.payload_offset,
+                len(payload),
+                tuple((s.key, s.value) for s in delegate.compile_specs),
+            )
+            first = decoded.get(key)
+            if first is not None:
+                delegate.decoded = replace(
+                    first,
+                    graphs=list(first.graphs),
+                    summary=dict(first.summary),
+                    stats=dict(first.stats),
+                    problems=list(first.problems),
+                )
+                continue
             ctx = DecodeContext(
                 delegate_id=delegate.id,
                 compile_specs={s.key: s.value for s in delegate.compile_specs},
@@ -143,7 +166,7 @@ def decode_all(program: Program) -> None:
                 pte_path=program.path,
                 payload_offset=delegate.payload_offset,
             )
-            delegate.decoded = decode_payload(payload, ctx)
+            delegate.decoded = decoded[key] = decode_payload(payload, ctx)
 
 
 def open_analysis(

@@ -25,7 +25,7 @@ from pte_adapter.api.sidefiles import (
     choose_etdump,
     no_etdump,
 )
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Program
 
 if TYPE_CHECKING:  # imported when numbers are compared: `import pte_adapter` does not pay for them
@@ -122,7 +122,7 @@ def add_numerics(result: ProgramAnalysis, choice: EtDumpChoice, options: Numeric
     try:
         numerics = program_numerics(result, choice, options)
     except PteFormatError as e:
-        result.numerics_error = e
+        result.numerics_error = detached(e)  # kept on the analysis: no traceback (issue 44)
         return
     result.numerics = numerics
     for m in result.methods:

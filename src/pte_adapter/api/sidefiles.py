@@ -26,6 +26,7 @@ notes that one is there.
 
 from __future__ import annotations
 
+import copy
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from pte_adapter.container import files
 from pte_adapter.container.debug_buffer import DebugBuffer, elements, load_debug_buffer
 from pte_adapter.container.etdump import ETDump, TensorRef, load_etdump
 from pte_adapter.container.etrecord import EtRecord, read_etrecord
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Program
 
 ETRECORD_NAMES: Final = ("{stem}.etrecord", "{stem}_etrecord.bin", "etrecord.bin")
@@ -89,7 +90,7 @@ def _exists(path: Path, rule: str) -> Candidate | None:
     try:
         return Candidate(path, rule) if files.probe(path) else None
     except PteFormatError as e:
-        return Candidate(path, rule, error=e)
+        return Candidate(path, rule, error=detached(e))
 
 
 def candidates(program_path: Path, names: tuple[str, ...], scaled: bool = False) -> list[Candidate]:
@@ -109,13 +110,13 @@ def candidates(program_path: Path, names: tuple[str, ...], scaled: bool = False)
 
 def _read_etrecord(c: Candidate, folder: Path) -> EtRecord:
     if c.error is not None:
-        raise c.error
+        raise copy.copy(c.error)  # the kept one stays without a traceback (`detached`)
     return read_etrecord(c.path, inside=folder)
 
 
 def _read_etdump(c: Candidate, folder: Path | None) -> ETDump:
     if c.error is not None:
-        raise c.error
+        raise copy.copy(c.error)
     return load_etdump(c.path, inside=folder)
 
 
@@ -332,7 +333,7 @@ def choose_etdump(program: Program, program_path: Path, given: Path | None) -> E
             read.append((c, _read_etdump(c, None if given is not None else program_path.parent)))
         except PteFormatError as e:
             if len(found) == 1:
-                choice.error = e
+                choice.error = detached(e)
             else:
                 choice.problems.append(f"ETDump not used: {e}")
     if len(found) == 1:

@@ -12,6 +12,7 @@ it is.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,7 @@ def graph_node_data(
 
     result = open_analysis(model_path, etdump=etdump or None, time_scale=scale)
     if result.profile_error is not None:
-        raise result.profile_error
+        raise copy.copy(result.profile_error)  # kept without a traceback (`errors.detached`)
     if result.profile is None:
         raise no_etdump(Path(model_path))
     method = result.method(graph_id)

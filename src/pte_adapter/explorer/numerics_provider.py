@@ -15,6 +15,7 @@ is.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -85,7 +86,7 @@ def graph_node_data(model_path: str, graph_id: str, config: dict[str, Any]) -> G
     except AotUnavailable as e:
         raise PteFormatError(str(e)) from e
     if result.numerics_error is not None:
-        raise result.numerics_error
+        raise copy.copy(result.numerics_error)  # kept without a traceback (`errors.detached`)
     if view is not None:
         data = recorded_numerics_node_data(view, result, metric).get(graph_id)
     else:

@@ -40,8 +40,13 @@ from pte_adapter.program.model import (
 # Structure a program may have (a real one has a few methods and at most tens of thousands of
 # instructions; every instruction costs each view some work). Instruction, chain and method
 # tables may not be shared either (`FlatBuffer.claim`): the work stays linear in the file's size.
+# Each delegate call is a partition of its own, and a partition costs every view far more than
+# an instruction: a 192-layer transformer lowered to XNNPACK makes about a thousand calls, each
+# of a delegate entry of its own (an entry no call names is read for nothing).
 MAX_METHODS = 1_000
 MAX_INSTRUCTIONS = 500_000
+MAX_DELEGATE_CALLS = 5_000
+MAX_DELEGATES = 5_000
 
 # The constant method ExecuTorch's emitter adds for a method that returns gradients.
 TRAINING_GRADIENTS_PREFIX = "__et_training_gradients_index_"
@@ -70,23 +75,54 @@ def read_program(pte: PteFile, path: Path | None = None) -> Program:
     )
     constants = _ConstantIndex(pte, root)
     plans = root.iter_tables(S.Program.execution_plan, "execution_plan", once=True)
-    instructions = 0
+    budget = _Budget(pte.name)
     for i, plan in enumerate(plans):
         if i >= MAX_METHODS:
             raise LimitExceededError(
                 f"more than {MAX_METHODS} methods (limit {MAX_METHODS})", part=pte.name
             )
-        program.methods.append(_read_method(plan, i, pte, root, constants, sources))
-        instructions += len(program.methods[-1].instructions)
-        if instructions > MAX_INSTRUCTIONS:
-            raise LimitExceededError(
-                f"more than {MAX_INSTRUCTIONS} instructions (limit {MAX_INSTRUCTIONS})",
-                part=pte.name,
-            )
+        program.methods.append(_read_method(plan, i, pte, constants, sources, budget))
     names = {m.name for m in program.methods}
     for m in program.methods:
         m.trains = f"{TRAINING_GRADIENTS_PREFIX}{m.name}" in names
     return program
+
+
+class _Budget:
+    """The instructions and delegate calls left to read in the whole program: a chain that
+    declares more is refused before one of its instructions is read, and the calls are counted
+    as they are read."""
+
+    def __init__(self, part: str) -> None:
+        self.part = part
+        self.instructions = MAX_INSTRUCTIONS
+        self.calls = MAX_DELEGATE_CALLS
+        self.delegates = MAX_DELEGATES
+
+    def delegate_entries(self, n: int) -> None:
+        self.delegates -= n
+        if self.delegates < 0:
+            raise LimitExceededError(
+                f"more than {MAX_DELEGATES} delegate entries (limit {MAX_DELEGATES})",
+                part=self.part,
+            )
+
+    def chain(self, n: int) -> None:
+        self.instructions -= n
+        if self.instructions < 0:
+            raise LimitExceededError(
+                f"more than {MAX_INSTRUCTIONS} instructions (limit {MAX_INSTRUCTIONS})",
+                part=self.part,
+            )
+
+    def call(self) -> None:
+        self.calls -= 1
+        if self.calls < 0:
+            raise LimitExceededError(
+                f"more than {MAX_DELEGATE_CALLS} delegate calls (limit {MAX_DELEGATE_CALLS}; "
+                "each is a partition of its own)",
+                part=self.part,
+            )
 
 
 class _ConstantIndex:
@@ -107,6 +143,16 @@ class _ConstantIndex:
             )
             for t in root.iter_tables(S.Program.mutable_data_segments, "mutable_data_segments")
         ]
+        self._delegate_data: list[Table] | None = None
+        self._root = root
+
+    def delegate_data(self) -> list[Table]:
+        """The inline delegate payloads, read once for every delegate that names one."""
+        if self._delegate_data is None:
+            self._delegate_data = self._root.tables(
+                S.Program.backend_delegate_data, "backend_delegate_data"
+            )
+        return self._delegate_data
 
     def constant(self, idx: int, nbytes: int) -> ConstantData:
         if self.segment_index is not None:
@@ -225,7 +271,7 @@ def _read_instruction(ins: Table, index: int, chain: int, position: int) -> Inst
     return out
 
 
-def _read_delegate(index: int, d: Table, pte: PteFile, root: Table) -> Delegate:
+def _read_delegate(index: int, d: Table, pte: PteFile, constants: _ConstantIndex) -> Delegate:
     specs = []
     for cs in d.iter_tables(S.BackendDelegate.compile_specs, "compile_specs"):
         raw = cs.bytes_view(S.CompileSpec.value, "value")
@@ -254,16 +300,14 @@ def _read_delegate(index: int, d: Table, pte: PteFile, root: Table) -> Delegate:
             pte.view(span, f"delegate {index} payload")  # bounds check only
             delegate.payload_offset, delegate.payload_size = span.offset, span.size
         else:
-            n = root.vector_len(S.Program.backend_delegate_data)
-            if data_index >= n:
+            inline = constants.delegate_data()
+            if data_index >= len(inline):
                 raise PteFormatError(
                     f"delegate {index} ({delegate.id}) payload is inline entry {data_index}, but "
-                    f"the program has {n} inline entries",
+                    f"the program has {len(inline)} inline entries",
                     part=pte.name,
                 )
-            entry = root.tables(S.Program.backend_delegate_data, "backend_delegate_data")[
-                data_index
-            ]
+            entry = inline[data_index]
             found = entry.bytes_span(S.BackendDelegateInlineData.data, "data")
             if found is None:
                 raise PteFormatError(
@@ -279,9 +323,9 @@ def _read_method(
     plan: Table,
     plan_index: int,
     pte: PteFile,
-    root: Table,
     constants: _ConstantIndex,
     sources: DataSources,
+    budget: _Budget,
 ) -> Method:
     name = plan.string(S.ExecutionPlan.name, "name") or f"method_{plan_index}"
     values = [
@@ -294,17 +338,22 @@ def _read_method(
         )
         for t in plan.iter_tables(S.ExecutionPlan.operators, "operators")
     ]
+    budget.delegate_entries(plan.vector_len(S.ExecutionPlan.delegates))
     delegates = [
-        _read_delegate(i, d, pte, root)
+        _read_delegate(i, d, pte, constants)
         for i, d in enumerate(plan.iter_tables(S.ExecutionPlan.delegates, "delegates"))
     ]
     chains: list[Chain] = []
     instructions: list[Instruction] = []
     for ci, chain in enumerate(plan.iter_tables(S.ExecutionPlan.chains, "chains", once=True)):
         first = len(instructions)
+        budget.chain(chain.vector_len(S.Chain.instructions))
         chain_instructions = chain.iter_tables(S.Chain.instructions, "instructions", once=True)
         for pos, ins in enumerate(chain_instructions):
-            instructions.append(_read_instruction(ins, len(instructions), ci, pos))
+            instruction = _read_instruction(ins, len(instructions), ci, pos)
+            if instruction.kind is InstructionKind.DELEGATE:
+                budget.call()
+            instructions.append(instruction)
         chains.append(
             Chain(
                 ci,

@@ -94,10 +94,10 @@ def partition_memory_facts(ma: MethodAnalysis, part: Partition) -> dict[str, str
     if not m.tensors:
         return {}
     out = {"planned_live_peak": human_bytes(m.partition_peaks[part.index])}
-    for s in m.scratch:
-        if s.partition == part.index:
-            out["scratch"] = (
-                f"{human_bytes(s.scratch_bytes)} in the {s.home} during the call, beside "
-                f"{short_bytes(s.planned_live_bytes)} of planned arena live"
-            )
+    s = m.scratch_by_partition.get(part.index)
+    if s is not None:
+        out["scratch"] = (
+            f"{human_bytes(s.scratch_bytes)} in the {s.home} during the call, beside "
+            f"{short_bytes(s.planned_live_bytes)} of planned arena live"
+        )
     return out

@@ -27,12 +27,47 @@ _LINK_PREFIXES = ("http://", "https://", "go/", "b/", "cl/", "cs/", "google3/")
 ZERO_WIDTH_SPACE = "\u200b"
 
 
+# Put in front of a label or a layer name that looks like a link: the graph itself draws labels
+# and layer names with an ASCII-only font (a zero-width space would show as "?"), where a space
+# shows as nothing.
+LABEL_SPACE = " "
+# The first component of a namespace that starts like a link ("https://x" splits into "https:",
+# "", "x"; "go/x" into "go", "x").
+_LINK_STEMS = frozenset(prefix.rstrip("/") for prefix in _LINK_PREFIXES)
+
+
+def _looks_like_link(value: str) -> bool:
+    return value.startswith(_LINK_PREFIXES) or (
+        value[:1] == "[" and _MARKDOWN_LINK.match(value) is not None
+    )
+
+
 def inert_attribute(value: str) -> str:
     """The value as shown, but never drawn as a link: names and compile specs come from the file,
     and a file could otherwise put `[download the fixed model](https://...)` in the side panel."""
-    if value.startswith(_LINK_PREFIXES) or _MARKDOWN_LINK.match(value):
-        return ZERO_WIDTH_SPACE + value
-    return value
+    return ZERO_WIDTH_SPACE + value if _looks_like_link(value) else value
+
+
+def inert_label(label: str) -> str:
+    """A node's label (an operator's name, from the file), shown in the same panel as its
+    attributes and drawn on the graph: never a link there (issue 44: a CPU kernel named
+    `https://...` was one)."""
+    return LABEL_SPACE + label if _looks_like_link(label) else label
+
+
+def inert_namespace(namespace: str) -> str:
+    """A node's namespace (its layers, "/"-separated) as shown, with no part drawn as a link: the
+    panel shows the whole namespace and each layer's name. A layer name cannot hold "/", so only
+    one starting with "[" can be a markdown link; the whole namespace starts like a link only when
+    its first layer is "https:", "go" and the like. Those layers get a space in front, the same in
+    every namespace they are part of, so the layer stays one layer."""
+    if "[" not in namespace and namespace.partition("/")[0] not in _LINK_STEMS:
+        return namespace
+    parts = namespace.split("/")
+    for i, part in enumerate(parts):
+        if part.startswith("[") or (i == 0 and part in _LINK_STEMS):
+            parts[i] = LABEL_SPACE + part
+    return "/".join(parts)
 
 
 class _Builder:
@@ -49,6 +84,7 @@ class _Builder:
         self._pairs: dict[tuple[str, str], gb.KeyValue] = {}
         self._ports: dict[tuple[object, ...], gb.MetadataItem] = {}
         self._styles: dict[Colour, gb.GraphNodeStyle] = {}
+        self._namespaces: dict[str, str] = {}
         self._empty: list[Any] = []
 
     def pair(self, key: str, value: str | NodeLink) -> gb.KeyValue:
@@ -83,11 +119,17 @@ class _Builder:
             )
         return style
 
+    def namespace(self, namespace: str) -> str:
+        shown = self._namespaces.get(namespace)
+        if shown is None:
+            shown = self._namespaces[namespace] = inert_namespace(namespace)
+        return shown
+
     def node(self, n: Node) -> gb.GraphNode:
         return gb.GraphNode(
             id=n.id,
-            label=n.label,
-            namespace=n.namespace,
+            label=inert_label(n.label),
+            namespace=self.namespace(n.namespace),
             subgraphIds=list(n.subgraphs) if n.subgraphs else self._empty,
             attrs=[self.pair(k, v) for k, v in n.attrs.items()] if n.attrs else self._empty,
             incomingEdges=[
@@ -110,7 +152,7 @@ class _Builder:
         graph = gb.Graph(id=g.id, nodes=[self.node(n) for n in g.nodes])
         graph.groupNodeAttributes = (
             {
-                group: {k: inert_attribute(v) for k, v in attrs.items()}
+                self.namespace(group): {k: inert_attribute(v) for k, v in attrs.items()}
                 for group, attrs in g.group_attrs.items()
             }
             if g.group_attrs is not None

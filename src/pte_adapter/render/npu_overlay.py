@@ -31,10 +31,12 @@ def npu_overlay(result: ProgramAnalysis, plan: ProgramPlan) -> ndb.ModelNodeData
             if d is not None and 0 <= d < len(ma.method.delegates):
                 for v in ma.method.delegates[d].decoded.graphs:
                     views[(ins.index, v.name)] = v
+        seen: set[int] = set()  # a delegate called more than once is drawn once, shared
         for key, where in plan.methods[ma.name].views.items():
             view = views.get(key)
-            if view is None:
+            if view is None or id(where) in seen:
                 continue
+            seen.add(id(where))
             for op, nid in zip(view.nodes, where.node_ids, strict=True):
                 if op.cost_cycles is not None:
                     results = per_graph.setdefault(where.graph_id, {})

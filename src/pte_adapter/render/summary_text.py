@@ -22,7 +22,7 @@ from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
 from pte_adapter.render.memory_facts import peak_text
 from pte_adapter.render.ops_report import needs_line
-from pte_adapter.render.what_if_text import outcome_text, scenario_lines
+from pte_adapter.render.what_if_text import outcome_text, scenario_lines, summarised_text
 
 
 def _tensors(n: int) -> str:
@@ -172,6 +172,8 @@ def _method_lines(
     )
     if what_if is not None and what_if.all is not None:
         lines.append(f"  what if (all)        {what_if.all.text}: {outcome_text(what_if.all)}")
+    if what_if is not None and what_if.summarised:
+        lines.append(f"  what if (each)       {summarised_text(what_if)}")
     if m.npu_estimate:
         lines += _npu_estimate_lines(m.npu_estimate)
     lines += memory or []

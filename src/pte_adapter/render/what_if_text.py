@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pte_adapter.analysis.what_if import MethodWhatIf, WhatIf
+from pte_adapter.analysis.what_if import MAX_ISLAND_SCENARIOS, MethodWhatIf, WhatIf
 from pte_adapter.render.facts import human_bytes
 
 
@@ -61,13 +61,30 @@ def scenario_lines(s: WhatIf) -> list[str]:
     return [s.text, outcome_text(s)]
 
 
+def summarised_text(w: MethodWhatIf) -> str:
+    """Why the islands have no scenario each, and their fixes counted."""
+    fixes = ", ".join(f"{fix} x{n}" for fix, n in w.summarised_fixes.items())
+    return (
+        f"not predicted per island: {len(w.summarised)} islands (more than "
+        f"{MAX_ISLAND_SCENARIOS:,}); their fixes: {fixes}"
+    )
+
+
 def what_if_json(w: MethodWhatIf | None) -> dict[str, Any] | None:
     if w is None:
         return None
-    return {
+    out: dict[str, Any] = {
         "islands": [scenario_json(s) for s in w.islands],
         "all": scenario_json(w.all) if w.all is not None else None,
     }
+    if w.summarised:  # only past MAX_ISLAND_SCENARIOS islands
+        out["summarised"] = {
+            "limit": MAX_ISLAND_SCENARIOS,
+            "islands": [
+                {"partition": f.partition, "fix": f.fix, "text": f.text} for f in w.summarised
+            ],
+        }
+    return out
 
 
 def scenario_json(s: WhatIf) -> dict[str, Any]:
@@ -134,7 +151,10 @@ def what_if_island_facts(w: MethodWhatIf | None, partition: int) -> dict[str, st
     detail."""
     s = w.by_partition.get(partition) if w else None
     if s is None:
-        return {}
+        f = w.summarised_by_partition.get(partition) if w else None
+        if w is None or f is None:
+            return {}
+        return {"what_if": summarised_text(w), "what_if_fix": f"{f.fix}: {f.text}"}
     return {
         "what_if": headline(s),
         "what_if_fix": f"{s.fix}: {s.text}",

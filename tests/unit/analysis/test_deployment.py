@@ -187,3 +187,14 @@ def test_a_memory_the_board_lacks() -> None:
     assert no_sram.unplaced == [
         "NPU scratch (temp allocator) (2100000 bytes, SRAM): dram has no memory for it"
     ]
+
+
+def test_sizes_are_exact_integers_or_refused() -> None:
+    """A size is parsed exactly (a float rounded 2^53 + 1 and overflowed on 400 digits) and a
+    size no memory has is refused (issue 44)."""
+    assert parse_size(str(2**53 + 1)) == 2**53 + 1
+    assert parse_size("1.25KB") == 1250
+    assert parse_size("0x" + "f" * 16) == 2**64 - 1
+    for text in ("9" * 400, "9" * 5000, "1." + "0" * 5000, "17EiB", str(2**64 + 1)):
+        with pytest.raises(ValueError):
+            parse_size(text)

@@ -188,3 +188,26 @@ def test_xnnpack_what_if_has_partitioning_but_no_npu_time() -> None:
 def test_no_delegate_no_what_if(name: str) -> None:
     for ma in _methods(example(name)):
         assert ma.what_if is None
+
+
+def test_past_the_island_limit_each_island_gets_its_fix_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A method of more islands than MAX_ISLAND_SCENARIOS (lowered here to keep the test quick)
+    gets no scenario per island: each its fix, and the scenario of them all fixed at once,
+    which is the same as below the limit (issue 44: a scenario each made the what-if quadratic)."""
+    import pte_adapter.analysis.what_if as what_if
+    from tests.support.hostile_programs import ethosu_with_islands
+
+    pte = ethosu_with_islands(tmp_path, 30)
+    (below,) = _methods(pte)
+    assert below.what_if is not None and len(below.what_if.islands) == 30
+    assert not below.what_if.summarised
+    monkeypatch.setattr(what_if, "MAX_ISLAND_SCENARIOS", 20)
+    (above,) = _methods(pte)
+    assert above.what_if is not None and above.what_if.all is not None
+    assert above.what_if.islands == []
+    fixes = [(s.partition, s.fix, s.text) for s in below.what_if.islands]
+    assert [(f.partition, f.fix, f.text) for f in above.what_if.summarised] == fixes
+    assert above.what_if.all == below.what_if.all
+    assert above.what_if.summarised_fixes == dict(Counter(f for _, f, _ in fixes))

@@ -52,7 +52,9 @@ def root_model(tree: FileTree, manifest: Mapping[str, Any]) -> PackedFile | None
     """The package's root model specification, as its manifest names it."""
     entries = manifest.get("itemInfoEntries")
     root = manifest.get("rootModelIdentifier")
-    if not isinstance(entries, dict) or not isinstance(entries.get(root), dict):
+    if not isinstance(entries, dict) or not isinstance(root, str):
+        return None
+    if not isinstance(entries.get(root), dict):
         return None
     path = entries[root].get("path")
     return tree.find(PACKAGE_DATA + path) if isinstance(path, str) else None
@@ -86,7 +88,8 @@ def _program(
         return [], Counter()
     base = (ctx.payload_offset or 0) + model.offset
     part = f"Core ML model specification ({model.path})"
-    spec = read_model(payload[model.offset : model.offset + model.size], part, base)
+    spec, cut = read_model(payload[model.offset : model.offset + model.size], part, base)
+    problems.extend(cut)
     folder = model.path.rpartition("/")[0] + "/"
     graphs, kinds = mil_graphs(spec, payload, tree, folder, inputs, problems)
     if not graphs:
@@ -120,7 +123,13 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     if ctx.spec_text("model_type"):
         summary["model_type"] = ctx.spec_text("model_type") or ""
     if model is None:
-        problems.append("no root model specification (the package's Manifest.json names none)")
+        root = manifest.get("rootModelIdentifier")
+        why = (
+            "names none"
+            if root is None or isinstance(root, str)
+            else f"names it by a {type(root).__name__}, not a string"
+        )
+        problems.append(f"no root model specification (the package's Manifest.json {why})")
     graph.attrs = dict(summary)
     if functions:
         summary["operations"] = str(sum(kinds.values()))

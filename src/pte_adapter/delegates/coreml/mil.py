@@ -14,12 +14,26 @@ from pte_adapter.delegates.coreml.protobuf import BytesRef, ProtoReader
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
 
 MODEL: Final = "CoreML.Specification.Model"
+BLOCK: Final = "CoreML.Specification.MILSpec.Block"
 BLOB_SENTINEL: Final = 0xDEADBEEF
 PREVIEW: Final = 8
+# Operations read over all functions and blocks, as Ethos-U's command stream is capped (each costs
+# every view work: one drawn in Model Explorer about 0.1 ms): past them the rest of the block is
+# not read (a problem says so).
+MAX_OPERATIONS: Final = 10_000
 
 
-def read_model(data: memoryview, part: str, base: int) -> dict[str, Any]:
-    return ProtoReader(data, part, base).message(MODEL)
+def read_model(data: memoryview, part: str, base: int) -> tuple[dict[str, Any], list[str]]:
+    """The model specification, and what its reading left out."""
+    reader = ProtoReader(data, part, base, caps={(BLOCK, "operations"): MAX_OPERATIONS})
+    spec = reader.message(MODEL)
+    problems = []
+    if reader.cut:
+        problems.append(
+            f"more than {MAX_OPERATIONS} operations: the first {MAX_OPERATIONS} are shown, the "
+            "rest of their block is not read"
+        )
+    return spec, problems
 
 
 def _tensor_type(value_type: Any) -> tuple[str, list[int] | None]:
@@ -147,6 +161,9 @@ def mil_graphs(
         return graphs, kinds
     blobs = _Blobs(payload, tree, folder)
     for fname, function in program.get("functions", {}).items():
+        if not isinstance(function, dict):  # a map entry with a name and no function
+            problems.append(f"function {fname!r} has no definition")
+            continue
         opset = str(function.get("opset", ""))
         block = function.get("block_specializations", {}).get(opset)
         if not isinstance(block, dict):

@@ -16,9 +16,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pte_adapter.delegates.coreml._generated.coreml_proto import ENUMS, MESSAGES, Field
-from pte_adapter.errors import PteFormatError
+from pte_adapter.errors import LimitExceededError, PteFormatError
 
 MAX_DEPTH: Final = 64
+# Field values one reading may decode (a message, a string, each scalar of a packed list): a
+# MobileNetV2's specification holds a few thousand, at a few microseconds each; an empty message
+# takes two bytes, so a budget by size alone would let 20 MB make ten million dicts.
+MAX_VALUES: Final = 200_000
 _VARINT = {"int32", "int64", "uint32", "uint64", "sint32", "sint64", "bool", "enum"}
 _FIXED32 = {"fixed32": "<I", "sfixed32": "<i", "float": "<f"}
 _FIXED64 = {"fixed64": "<Q", "sfixed64": "<q", "double": "<d"}
@@ -39,10 +43,23 @@ class Unread:
 
 
 class ProtoReader:
-    def __init__(self, data: memoryview | bytes, part: str, base: int = 0) -> None:
+    """Reads messages of `data`. `caps` bounds a repeated message field over the whole reading
+    ((message type, field name) -> entries): past it, the rest of the message holding the field
+    is not read, and `cut` names the field."""
+
+    def __init__(
+        self,
+        data: memoryview | bytes,
+        part: str,
+        base: int = 0,
+        caps: dict[tuple[str, str], int] | None = None,
+    ) -> None:
         self.data = memoryview(data)
         self.part = part
         self.base = base
+        self.values_left = MAX_VALUES
+        self.caps = dict(caps or {})
+        self.cut: set[tuple[str, str]] = set()
 
     def error(self, what: str, pos: int) -> PteFormatError:
         return PteFormatError(what, part=self.part, offset=self.base + pos)
@@ -76,8 +93,23 @@ class ProtoReader:
             if f is None:
                 pos = self._skip(wire, pos, end)
                 continue
+            capped = self.caps.get((name, f.name))
+            if capped is not None:
+                if capped == 0:
+                    self.cut.add((name, f.name))
+                    return out  # the rest of this message is not read
+                self.caps[(name, f.name)] = capped - 1
             pos = self._field(f, wire, pos, end, depth, out)
         return out
+
+    def _count(self, n: int, pos: int) -> None:
+        self.values_left -= n
+        if self.values_left < 0:
+            raise LimitExceededError(
+                f"more than {MAX_VALUES} field values (limit {MAX_VALUES}): not read",
+                part=self.part,
+                offset=self.base + pos,
+            )
 
     def _skip(self, wire: int, pos: int, end: int) -> int:
         if wire == 0:
@@ -103,8 +135,10 @@ class ProtoReader:
             while pos < stop:
                 value, pos = self._scalar(f, self._wire_of(f), pos, stop)
                 values.append(value)
+            self._count(len(values), pos)
             out.setdefault(f.name, []).extend(values)
             return stop
+        self._count(1, pos)
         if f.kind in ("string", "bytes", "message", "map"):
             if wire != 2:
                 raise self.error(f"{f.name} has wire type {wire}, not 2", pos)

@@ -24,7 +24,14 @@ from pte_adapter.delegates.ethosu.perf_memory import finish, memory_traffic
 from pte_adapter.delegates.ethosu.perf_target import OpEstimate, Target, target_for
 from pte_adapter.delegates.hooks import FUSED, OperatorPrice
 from pte_adapter.operator_names import target_base
-from pte_adapter.program.model import Delegate, InstructionKind, Method, Tensor, ValueKind
+from pte_adapter.program.model import (
+    Delegate,
+    InstructionKind,
+    Method,
+    Tensor,
+    ValueKind,
+    saturating_numel,
+)
 
 ASSUMPTIONS = (
     "each CPU kernel becomes the NPU operations Vela emits for its TOSA lowering, in int8",
@@ -70,6 +77,7 @@ _FREE = {
     "aten.expand_copy",
 }
 _BLOCK_ELEMENTS = 2048
+NPU_MAX_DIM = 65_536  # an NPU operation's feature-map height, width and depth each fit 16 bits
 
 
 def _feature_map(t: Tensor) -> FeatureMap:
@@ -79,10 +87,20 @@ def _feature_map(t: Tensor) -> FeatureMap:
     else:
         c = sizes[-1]
         w = sizes[-2] if len(sizes) >= 2 else 1
-        h = 1
-        for s in sizes[:-2]:
-            h *= s
+        h = saturating_numel(sizes[:-2])  # a corrupt shape must not build a huge integer
     return FeatureMap(h, w, c, "int8", "NHCWB16", 1, 0, 16, 16 * w, w * 16)
+
+
+def _too_large(maps: list[FeatureMap]) -> str:
+    """Why no one NPU operation takes these feature maps, or "": each of its height, width and
+    depth registers holds at most 65,536 (Vela splits a larger tensor, or refuses it)."""
+    for fm in maps:
+        if max(fm.height, fm.width, fm.depth) > NPU_MAX_DIM:
+            return (
+                f"a feature map of {fm.height} x {fm.width} x {fm.depth}: one NPU operation "
+                f"takes at most {NPU_MAX_DIM:,} in each dimension"
+            )
+    return ""
 
 
 def _block(fm: FeatureMap) -> tuple[int, int, int]:
@@ -137,6 +155,9 @@ def _operations(method: Method, index: int, base: str) -> tuple[list[NpuOperatio
         return [], "no tensor shapes recorded"
     out = _feature_map(tensors[-1])
     inputs = [_feature_map(t) for t in tensors[:-1]]
+    too_large = _too_large([out, *inputs])
+    if too_large:
+        return [], too_large
     block = _block(out)
     first = inputs[0] if inputs else out
 
@@ -242,6 +263,9 @@ def _channel_window(
     out_sizes = tensors[-1].sizes
     c_out = out_sizes[2] if len(out_sizes) == 5 else c
     fm = FeatureMap(h, w, c, "int8", "NHCWB16", 1, 0, 16, 16 * w, w * 16)
+    too_large = _too_large([fm, replace(fm, depth=c_out)])
+    if too_large:
+        return [], too_large
     op = NpuOperation(0, 0, "NPU_OP_CONV", 0, "", fm, None, replace(fm, depth=c_out))
     op.kernel, op.stride, op.block = (1, 1), (1, 1), _block(fm)
     op.traversal, op.acc_format = "DEPTH_FIRST", "I32"

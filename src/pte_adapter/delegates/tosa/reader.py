@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Final
 
 from pte_adapter.container.flatbuf import FlatBuffer, Table
@@ -44,6 +45,9 @@ _ELEMENT_FORMATS: Final = {
 
 # Constants with at most this many elements get their values shown.
 SMALL_CONSTANT_ELEMENTS: Final = 16
+# Operators one block shows, as Ethos-U's command stream is capped (a MobileNetV2 holds a few
+# hundred; each costs every view work): past them the rest is counted, not read (a problem).
+MAX_OPERATORS: Final = 20_000
 
 _SCALAR_FORMATS: Final = {
     "bool": "B",
@@ -223,9 +227,17 @@ def _read_block(
     for sh in block.iter_tables(s["shapes"], "shapes"):
         shape = _read_shape(sh)
         tensors.setdefault(shape.name, shape)
+    total = block.vector_len(s["operators"])
+    if total > MAX_OPERATORS:
+        problems.append(
+            f"block {name}: {total} operators, more than {MAX_OPERATORS}; the first "
+            f"{MAX_OPERATORS} are shown and counted"
+        )
     operators = [
         _read_operator(op, i, tensors, known_ops, version, problems, name)
-        for i, op in enumerate(block.iter_tables(s["operators"], "operators", once=True))
+        for i, op in enumerate(
+            islice(block.iter_tables(s["operators"], "operators", once=True), MAX_OPERATORS)
+        )
     ]
     return TosaBlock(
         region,

@@ -31,6 +31,7 @@ from pte_adapter.delegates.vgf.container import (
 from pte_adapter.delegates.vgf.segment import GraphSegment
 from pte_adapter.delegates.vgf.spirv import SpirvModule
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
+from pte_adapter.program.model import saturating_numel
 
 MAIN_VIEW: Final = "VGF graph"
 SEQUENCE_VIEW: Final = "VGF model sequence"
@@ -55,9 +56,7 @@ def resource_bytes(r: Resource) -> int | None:
     size = FORMAT_BYTES.get(r.vk_format)
     if size is None or not r.shape or any(d < 0 for d in r.shape):
         return None
-    for d in r.shape:
-        size *= d
-    return size
+    return size * saturating_numel(r.shape)  # never a number of thousands of digits
 
 
 def _resource_tensor(r: Resource, tid: str, name: str) -> TensorInfo:

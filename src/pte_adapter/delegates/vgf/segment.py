@@ -18,6 +18,10 @@ from pte_adapter.delegates.vgf.container import Segment, VgfFile
 from pte_adapter.delegates.vgf.spirv import EntryPoint, ExtInst, Graph, SpirvModule
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
 
+# Operators one segment shows, as Ethos-U's command stream is capped (each costs every view
+# work): past them the rest is counted, not drawn (a problem says so).
+MAX_OPERATIONS = 20_000
+
 
 @dataclass
 class SegmentOps:
@@ -56,7 +60,12 @@ class GraphSegment:
         for op in body.ops:
             self.type_of[op.result] = op.result_type
         self._bind_outputs(body, ep, n_in)
-        for n, op in enumerate(body.ops):
+        if len(body.ops) > MAX_OPERATIONS:
+            self.problem(
+                f"{len(body.ops)} operators, more than {MAX_OPERATIONS}; the first "
+                f"{MAX_OPERATIONS} are shown and counted"
+            )
+        for n, op in enumerate(body.ops[:MAX_OPERATIONS]):
             self.graph.nodes.append(self._node(n, op))
         return self.found
 

@@ -12,6 +12,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Final
 
+from pte_adapter.program.model import NUMEL_CAP
+
 MAX_VALUES: Final = 16  # constant elements expanded for display
 MAX_VISITS: Final = 4096  # constants one value walk may visit
 MAX_DEPTH: Final = 64  # nesting of composites
@@ -165,9 +167,13 @@ class SpirvModule:
             shape = self.tensor_shape(type_id)
             if shape is None:
                 return None
+            if 0 in shape:
+                return 0
             n = 1
             for d in shape:
                 n *= d
+                if abs(n) > NUMEL_CAP:  # never a number of thousands of digits
+                    return NUMEL_CAP
             return n
         return 1
 

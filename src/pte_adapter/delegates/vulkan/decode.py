@@ -22,8 +22,9 @@ they are.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import islice
 
-from pte_adapter.container.flatbuf import FlatBuffer
+from pte_adapter.container.flatbuf import FlatBuffer, Table
 from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.vulkan.graphs import (
     ConstantCounts,
@@ -32,6 +33,8 @@ from pte_adapter.delegates.vulkan.graphs import (
 )
 from pte_adapter.delegates.vulkan.records import (
     GRAPH,
+    Header,
+    VkBytesRef,
     check_identifier,
     graph_enum,
     read_bytes_ref,
@@ -39,25 +42,54 @@ from pte_adapter.delegates.vulkan.records import (
     read_header,
     read_value,
 )
+from pte_adapter.errors import LimitExceededError
 from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph
 
-__all__ = ["decode", "read_graph"]
+__all__ = ["decode", "read_data_refs", "read_graph"]
+
+# What one payload may hold (a MobileNetV2 holds a few hundred values and a hundred calls; every
+# value and call costs each view work: a call drawn in Model Explorer about 0.1 ms). Calls past
+# the cap are counted, not decoded (a problem says so), as Ethos-U's command stream does; a
+# payload of more values is refused, as the calls name them by index.
+MAX_OPERATIONS = 10_000
+MAX_VALUES = 50_000
 
 
-def read_graph(payload: memoryview, part: str, base: int) -> VkGraphFacts:
-    """Every part of the payload, bounds-checked (`PteFormatError` with the part and offset)."""
+def _root(payload: memoryview, part: str, base: int) -> tuple[Header, Table]:
     header = read_header(payload, part, base)
     start = header.flatbuffer_offset
     fb = FlatBuffer(payload[start : start + header.flatbuffer_size], part, base=base + start)
     check_identifier(fb.identifier(), part, base + start + 4)
-    root = fb.root()
+    return header, fb.root()
+
+
+def read_data_refs(
+    payload: memoryview, part: str, base: int
+) -> tuple[Header, list[VkBytesRef], list[VkBytesRef]]:
+    """The header and where the constants and shaders are, without the values and calls (what
+    the payload's layout needs: reading the whole graph again doubled `size` on a big one)."""
+    header, root = _root(payload, part, base)
+    constants = [read_bytes_ref(t) for t in root.iter_tables(GRAPH["constants"].slot, "constants")]
+    shaders = [read_bytes_ref(t) for t in root.iter_tables(GRAPH["shaders"].slot, "shaders")]
+    return header, constants, shaders
+
+
+def read_graph(payload: memoryview, part: str, base: int) -> VkGraphFacts:
+    """Every part of the payload, bounds-checked (`PteFormatError` with the part and offset)."""
+    header, root = _root(payload, part, base)
+    start = header.flatbuffer_offset
+    n_values = root.vector_len(GRAPH["values"].slot)
+    if n_values > MAX_VALUES:
+        raise LimitExceededError(
+            f"{n_values} values (limit {MAX_VALUES})", part=part, offset=base + start
+        )
+    values = root.iter_tables(GRAPH["values"].slot, "values")
+    calls = root.iter_tables(GRAPH["chain"].slot, "chain")
     return VkGraphFacts(
         header=header,
         version=root.string(GRAPH["version"].slot, "version") or "",
-        values=[
-            read_value(i, t) for i, t in enumerate(root.iter_tables(GRAPH["values"].slot, "values"))
-        ],
-        chain=[read_call(t) for t in root.iter_tables(GRAPH["chain"].slot, "chain")],
+        values=[read_value(i, t) for i, t in enumerate(values)],
+        chain=[read_call(t) for t in islice(calls, MAX_OPERATIONS)],
         input_ids=root.ints(GRAPH["input_ids"].slot, GRAPH["input_ids"].fmt, "input_ids"),
         output_ids=root.ints(GRAPH["output_ids"].slot, GRAPH["output_ids"].fmt, "output_ids"),
         constants=[
@@ -66,6 +98,7 @@ def read_graph(payload: memoryview, part: str, base: int) -> VkGraphFacts:
         shaders=[read_bytes_ref(t) for t in root.iter_tables(GRAPH["shaders"].slot, "shaders")],
         storage_type_override=graph_enum(root, "storage_type_override"),
         memory_layout_override=graph_enum(root, "memory_layout_override"),
+        chain_total=root.vector_len(GRAPH["chain"].slot),
     )
 
 
@@ -141,6 +174,11 @@ def decode(payload: memoryview, ctx: DecodeContext) -> DecodedDelegate:
     part = f"Vulkan payload ({ctx.delegate_id})"
     facts = read_graph(payload, part, ctx.payload_offset or 0)
     problems: list[str] = []
+    if facts.chain_total > len(facts.chain):
+        problems.append(
+            f"{facts.chain_total} operator calls: more than {MAX_OPERATIONS}; the first "
+            f"{MAX_OPERATIONS} are shown and counted"
+        )
     graph, kinds, counts = build_graph(facts, ctx, problems)
     summary = _summary(facts, graph, kinds, counts)
     if counts.missing:

@@ -18,9 +18,14 @@ from pte_adapter.delegates.vulkan.records import (
     VkTensor,
     VkValue,
 )
+from pte_adapter.program.cached import cached
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
 
 PREVIEW = 16  # elements of a long list an attribute shows
+# Tensors of value lists a payload's calls may draw, over all its calls (a concatenation of a
+# transformer's heads names a few dozen; a MobileNetV2 payload's lists hold a hundred in all).
+MAX_LIST_TENSORS = 10_000
+ARGUMENT_NAMES = partition_rules.ARGUMENTS
 
 
 def tensor_id(index: int) -> str:
@@ -41,6 +46,15 @@ class VkGraphFacts:
     shaders: list[VkBytesRef]
     storage_type_override: str
     memory_layout_override: str
+    chain_total: int = 0  # operator calls in the payload (more than `chain` past the cap)
+
+    @cached
+    def input_set(self) -> frozenset[int]:
+        return frozenset(self.input_ids)
+
+    @cached
+    def output_set(self) -> frozenset[int]:
+        return frozenset(self.output_ids)
 
 
 @dataclass
@@ -85,13 +99,39 @@ def value_text(v: VkValue) -> str:
     return _fmt(v.value)
 
 
-def _tensors_in(v: VkValue, values: list[VkValue]) -> list[int]:
-    """The tensor ids an argument holds: itself, or the tensors of a value list."""
-    if v.kind == "VkTensor":
-        return [v.index]
-    if v.kind == "ValueList" and isinstance(v.value, list):
-        return [int(i) for i in v.value if 0 <= int(i) < len(values) and values[int(i)].tensor]
-    return []
+class _Arguments:
+    """What the calls' arguments refer to, worked out once per value (a value list is read by
+    every call that names it, and one list can be named by thousands), and how many tensors from
+    lists the calls may still draw (`MAX_LIST_TENSORS`): each is an input or output port with its
+    edge, so a list named by every call cannot multiply."""
+
+    def __init__(self, facts: VkGraphFacts) -> None:
+        self.values = facts.values
+        self._tensors: dict[int, list[str]] = {}
+        self._texts: dict[int, str] = {}
+        self.left = MAX_LIST_TENSORS
+        self.not_drawn = 0  # calls whose list arguments were not drawn as edges
+
+    def text(self, vid: int) -> str:
+        text = self._texts.get(vid)
+        if text is None:
+            text = self._texts[vid] = value_text(self.values[vid])
+        return text
+
+    def tensors(self, vid: int) -> list[str]:
+        """The tensor ids an argument holds: itself, or the tensors of a value list."""
+        ids = self._tensors.get(vid)
+        if ids is None:
+            v, values = self.values[vid], self.values
+            found: list[int] = []
+            if v.kind == "VkTensor":
+                found = [v.index]
+            elif v.kind == "ValueList" and isinstance(v.value, list):
+                found = [
+                    int(i) for i in v.value if 0 <= int(i) < len(values) and values[int(i)].tensor
+                ]
+            ids = self._tensors[vid] = [tensor_id(t) for t in found]
+        return ids
 
 
 def constant_attrs(
@@ -161,9 +201,9 @@ def tensor_info(
     const, nbytes = constant_attrs(t, facts, ctx, counts)
     attrs.update(const)
     role = "constant" if t.constant_id >= 0 else ""
-    if v.index in facts.input_ids:
+    if v.index in facts.input_set:
         role = "input"
-    elif v.index in facts.output_ids:
+    elif v.index in facts.output_set:
         role = "output"
     return TensorInfo(
         id=tensor_id(v.index),
@@ -175,15 +215,16 @@ def tensor_info(
     )
 
 
-def op_node(index: int, call: OperatorCall, values: list[VkValue], problems: list[str]) -> OpNode:
+def op_node(index: int, call: OperatorCall, args: _Arguments, problems: list[str]) -> OpNode:
     # A torch (not edge) operator is named without its namespace ("sym_size.int").
-    args = partition_rules.ARGUMENTS
-    names = list(args.get(call.name) or args.get(f"aten.{call.name}") or ())
+    names = list(ARGUMENT_NAMES.get(call.name) or ARGUMENT_NAMES.get(f"aten.{call.name}") or ())
+    values = args.values
     attrs: dict[str, str] = {"node_id": str(call.node_id)}
     params: dict[str, int] = {}
     inputs: list[str] = []
     outputs: list[str] = []
     last = len(call.args) - 1
+    cut = False
     for i, vid in enumerate(call.args):
         name = "out" if i == last else (names[i] if i < len(names) else f"arg{i}")
         if not 0 <= vid < len(values):
@@ -191,11 +232,17 @@ def op_node(index: int, call: OperatorCall, values: list[VkValue], problems: lis
             attrs[name] = f"undefined value {vid}"
             continue
         v = values[vid]
-        attrs[name] = value_text(v)
-        ids = [tensor_id(t) for t in _tensors_in(v, values)]
+        attrs[name] = args.text(vid)
+        ids = args.tensors(vid)
+        if len(ids) > 1:  # a list: drawn while the payload's references last
+            if len(ids) > args.left:
+                cut = True
+                continue
+            args.left -= len(ids)
         (outputs if i == last else inputs).extend(ids)
         if v.kind == "Int" and isinstance(v.value, int) and not isinstance(v.value, bool):
             params[name] = v.value
+    args.not_drawn += cut
     kind = call.name or "unnamed"
     return OpNode(
         id=f"op{index}",
@@ -219,10 +266,16 @@ def build_graph(
         elif v.kind.startswith("unknown_") or v.kind == "none":
             problems.append(f"value {v.index} holds no known GraphTypes member ({v.kind})")
     kinds: Counter[str] = Counter()
+    args = _Arguments(facts)
     for i, call in enumerate(facts.chain):
-        node = op_node(i, call, facts.values, problems)
+        node = op_node(i, call, args, problems)
         kinds[node.kind] += 1
         graph.nodes.append(node)
+    if args.not_drawn:
+        problems.append(
+            f"value lists hold more than {MAX_LIST_TENSORS} tensors over the calls that name "
+            f"them: the list arguments of {args.not_drawn} calls are not drawn as edges"
+        )
     for what, ids, into in (
         ("input", facts.input_ids, graph.inputs),
         ("output", facts.output_ids, graph.outputs),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pte_adapter.container.sources import DataSources
 from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
-from pte_adapter.delegates.vulkan.decode import read_graph
+from pte_adapter.delegates.vulkan.decode import read_data_refs
 from pte_adapter.delegates.vulkan.records import UINT64_MAX
 
 
@@ -12,8 +12,7 @@ def payload_layout(payload: memoryview, base: int, sources: DataSources | None) 
     """The VH00 header, the VkGraph FlatBuffer and the raw bytes block with each inline constant
     and shader in it (constants kept in named data are listed by key instead); the rest is the
     16-byte alignment padding between the parts."""
-    facts = read_graph(payload, "Vulkan payload", base)
-    header = facts.header
+    header, constants, shaders = read_data_refs(payload, "Vulkan payload", base)
     layout = PayloadLayout(filler_kind="padding", filler_name="payload padding")
     layout.spans.append(PayloadSpan("payload_header", "VH00 header", base, header.length))
     layout.spans.append(
@@ -28,7 +27,7 @@ def payload_layout(payload: memoryview, base: int, sources: DataSources | None) 
         "vulkan_raw_bytes", "raw bytes block", base + header.bytes_offset, header.bytes_size
     )
     seen: set[tuple[int, int]] = set()
-    for kind, refs in (("constant", facts.constants), ("shader", facts.shaders)):
+    for kind, refs in (("constant", constants), ("shader", shaders)):
         for idx, ref in enumerate(refs):
             if ref.named_key:
                 layout.named_keys.setdefault(ref.named_key, f"Vulkan {kind} {idx}")

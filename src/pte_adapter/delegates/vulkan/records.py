@@ -17,6 +17,7 @@ from pte_adapter.delegates.vulkan._generated.vulkan_schema import (
     Field,
 )
 from pte_adapter.errors import PteFormatError
+from pte_adapter.program.model import saturating_numel
 
 HEADER_MAGIC: Final = b"VH00"
 HEADER_LENGTH: Final = 30  # VulkanDelegateHeader.EXPECTED_LENGTH
@@ -76,10 +77,8 @@ class VkTensor:
         size = ELEMENT_SIZE.get(dtype)
         if size is None:
             return None
-        n = size
-        for d in self.dims:
-            n *= d
-        return n
+        # Saturated: a tensor of 450 dimensions of 2^32 - 1 would be a number of 4,300 digits.
+        return size * saturating_numel(self.dims)
 
 
 @dataclass

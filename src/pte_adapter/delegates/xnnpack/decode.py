@@ -19,6 +19,7 @@ per-channel scales, which are small and say more than a count.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import islice
 
 from pte_adapter.container.flatbuf import FlatBuffer, Table
 from pte_adapter.delegates.hooks import DecodeContext
@@ -60,6 +61,11 @@ __all__ = [
     "read_header",
     "read_record",
 ]
+
+# Nodes one payload's graph shows, as Ethos-U's command stream is capped (a 192-layer transformer's
+# largest XNNPACK partition holds a few dozen; each node costs every view work): past them the
+# rest is counted, not decoded (a problem says so).
+MAX_OPERATIONS = 20_000
 
 
 def _open(payload: memoryview, ctx: DecodeContext) -> tuple[Header, FlatBuffer, bytes]:
@@ -114,7 +120,14 @@ def _graph(
             problems.append(f"xvalues[{i}] reuses value id {info.id}")
         graph.tensors[info.id] = info
     kinds: Counter[str] = Counter()
-    for i, t in enumerate(root.iter_tables(_GRAPH["xnodes"].slot, "xnodes", once=True)):
+    total = root.vector_len(_GRAPH["xnodes"].slot)
+    if total > MAX_OPERATIONS:
+        problems.append(
+            f"{total} nodes: more than {MAX_OPERATIONS}; the first {MAX_OPERATIONS} are shown and "
+            "counted"
+        )
+    xnodes = root.iter_tables(_GRAPH["xnodes"].slot, "xnodes", once=True)
+    for i, t in enumerate(islice(xnodes, MAX_OPERATIONS)):
         node = _node(i, read_record(t, "XNode"), problems)
         kinds[node.kind] += 1
         for tid in node.inputs + node.outputs:

@@ -9,7 +9,7 @@ from pte_adapter.analysis.what_if import WhatIf
 from pte_adapter.render.facts import human_bytes
 from pte_adapter.render.html.strip import box_colour, short_name
 from pte_adapter.render.html.svg import esc, rect, svg, table, text
-from pte_adapter.render.what_if_text import npu_text
+from pte_adapter.render.what_if_text import npu_text, summarised_text
 
 _WIDTH, _HEIGHT = 960.0, 34.0
 
@@ -78,6 +78,8 @@ def what_if_section(ma: MethodAnalysis) -> str:
         "CPU time removed",
     ]
     out = table(head, rows)
+    if w.summarised:
+        out += f"<p>{esc(summarised_text(w))}</p>"
     if w.all is not None and w.all.groups:
         out += f"<p>{esc(w.all.text)}: the partitions would be</p>" + after_strip(ma, w.all)
     return out

@@ -80,9 +80,12 @@ def boundary_facts(
 @dataclass
 class _Boundary:
     node: Node
-    values: list[int | Source] = field(default_factory=list)  # tensors, in port order
-    froms: list[str] = field(default_factory=list)  # where the tensors come from
-    crossings: list[tuple[int, str, str]] = field(default_factory=list)  # (value, from, to)
+    # tensors, in port order, each with its port's position (looked up per routed edge)
+    values: dict[int | Source, int] = field(default_factory=dict)
+    froms: dict[str, None] = field(default_factory=dict)  # where the tensors come from, in order
+    # (value, from, to), in order
+    crossings: dict[tuple[int, str, str], None] = field(default_factory=dict)
+    sources: set[Source] = field(default_factory=set)  # the node outputs it has an edge from
 
 
 @dataclass
@@ -142,7 +145,6 @@ def _route(
     source_part, target_part = lay.node_partition[e.source], lay.node_partition[node.id]
     src = (e.source, e.source_output)
     v = source_value.get(src)
-    block_names = lay.block_names
     # Between two partitions of one block: inside that block. Between blocks: one node per pair
     # of blocks (or of a block and a partition on its own), at the top level.
     inside = lay.block_of.get(source_part, 1) == lay.block_of.get(target_part, 2)
@@ -155,7 +157,7 @@ def _route(
         )
     )
     # Everything entering a block from outside it shares one node: "into blocks.3".
-    key = ("", ends[1]) if ends[1] in block_names and not inside else ends
+    key = ("", ends[1]) if ends[1] in lay.block_names and not inside else ends
     b = bounds.get(key)
     if b is None:
         b = bounds[key] = _Boundary(
@@ -166,19 +168,17 @@ def _route(
                 colour=BOUNDARY_TENSOR_COLOUR,
             )
         )
-    if lay.say(ends[0]) not in b.froms:
-        b.froms.append(lay.say(ends[0]))
-    crossing = (v, lay.say(source_part), lay.say(target_part)) if v is not None else None
-    if crossing is not None and crossing not in b.crossings:
-        b.crossings.append(crossing)
+    b.froms.setdefault(lay.say(ends[0]))
+    if v is not None:
+        b.crossings.setdefault((v, lay.say(source_part), lay.say(target_part)))
     tensor: int | Source = v if v is not None else src
     if tensor not in b.values:
-        b.values.append(tensor)
+        b.values[tensor] = len(b.values)
         pos = str(len(b.values) - 1)
         attrs = tensor_port(method, 0, v, known).attrs if v is not None else {}
         b.node.inputs.append(Port(pos, attrs))
         b.node.outputs.append(Port(pos, attrs))
-    pos = str(b.values.index(tensor))
+    pos = str(b.values[tensor])
     # A tensor read far downstream (an attention mask every layer reads) is shown beside each
     # distant reader without an edge across the whole graph: long edges make the layout slow and
     # the picture unreadable. Between blocks, the distance counts blocks (and lone partitions).
@@ -187,7 +187,8 @@ def _route(
         len(lay.part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
         and order[ends[1]] - order[ends[0]] > NEAR_PARTITIONS
     )
-    if not far and not any(x.source == src[0] and x.source_output == src[1] for x in b.node.edges):
+    if not far and src not in b.sources:
+        b.sources.add(src)
         b.node.edges.append(Edge(src[0], src[1], pos))
     e.source, e.source_output = b.node.id, pos
 

@@ -42,12 +42,17 @@ def inner_op_times(
     out: dict[tuple[str, str], tuple[Stats | None, str]] = {}
     if ma.measured is None:
         return out
+    drawn_at: dict[int, dict[str, str]] = {}  # a view shared by a delegate's calls: made once
     for index, inner in ma.measured.inner.items():
         part = ma.partitions.partitions[index]
         where = placement.views.get((part.instructions[0], inner.graph.name))
         if where is None or len(where.node_ids) != len(inner.graph.nodes):
             continue
-        drawn = {op.id: where.node_ids[pos] for pos, op in enumerate(inner.graph.nodes)}
+        drawn = drawn_at.get(id(where))
+        if drawn is None:
+            drawn = drawn_at[id(where)] = {
+                op.id: where.node_ids[pos] for pos, op in enumerate(inner.graph.nodes)
+            }
         for op, stats in inner.stats.items():
             out[(where.graph_id, drawn[op])] = (stats, "")
         for op, owner in inner.fused.items():

@@ -4,7 +4,8 @@
   stay the same across re-exports, so Model Explorer's split view (sync navigation: match node id)
   lines up corresponding nodes of two programs. The operations a delegate payload decodes to are
   drawn inside that delegate's partition group with ids "<call id>.<position>" (nested views:
-  "<call id>.<view>.<position>"); boundary nodes "b.<source role>.<target role>".
+  "<call id>.<view>.<position>"); boundary nodes "b.<source role>.<target role>". A delegate
+  called more than once is drawn once, as graphs of its own that every call opens.
 - Every instruction sits in the namespace of its partition ("NPU partition 2 (EthosUBackend)",
   "CPU island 1"), coloured per backend; glue and control instructions get muted colours. A decoded
   DelegateCall heads its group (pinned, no edges); the tensors flow through the decoded operations,
@@ -38,6 +39,7 @@ from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotat
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes, crossing_sides
 from pte_adapter.render.plan.graph import (
     AttrValue,
+    Colour,
     Edge,
     Graph,
     GroupStyle,
@@ -115,6 +117,10 @@ class _Builder:
     source_value: dict[Source, int] = field(default_factory=dict)
     # Each tensor's port attributes, made once (`tensor_port`).
     known: dict[int, dict[str, str]] = field(default_factory=dict)
+    # How many calls each delegate has; the views of one called more than once, drawn once as
+    # graphs of their own: the ids its calls open and where each view was drawn.
+    calls: dict[int, int] = field(default_factory=dict)
+    shared: dict[int, tuple[list[str], dict[str, ViewPlacement]]] = field(default_factory=dict)
 
     def sources(self, edge: TensorEdge) -> list[Source]:
         ids = self.placement.instructions
@@ -137,6 +143,9 @@ class _Builder:
         """A DelegateCall's decoded views: inside its group, or graphs of their own."""
         ma, flow = self.ma, self.ma.partitions.dataflow
         part = ma.partitions.partitions[ma.partitions.partition_of[ins.index]]
+        if self.calls.get(delegate.index, 0) > 1:
+            self.shared_delegate(ins, node, delegate, backend_colour(part.backend))
+            return
         io = flow.io[ins.index]
         contents = _contents(ma, delegate, len(flow.edges[ins.index]), len(io.output_tensors))
         colours = backend_colour(part.backend)
@@ -169,6 +178,30 @@ class _Builder:
             inner, _ = view_nodes(view, prefix, space, colours, [], separate_ids)
             self._place(ins, view, inner)
 
+    def shared_delegate(
+        self, ins: Instruction, node: Node, delegate: Delegate, colours: Colour
+    ) -> None:
+        """A call of a delegate called more than once: its views are graphs of their own, made
+        at its first call and opened from every call (a copy per call would multiply the
+        delegate's operations by its calls); the data flows between the calls themselves."""
+        shared = self.shared.get(delegate.index)
+        if shared is None:
+            views = delegate.decoded.graphs
+            referenced = {s for v in views for op in v.nodes for s in op.subgraphs}
+            owner = f"delegate {delegate.index} ({delegate.id})"
+            ids = {v.name: delegate_graph_id(self.graph.id, owner, v.name) for v in views}
+            drawn: dict[str, ViewPlacement] = {}
+            for v in views:
+                graph, op_ids = view_graph(v, ids[v.name], ids, colours)
+                self.separate.append(graph)
+                drawn[v.name] = ViewPlacement(graph.id, op_ids)
+            top = [ids[v.name] for v in views if v.name not in referenced]
+            shared = self.shared[delegate.index] = (top, drawn)
+        node.subgraphs = list(shared[0])
+        for name, where in shared[1].items():
+            self.placement.views[(ins.index, name)] = where
+        self.connect(node, self.ma.partitions.dataflow.edges[ins.index])
+
     def _place(self, ins: Instruction, view: DelegateGraph, inner: list[Node]) -> None:
         self.graph.nodes.extend(inner)
         self.placement.views[(ins.index, view.name)] = ViewPlacement(
@@ -180,6 +213,9 @@ def _instructions(b: _Builder) -> None:
     method, parts = b.ma.method, b.ma.partitions
     flow, ids = parts.dataflow, b.placement.instructions
     key_texts: dict[int, str] = {}  # by the key object: a method holds one per distinct key
+    for ins in method.instructions:
+        if ins.kind is InstructionKind.DELEGATE and ins.delegate_index is not None:
+            b.calls[ins.delegate_index] = b.calls.get(ins.delegate_index, 0) + 1
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
         node = instruction_node(method, ins, part, flow, ids, b.names[part.index], b.known)

@@ -20,6 +20,43 @@ def _tensor_attrs(t: TensorInfo) -> dict[str, str]:
     return attrs
 
 
+# Edges from several writers of one tensor a view may draw beyond twice its operations' inputs
+# (`_Writers`).
+MARGIN_EDGES = 4096
+
+
+class _Writers:
+    """Who wrote each of a view's tensors, for the edges to its readers.
+
+    A tensor can have several writers (an NPU output written in slices, one operation per channel
+    range), and a reader gets an edge from each. An operation that reads a tensor and writes it
+    again (in place) has consumed the writers before it, so it is the tensor's only writer from
+    then on: a chain of such operations draws one edge per read, not one from every earlier
+    writer. Edges from several writers are drawn while they stay within twice the view's inputs
+    and a margin; past that a read gets an edge from the last writer only, so a tensor written by
+    thousands of operations and read by thousands more cannot multiply."""
+
+    def __init__(self, view: DelegateGraph) -> None:
+        self.by_tensor: dict[str, list[Source]] = {}
+        self.left = 2 * sum(len(op.inputs) for op in view.nodes) + MARGIN_EDGES
+
+    def read(self, tid: str) -> list[Source]:
+        found = self.by_tensor.get(tid)
+        if not found:
+            return []
+        if len(found) > 1:
+            if len(found) > self.left:
+                return found[-1:]
+            self.left -= len(found)
+        return found
+
+    def write(self, tid: str, source: Source, reads: list[str]) -> None:
+        if tid in reads:
+            self.by_tensor[tid] = [source]
+        else:
+            self.by_tensor.setdefault(tid, []).append(source)
+
+
 class _ViewPorts:
     """The ports of a view's tensors, each tensor's attributes made once: a tensor is on the
     output of its writer and the input of every reader."""
@@ -47,12 +84,13 @@ def view_nodes(
     """A delegate view's operations as method-graph nodes in `namespace`.
 
     `outer_inputs[k]` are the sources of the view's input k outside the view (empty for a nested
-    view). Returns the nodes and, per tensor id, every node output that writes it.
+    view). Returns the nodes and, per output tensor of the view, the node outputs its readers
+    outside the view get edges from (`_Writers.read`).
     """
     ports = _ViewPorts(view)
-    writers: dict[str, list[Source]] = {}
+    writers = _Writers(view)
     for tid, sources in zip(view.inputs, outer_inputs, strict=False):  # nested: no outer
-        writers.setdefault(tid, []).extend(sources)
+        writers.by_tensor.setdefault(tid, []).extend(sources)
     nodes: list[Node] = []
     for pos, op in enumerate(view.nodes):
         nid = f"{id_prefix}.{pos}"
@@ -66,12 +104,12 @@ def view_nodes(
         node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
         for in_pos, tid in enumerate(op.inputs):
             node.inputs.append(ports.port(in_pos, tid))
-            node.edges.extend(Edge(src, out, str(in_pos)) for src, out in writers.get(tid, []))
+            node.edges.extend(Edge(src, out, str(in_pos)) for src, out in writers.read(tid))
         for out_pos, tid in enumerate(op.outputs):
-            writers.setdefault(tid, []).append((nid, str(out_pos)))
+            writers.write(tid, (nid, str(out_pos)), op.inputs)
             node.outputs.append(ports.port(out_pos, tid))
         nodes.append(node)
-    return nodes, writers
+    return nodes, {tid: writers.read(tid) for tid in dict.fromkeys(view.outputs)}
 
 
 def _kind(op: OpNode) -> dict[str, str]:
@@ -92,11 +130,11 @@ def view_graph(
     graph = Graph(id=graph_id)
     ports = _ViewPorts(view)
     # A tensor can have several writers: an NPU output is often written in slices by several
-    # operations (e.g. the channels of a concatenation); every writer gets its edge.
-    producers: dict[str, list[tuple[str, int]]] = {}
+    # operations (e.g. the channels of a concatenation); every writer gets its edge (`_Writers`).
+    producers = _Writers(view)
     inputs = Node(id="delegate_inputs", label="Delegate Inputs")
     for pos, tid in enumerate(view.inputs):
-        producers.setdefault(tid, []).append((inputs.id, pos))
+        producers.write(tid, (inputs.id, str(pos)), [])
         inputs.outputs.append(ports.port(pos, tid))
     graph.nodes.append(inputs)
 
@@ -104,7 +142,7 @@ def view_graph(
         """Input metadata and an edge from every writer, for each tensor `node` reads."""
         for pos, tid in enumerate(tids):
             node.inputs.append(ports.port(pos, tid))
-            node.edges.extend(Edge(src, str(out), str(pos)) for src, out in producers.get(tid, []))
+            node.edges.extend(Edge(src, out, str(pos)) for src, out in producers.read(tid))
 
     used_ids = {inputs.id, "delegate_outputs"}
     op_ids: list[str] = []
@@ -124,7 +162,7 @@ def view_graph(
         node.subgraphs = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
         read(node, op.inputs)
         for pos, tid in enumerate(op.outputs):
-            producers.setdefault(tid, []).append((nid, pos))
+            producers.write(tid, (nid, str(pos)), op.inputs)
             node.outputs.append(ports.port(pos, tid))
         graph.nodes.append(node)
     outputs = Node(id="delegate_outputs", label="Delegate Outputs")
