@@ -2,7 +2,7 @@
 
     container → program → delegates → analysis → render → entry points (api, cli, explorer, main)
 
-`errors`, `backends` and `operator_names` are plain data every layer may use. Nothing below `render` imports Model
+`errors`, `backends`, `operator_names` and `wording` are plain modules every layer may use. Nothing below `render` imports Model
 Explorer, so the same analysis serves the adapter, the CLI and the Python API. Nothing outside
 `delegates/` and `backends.py` imports a backend package (`delegates/ethosu`, ...): the record and
 `delegates/hooks.py` are the one door. See docs/architecture.md.
@@ -18,7 +18,7 @@ import pytest
 from tests.support.examples import ROOT
 
 PACKAGE = ROOT / "src" / "pte_adapter"
-SHARED = {"errors", "backends", "operator_names"}  # plain data, imported by every layer
+SHARED = {"errors", "backends", "operator_names", "wording"}  # imported by every layer
 LAYERS = ["container", "program", "delegates", "analysis", "render", "entry"]
 # Model Explorer may be imported only where its objects are built or it calls us.
 MODEL_EXPLORER_ALLOWED = {"render", "entry"}
@@ -152,10 +152,17 @@ def test_every_layer_is_a_package(layer: str) -> None:
 
 
 def test_the_top_level_shows_the_architecture() -> None:
-    """At most five modules directly in the package: the public API, the Model Explorer entry,
-    and the three every layer shares."""
+    """Six modules directly in the package: the public API, the Model Explorer entry, and the four
+    every layer shares."""
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert modules == ["__init__.py", "backends.py", "errors.py", "main.py", "operator_names.py"]
+    assert modules == [
+        "__init__.py",
+        "backends.py",
+        "errors.py",
+        "main.py",
+        "operator_names.py",
+        "wording.py",
+    ]
 
 
 def test_render_calls_no_analysis_function() -> None:

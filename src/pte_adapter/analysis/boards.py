@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
 from pte_adapter.backends import ARM_RUNNER, Runner
 from pte_adapter.program.delegate_graph import DRAM, OFF_CHIP_FLASH, ON_CHIP_FLASH, SRAM
+from pte_adapter.wording import bytes_short
 
 FLASH = "flash"
 BOARD_REGIONS = (SRAM, DRAM, FLASH)
@@ -153,7 +154,7 @@ class FitResult:
                 what = ", ".join(f"{k} {n}" for k, _, n in r.items)
                 lines.append(
                     f"{BOARD_REGION_NAMES[r.region]} overflows by {r.overflow} bytes "
-                    f"({r.overflow / 1024:.1f} KiB): {r.used} bytes needed, {r.capacity} on "
+                    f"({bytes_short(r.overflow)}): {r.used} bytes needed, {r.capacity} on "
                     f"{self.board.name} ({what})"
                 )
         return lines

@@ -7,15 +7,15 @@ from __future__ import annotations
 from pte_adapter.analysis.memory import Scratch, TensorLife
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.render.facts import human_bytes, shape_text
 from pte_adapter.render.plan.instructions import instruction_label
+from pte_adapter.wording import bytes_text, shape_text
 
 MAX_LIVE_SHOWN = 12  # tensors listed at the peak; the rest are counted
 
 
 def short_bytes(n: int) -> str:
     """`147.0 KiB` (without the exact count `human_bytes` adds)."""
-    return human_bytes(n).split(" (")[0]
+    return bytes_text(n).split(" (")[0]
 
 
 def producer_text(ma: MethodAnalysis, t: TensorLife) -> str:
@@ -55,7 +55,7 @@ def peak_text(ma: MethodAnalysis) -> str:
         f"arena {a.arena} {short_bytes(a.peak_bytes)} of {short_bytes(a.size)}" for a in m.arenas
     )
     return (
-        f"{human_bytes(m.peak_live_bytes)} live at instruction {m.peak_at} ({part.name}), "
+        f"{bytes_text(m.peak_live_bytes)} live at instruction {m.peak_at} ({part.name}), "
         f"{len(m.live_at_peak)} tensor(s); {arenas}"
     )
 
@@ -63,7 +63,7 @@ def peak_text(ma: MethodAnalysis) -> str:
 def scratch_text(ma: MethodAnalysis, s: Scratch) -> str:
     part = ma.partitions.partitions[s.partition]
     return (
-        f"{part.name}: {human_bytes(s.scratch_bytes)} scratch in the {s.home} during the call, "
+        f"{part.name}: {bytes_text(s.scratch_bytes)} scratch in the {s.home} during the call, "
         f"beside {short_bytes(s.planned_live_bytes)} of planned arena live (its inputs and "
         f"outputs {short_bytes(s.io_bytes)})"
     )
@@ -80,7 +80,7 @@ def memory_facts(ma: MethodAnalysis) -> dict[str, str]:
     out["memory_live_at_peak"] = "\n".join(shown + ([f"... and {more} more"] if more > 0 else []))
     if m.scratch:
         out["npu_scratch"] = "\n".join(scratch_text(ma, s) for s in m.scratch) + (
-            f"\nthe {m.scratch[0].home} must hold at least {human_bytes(m.peak_scratch_bytes)} "
+            f"\nthe {m.scratch[0].home} must hold at least {bytes_text(m.peak_scratch_bytes)} "
             "(it is reset after every instruction)"
         )
     if m.problems:
@@ -93,11 +93,11 @@ def partition_memory_facts(ma: MethodAnalysis, part: Partition) -> dict[str, str
     m = ma.memory
     if not m.tensors:
         return {}
-    out = {"planned_live_peak": human_bytes(m.partition_peaks[part.index])}
+    out = {"planned_live_peak": bytes_text(m.partition_peaks[part.index])}
     for s in m.scratch:
         if s.partition == part.index:
             out["scratch"] = (
-                f"{human_bytes(s.scratch_bytes)} in the {s.home} during the call, beside "
+                f"{bytes_text(s.scratch_bytes)} in the {s.home} during the call, beside "
                 f"{short_bytes(s.planned_live_bytes)} of planned arena live"
             )
     return out

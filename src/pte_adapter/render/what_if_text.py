@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pte_adapter.analysis.what_if import MethodWhatIf, WhatIf
-from pte_adapter.render.facts import human_bytes
+from pte_adapter.wording import signed_bytes
 
 
 def _signed(n: int) -> str:
@@ -21,7 +21,7 @@ def outcome_text(s: WhatIf) -> str:
     parts = [
         f"→ {n} delegate partition{'s' if n != 1 else ''} ({_signed(s.delegate_calls_removed)} "
         f"call{'s' if abs(s.delegate_calls_removed) != 1 else ''})",
-        f"{_signed(s.crossings_removed)} crossings / {_signed_bytes(s.boundary_bytes_removed)}",
+        f"{_signed(s.crossings_removed)} crossings / {signed_bytes(-s.boundary_bytes_removed, minus='−')}",
         f"{_signed(s.glue_kernels_removed)} glue kernels",
     ]
     text = ", ".join(parts)
@@ -29,10 +29,6 @@ def outcome_text(s: WhatIf) -> str:
     if s.cpu_time_removed_us is not None:
         text += f"; CPU −{s.cpu_time_removed_us:g} us measured"
     return text
-
-
-def _signed_bytes(n: int) -> str:
-    return "0 B" if n == 0 else f"−{human_bytes(n)}" if n > 0 else f"+{human_bytes(-n)}"
 
 
 def npu_text(s: WhatIf) -> str:

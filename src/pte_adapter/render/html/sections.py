@@ -7,11 +7,11 @@ from __future__ import annotations
 from pte_adapter.analysis.profile.report_types import MethodTimes
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.size import SizeReport
-from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
+from pte_adapter.render.facts import estimate_target_text
 from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
-from pte_adapter.render.memory_facts import short_bytes
 from pte_adapter.render.names import partition_group_names, time_text
+from pte_adapter.wording import bytes_short, bytes_text, counts_text
 
 SIZE_COLOURS = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#9e9d24")
 COLLAPSE_ABOVE = 12  # table rows shown open; a longer table opens on a click
@@ -35,7 +35,7 @@ def numbers_table(ma: MethodAnalysis) -> str:
         (
             "boundary crossings",
             ", ".join(
-                f"{d} {n} tensor(s), {human_bytes(s.crossing_bytes.get(d, 0))}"
+                f"{d} {n} tensor(s), {bytes_text(s.crossing_bytes.get(d, 0))}"
                 for d, n in s.crossings.items()
             )
             or "none",
@@ -43,7 +43,7 @@ def numbers_table(ma: MethodAnalysis) -> str:
         (
             "delegate handoffs",
             ", ".join(
-                f"{d} {n} tensor(s), {human_bytes(s.handoff_bytes.get(d, 0))}"
+                f"{d} {n} tensor(s), {bytes_text(s.handoff_bytes.get(d, 0))}"
                 for d, n in s.handoffs.items()
             )
             or "none",
@@ -69,12 +69,12 @@ def numbers_table(ma: MethodAnalysis) -> str:
         rows.append(
             (
                 "boundary cost (est.)",
-                f"{time_text(frag.time_us)}: {human_bytes(frag.boundary_bytes)} through {frag.boundary_memory}, {frag.invocations} invocation(s)",
+                f"{time_text(frag.time_us)}: {bytes_text(frag.boundary_bytes)} through {frag.boundary_memory}, {frag.invocations} invocation(s)",
             )
         )
-    rows.append(("memory peak", human_bytes(ma.memory.peak_live_bytes)))
+    rows.append(("memory peak", bytes_text(ma.memory.peak_live_bytes)))
     if ma.memory.scratch:
-        rows.append(("largest NPU scratch", human_bytes(ma.memory.peak_scratch_bytes)))
+        rows.append(("largest NPU scratch", bytes_text(ma.memory.peak_scratch_bytes)))
     return table([], rows, "numbers")
 
 
@@ -87,10 +87,10 @@ def partitions_table(ma: MethodAnalysis) -> str:
             [
                 names[p.index],
                 span,
-                short_bytes(p.bytes_in),
-                short_bytes(p.bytes_out),
+                bytes_short(p.bytes_in),
+                bytes_short(p.bytes_out),
                 ", ".join(ps.modules) or "",
-                short_bytes(ps.peak_live_bytes),
+                bytes_short(ps.peak_live_bytes),
             ]
         )
     head = ["partition", "instructions", "in", "out", "layers", "planned live peak"]
@@ -193,16 +193,16 @@ def size_section(report: SizeReport) -> str:
                 28,
                 SIZE_COLOURS[k % len(SIZE_COLOURS)],
                 "#fff",
-                f"{kind}: {human_bytes(n)} ({n / total:.1%})",
+                f"{kind}: {bytes_text(n)} ({n / total:.1%})",
             )
         )
         if w > 70:
             body.append(text(x + 4, 18, kind, 10, fill="#fff"))
         x += w
-    rows = [[kind, human_bytes(n), f"{n / total:.1%}"] for kind, n in totals.items()]
+    rows = [[kind, bytes_text(n), f"{n / total:.1%}"] for kind, n in totals.items()]
     bar = svg(1000, 28, body, f"{report.file}: bytes by kind", "size")
     return (
-        f"<p>{esc(report.file)}: {esc(human_bytes(report.file_size))}</p>"
+        f"<p>{esc(report.file)}: {esc(bytes_text(report.file_size))}</p>"
         + bar
         + table(["kind", "bytes", "share"], rows)
     )

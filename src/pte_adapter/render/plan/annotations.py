@@ -8,7 +8,6 @@ from pte_adapter.analysis.partitions import Crossing
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
 from pte_adapter.program.model import InstructionKind
-from pte_adapter.render import facts
 from pte_adapter.render.plan.boundaries import CrossingSides, crossing_sides
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, regex_escape
 from pte_adapter.render.source_facts import (
@@ -17,6 +16,7 @@ from pte_adapter.render.source_facts import (
     partition_source_facts,
     why_facts,
 )
+from pte_adapter.wording import bytes_text
 
 # A CPU island with more instructions than this is drawn as nested layers of the model (ETRecord).
 NEST_LAYERS_ABOVE = 16
@@ -110,7 +110,7 @@ def _block_facts(ma: MethodAnalysis, block: Block, sides: CrossingSides) -> dict
     inside = [c for n in names for c in leaving.get(n, []) if c.target in names]
 
     def tensors(cs: list[Crossing]) -> str:
-        return f"{len(cs)} tensors, {facts.human_bytes(sum(c.nbytes for c in cs))}"
+        return f"{len(cs)} tensors, {bytes_text(sum(c.nbytes for c in cs))}"
 
     return {
         "block": block.basis,
