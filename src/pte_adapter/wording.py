@@ -2,13 +2,16 @@
 
 One spelling per kind of value, on the ground floor so that every layer may use it (a decoder's
 problem text, an analysis's error, a report's table): the same byte count reads the same in
-`summary`, `fit`, the HTML report and Model Explorer's attributes. Measured times are worded by
-`render/time_text.py` (they carry the profile's unit and clock).
+`summary`, `fit`, the HTML report and Model Explorer's attributes. A measured time carries its
+profile's unit and clock (`TimeFormat`; `render/time_text.py` makes one from a profile).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
 
 _UNITS = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
 
@@ -50,3 +53,47 @@ def counts_text(c: Mapping[str, int]) -> str:
 def plural(n: int, word: str, words: str | None = None) -> str:
     """`1 tensor`, `3 tensors` (`words`: the plural when it is not `word` + "s")."""
     return f"{n} {word if n == 1 else words or word + 's'}"
+
+
+def us_text(us: float) -> str:
+    """A time in microseconds, three significant digits: 812.3 -> "812 us", 1868.8 -> "1.87 ms"."""
+    return f"{us / 1000:.3g} ms" if us >= 1000 else f"{us:.3g} us"
+
+
+MS: Final = "ms"
+
+
+@dataclass(frozen=True)
+class TimeFormat:
+    unit: str  # "ms" | "cycles"
+    ms_per_unit: float | None  # None: cycles without a clock
+
+    def bare(self, v: float | None) -> str:
+        """A number without its unit, for tables whose header names it."""
+        if v is None:
+            return "-"
+        return f"{v:.3f}" if self.unit == MS else f"{v:.0f}"
+
+    def ms(self, v: float | None) -> float | None:
+        """The value in milliseconds; None when there is no time to give."""
+        if v is None or self.ms_per_unit is None:
+            return None
+        return v * self.ms_per_unit
+
+    def _time(self, v: float) -> str:
+        if self.unit == MS or self.ms_per_unit is None or math.isnan(v):
+            return ""
+        return f" ({v * self.ms_per_unit:.3f} ms)"
+
+    def value(self, v: float | None) -> str:
+        """`1.234 ms`, `123456 cycles (0.823 ms)`, `123456 cycles`; "-" when there is none."""
+        if v is None:
+            return "-"
+        return f"{self.bare(v)} {self.unit}{self._time(v)}"
+
+    def pair(self, low: float, high: float) -> str:
+        """`0.100 / 0.300 ms`, `1000 / 3000 cycles (0.007 / 0.020 ms)`."""
+        text = f"{self.bare(low)} / {self.bare(high)} {self.unit}"
+        if self.unit == MS or self.ms_per_unit is None:
+            return text
+        return f"{text} ({low * self.ms_per_unit:.3f} / {high * self.ms_per_unit:.3f} ms)"

@@ -16,7 +16,7 @@ from pte_adapter.analysis.diff import (
 from pte_adapter.analysis.summary import PartitionSummary
 from pte_adapter.backends import CPU
 from pte_adapter.render.measured_diff_report import measured_json, measured_lines
-from pte_adapter.wording import bytes_text, counts_text
+from pte_adapter.wording import bytes_text, counts_text, plural
 
 LABELS: dict[str, str] = {
     "instructions": "instructions",
@@ -168,13 +168,9 @@ def _pairs(name: str, rows: dict[str, CountsChange], lines: list[str]) -> None:
     for direction, c in rows.items():
         (nb, bb), (na, ba) = c.before, c.after
         lines.append(
-            f"    {direction:<34} {_tensors(nb)} / {bytes_text(bb)}  ->  "
-            f"{_tensors(na)} / {bytes_text(ba)}"
+            f"    {direction:<34} {plural(nb, 'tensor')} / {bytes_text(bb)}  ->  "
+            f"{plural(na, 'tensor')} / {bytes_text(ba)}"
         )
-
-
-def _tensors(n: int) -> str:
-    return f"{n} tensor" if n == 1 else f"{n} tensors"
 
 
 def _ops_lines(m: MethodDiff) -> list[str]:

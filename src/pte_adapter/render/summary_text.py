@@ -23,11 +23,7 @@ from pte_adapter.render.facts import estimate_target_text
 from pte_adapter.render.memory_facts import peak_text
 from pte_adapter.render.ops_report import needs_line
 from pte_adapter.render.what_if_text import outcome_text, scenario_lines
-from pte_adapter.wording import bytes_text, counts_text
-
-
-def _tensors(n: int) -> str:
-    return f"{n} tensor" if n == 1 else f"{n} tensors"
+from pte_adapter.wording import bytes_text, counts_text, plural
 
 
 def _stat_text(stats: dict[str, Any]) -> str:
@@ -156,12 +152,12 @@ def _method_lines(
     if m.cpu_compute_ops:
         lines.append(f"  CPU compute ops      {counts_text(m.cpu_compute_ops)}")
     crossings = ", ".join(
-        f"{d} {_tensors(n)} / {bytes_text(m.crossing_bytes.get(d, 0))}"
+        f"{d} {plural(n, 'tensor')} / {bytes_text(m.crossing_bytes.get(d, 0))}"
         for d, n in m.crossings.items()
     )
     lines.append(f"  boundary crossings   {crossings or 'none'}")
     handoffs = ", ".join(
-        f"{d} {_tensors(n)} / {bytes_text(m.handoff_bytes.get(d, 0))}"
+        f"{d} {plural(n, 'tensor')} / {bytes_text(m.handoff_bytes.get(d, 0))}"
         for d, n in m.handoffs.items()
     )
     if handoffs:

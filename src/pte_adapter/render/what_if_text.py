@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pte_adapter.analysis.what_if import MethodWhatIf, WhatIf
-from pte_adapter.wording import signed_bytes
+from pte_adapter.wording import plural, signed_bytes
 
 
 def _signed(n: int) -> str:
@@ -19,7 +19,7 @@ def outcome_text(s: WhatIf) -> str:
         return "nothing to merge with: " + "; ".join(s.notes)
     n = s.npu_partitions_after
     parts = [
-        f"→ {n} delegate partition{'s' if n != 1 else ''} ({_signed(s.delegate_calls_removed)} "
+        f"→ {plural(n, 'delegate partition')} ({_signed(s.delegate_calls_removed)} "
         f"call{'s' if abs(s.delegate_calls_removed) != 1 else ''})",
         f"{_signed(s.crossings_removed)} crossings / {signed_bytes(-s.boundary_bytes_removed, minus='−')}",
         f"{_signed(s.glue_kernels_removed)} glue kernels",
@@ -104,10 +104,7 @@ def headline(s: WhatIf) -> str:
     if not s.groups:
         return "nothing to merge with"
     n, calls = s.npu_partitions_after, s.delegate_calls_removed
-    text = (
-        f"{n} partition{'s' if n != 1 else ''}, {_signed(calls)} "
-        f"call{'s' if abs(calls) != 1 else ''}"
-    )
+    text = f"{plural(n, 'partition')}, {_signed(calls)} call{'s' if abs(calls) != 1 else ''}"
     if s.npu_time_after_us is None:
         other = any(n.startswith("NPU time on the other target") for n in s.notes)
         return text + (", NPU: another target's" if other else ", NPU: no cost model")

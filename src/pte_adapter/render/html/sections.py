@@ -10,8 +10,8 @@ from pte_adapter.analysis.size import SizeReport
 from pte_adapter.render.facts import estimate_target_text
 from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
-from pte_adapter.render.names import partition_group_names, time_text
-from pte_adapter.wording import bytes_short, bytes_text, counts_text
+from pte_adapter.render.names import partition_group_names
+from pte_adapter.wording import bytes_short, bytes_text, counts_text, us_text
 
 SIZE_COLOURS = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#9e9d24")
 COLLAPSE_ABOVE = 12  # table rows shown open; a longer table opens on a click
@@ -63,13 +63,13 @@ def numbers_table(ma: MethodAnalysis) -> str:
         rows.append(
             (
                 "NPU estimate",
-                f"{time_text(est.time_us)} ({est.cycles} cycles) over {est.partitions} partition(s), busiest {est.busiest}; {estimate_target_text(est.target)}",
+                f"{us_text(est.time_us)} ({est.cycles} cycles) over {est.partitions} partition(s), busiest {est.busiest}; {estimate_target_text(est.target)}",
             )
         )
         rows.append(
             (
                 "boundary cost (est.)",
-                f"{time_text(frag.time_us)}: {bytes_text(frag.boundary_bytes)} through {frag.boundary_memory}, {frag.invocations} invocation(s)",
+                f"{us_text(frag.time_us)}: {bytes_text(frag.boundary_bytes)} through {frag.boundary_memory}, {frag.invocations} invocation(s)",
             )
         )
     rows.append(("memory peak", bytes_text(ma.memory.peak_live_bytes)))
@@ -164,14 +164,14 @@ def estimate_table(ma: MethodAnalysis) -> str:
                 p.name,
                 p.inner_ops if p.inner_ops is not None else "",
                 est.cycles,
-                time_text(est.time_us),
+                us_text(est.time_us),
                 est.macs,
                 est.busiest,
                 est.not_covered or "",
             ]
         )
     frag = ma.estimate.fragmentation
-    note = f"<p>Boundary cost (estimated): {esc(time_text(frag.time_us))}; {esc('; '.join(frag.assumptions))}.</p>"
+    note = f"<p>Boundary cost (estimated): {esc(us_text(frag.time_us))}; {esc('; '.join(frag.assumptions))}.</p>"
     return (
         table(["partition", "NPU ops", "cycles", "time", "MACs", "busiest", "not priced"], rows)
         + note

@@ -16,8 +16,8 @@ from pte_adapter.backends import (
     group_prefix,
 )
 from pte_adapter.render.html.svg import esc, line, rect, svg, text
-from pte_adapter.render.names import partition_detail, partition_group_names, time_text
-from pte_adapter.wording import bytes_short
+from pte_adapter.render.names import partition_detail, partition_group_names
+from pte_adapter.wording import bytes_short, us_text
 
 WIDTH, MARGIN, TOP, HEIGHT = 1000.0, 6.0, 6.0, 52.0
 MIN_BOX = 3.0  # px: a partition of (nearly) no weight is still drawn
@@ -74,7 +74,7 @@ def _value_text(w: Weights, v: float | None) -> str:
     if v is None:
         return f"{w.measure}: not known"
     if w.unit == "us":
-        return f"{w.measure}: {time_text(v)}"
+        return f"{w.measure}: {us_text(v)}"
     if w.unit == "ms":
         return f"{w.measure}: {v:.3f} ms (median)"
     return f"{int(v)} operation(s)"
