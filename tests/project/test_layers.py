@@ -165,6 +165,57 @@ def test_the_top_level_shows_the_architecture() -> None:
     ]
 
 
+# render/ has three floors, each importing only its own and the ones below: the facts a view shows
+# (how each thing is worded: `facts.py`, `*_facts.py` and the few named for their text), the plan
+# of the Model Explorer graphs (`plan/`), and the reports and builders that write them out.
+RENDER_FLOORS = ["facts", "plan", "reports"]
+RENDER_WORDS = {"names", "constant_text", "time_text", "what_if_text"}  # facts not named *_facts
+
+
+def render_floor(module: str) -> str | None:
+    """'pte_adapter.render.memory_facts' -> 'facts'; None outside render/."""
+    parts = module.split(".")
+    if parts[:2] != ["pte_adapter", "render"] or len(parts) < 3:
+        return None
+    if parts[2] == "plan":
+        return "plan"
+    if len(parts) == 3 and (parts[2] == "facts" or parts[2].endswith("_facts")):
+        return "facts"
+    return "facts" if len(parts) == 3 and parts[2] in RENDER_WORDS else "reports"
+
+
+def render_violations(package: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in sorted((package / "render").rglob("*.py")):
+        here = render_floor(module_name(path, package))
+        if here is None:
+            continue
+        for line, mod in imports(path, package):
+            there = render_floor(mod)
+            if there is not None and RENDER_FLOORS.index(there) > RENDER_FLOORS.index(here):
+                where = path.relative_to(package.parent)
+                found.append(f"{where}:{line}: {here} imports {there} ({mod})")
+    return found
+
+
+def test_no_render_floor_imports_a_floor_above_it() -> None:
+    assert render_violations() == []
+
+
+def test_the_render_floors_see_a_planted_upward_import(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "pte_adapter"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "render" / "memory_facts.py"
+    target.write_text(
+        target.read_text()
+        + "\n\ndef _planted() -> None:\n    from pte_adapter.render.plan import instructions  # noqa\n"
+    )
+    (found,) = render_violations(copy)
+    assert "render/memory_facts.py" in found and "facts imports plan" in found
+
+
 def test_render_calls_no_analysis_function() -> None:
     """Views read the analysis, they never compute it: what render/ takes from analysis/ is types
     (classes, TypedDicts) and constants, never a function."""

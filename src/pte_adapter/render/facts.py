@@ -11,7 +11,7 @@ from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
-from pte_adapter.program.model import Delegate, Method, Tensor
+from pte_adapter.program.model import Delegate, Instruction, InstructionKind, Method, Tensor
 from pte_adapter.render.constant_text import constant_text
 from pte_adapter.wording import bytes_text, counts_text, shape_text
 
@@ -256,3 +256,16 @@ def npu_estimate_facts(est: MethodEstimate) -> dict[str, str]:
         ),
         "npu_boundary_cost_assumptions": "; ".join(frag.assumptions),
     }
+
+
+def instruction_label(method: Method, ins: Instruction) -> str:
+    """An instruction as its node is labelled: `aten::add.out`, a delegate's id, or its kind."""
+    if ins.kind is InstructionKind.KERNEL:
+        op = method.operator_of(ins.op_index)
+        return op.full_name if op is not None else f"unknown operator {ins.op_index}"
+    if ins.kind is InstructionKind.DELEGATE:
+        d = ins.delegate_index
+        if d is not None and 0 <= d < len(method.delegates):
+            return method.delegates[d].id or "delegate"
+        return f"unknown delegate {d}"
+    return str(ins.kind.value)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pte_adapter.analysis.boards import BOARD_REGION_NAMES, FitResult
 from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
-from pte_adapter.wording import bytes_short, bytes_text
+from pte_adapter.wording import bytes_text
 
 
 def fit_skipped_json(why: str) -> dict[str, Any]:
@@ -132,18 +132,3 @@ def fit_text(dmap: DeploymentMap, checked: FitResult | None = None) -> list[str]
                 + (f"  OVERFLOW by {r.overflow}" if r.overflow else "")
             )
     return lines
-
-
-def fit_facts(dmap: DeploymentMap | None, method: str) -> dict[str, str]:
-    """The one Graph info line of the method the runner loads: `deployment_memory`."""
-    if dmap is None or dmap.method != method:
-        return {}
-    regions = ", ".join(
-        f"{REGION_NAMES[r]} {bytes_short(n)}" for r, n in dmap.region_bytes().items()
-    )
-    pools = ", ".join(
-        f"{p.what} {bytes_short(p.suggested_bytes)}"
-        + (f" (of which {bytes_short(p.estimated_bytes)} estimated)" if p.estimated_bytes else "")
-        for p in dmap.pools
-    )
-    return {"deployment_memory": f"{regions}; pools: {pools} (pte-adapter fit)"}

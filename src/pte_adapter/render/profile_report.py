@@ -13,18 +13,11 @@ from pte_adapter.analysis.profile.report_types import (
     MethodTimes,
     ProfileSummary,
 )
-from pte_adapter.render.time_text import scale_text, time_format
+from pte_adapter.render.time_text import SPLIT_LABELS, scale_text, time_format
 from pte_adapter.wording import TimeFormat, plural
 
 SPARKS: Final = "▁▂▃▄▅▆▇█"
 HIST_BINS: Final = 8
-SPLIT_LABELS: Final = {
-    "delegates": "delegates",
-    "cpu_compute": "CPU compute",
-    "glue": "glue",
-    "control": "control flow",
-    "runtime": "runtime overhead",
-}
 
 
 def sparkline(values: list[float]) -> str:

@@ -21,7 +21,7 @@ from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_text import constant_text
 from pte_adapter.render.facts import estimate_target_text
 from pte_adapter.render.memory_facts import peak_text
-from pte_adapter.render.ops_report import needs_line
+from pte_adapter.render.needs_facts import needs_line
 from pte_adapter.render.what_if_text import outcome_text, scenario_lines
 from pte_adapter.wording import bytes_text, counts_text, plural
 
@@ -226,7 +226,7 @@ def text_report(result: ProgramAnalysis, verbose: bool = False) -> str:
             lines += _method_lines(m.summary, _memory_lines(m), m.what_if, verbose)
             lines += bundle_method_lines(m)
             if m.numerics is not None:
-                from pte_adapter.render.numerics_text import accuracy_line
+                from pte_adapter.render.numerics_facts import accuracy_line
 
                 lines.append(f"  {accuracy_line(m.numerics)}")
     lines += _constant_method_lines(result)

@@ -7,6 +7,8 @@ numbers, never to text.
 
 from __future__ import annotations
 
+from typing import Final
+
 from pte_adapter.analysis.profile.report_types import ProfileSummary
 from pte_adapter.analysis.profile.time_scale import NS_PER
 from pte_adapter.wording import TimeFormat
@@ -25,3 +27,13 @@ def scale_text(summary: ProfileSummary) -> str:
     if clock is None:
         return "1 tick = 1 cycle; no clock given, so no time"
     return f"1 tick = 1 cycle at {clock:g} MHz ({tick_ns:.4g} ns)"
+
+
+# The parts a run's time splits into, as every view names them.
+SPLIT_LABELS: Final = {
+    "delegates": "delegates",
+    "cpu_compute": "CPU compute",
+    "glue": "glue",
+    "control": "control flow",
+    "runtime": "runtime overhead",
+}

@@ -14,7 +14,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.render.html.sections import collapsible
 from pte_adapter.render.html.strip import WIDTH, box_colour, partition_boxes
 from pte_adapter.render.html.svg import circle, esc, line, svg, table, text
-from pte_adapter.render.numerics_text import (
+from pte_adapter.render.numerics_facts import (
     accuracy_line,
     emulated_words,
     reference_text,

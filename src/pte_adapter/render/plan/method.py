@@ -30,10 +30,9 @@ from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_text import constant_text
-from pte_adapter.render.fit_report import fit_facts
-from pte_adapter.render.memory_facts import memory_facts, partition_memory_facts
+from pte_adapter.render.memory_facts import fit_facts, memory_facts, partition_memory_facts
 from pte_adapter.render.names import block_group_name, partition_group_names
-from pte_adapter.render.ops_report import key_text, needs_facts
+from pte_adapter.render.needs_facts import key_text, needs_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes, crossing_sides
 from pte_adapter.render.plan.graph import (
