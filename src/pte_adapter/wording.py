@@ -3,7 +3,7 @@
 One spelling per kind of value, on the ground floor so that every layer may use it (a decoder's
 problem text, an analysis's error, a report's table): the same byte count reads the same in
 `summary`, `fit`, the HTML report and Model Explorer's attributes. A measured time carries its
-profile's unit and clock (`TimeFormat`; `render/time_text.py` makes one from a profile).
+profile's unit and clock (`TimeFormat`; `render/time_facts.py` makes one from a profile).
 """
 
 from __future__ import annotations

@@ -166,10 +166,9 @@ def test_the_top_level_shows_the_architecture() -> None:
 
 
 # render/ has three floors, each importing only its own and the ones below: the facts a view shows
-# (how each thing is worded: `facts.py`, `*_facts.py` and the few named for their text), the plan
-# of the Model Explorer graphs (`plan/`), and the reports and builders that write them out.
+# (how each thing is worded: `facts.py` and `*_facts.py`, the name says the floor), the plan of the
+# Model Explorer graphs (`plan/`), and the reports and builders that write them out.
 RENDER_FLOORS = ["facts", "plan", "reports"]
-RENDER_WORDS = {"names", "constant_text", "time_text", "what_if_text"}  # facts not named *_facts
 
 
 def render_floor(module: str) -> str | None:
@@ -181,7 +180,7 @@ def render_floor(module: str) -> str | None:
         return "plan"
     if len(parts) == 3 and (parts[2] == "facts" or parts[2].endswith("_facts")):
         return "facts"
-    return "facts" if len(parts) == 3 and parts[2] in RENDER_WORDS else "reports"
+    return "reports"
 
 
 def render_violations(package: Path = PACKAGE) -> list[str]:

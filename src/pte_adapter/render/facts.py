@@ -12,7 +12,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysi
 from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind, Method, Tensor
-from pte_adapter.render.constant_text import constant_text
+from pte_adapter.render.constant_facts import constant_text
 from pte_adapter.wording import bytes_text, counts_text, shape_text
 
 # A tensor's facts whose value is the default for its kind are not repeated on every port (a

@@ -13,7 +13,7 @@ from pte_adapter.analysis.profile.report_types import (
     MethodTimes,
     ProfileSummary,
 )
-from pte_adapter.render.time_text import SPLIT_LABELS, scale_text, time_format
+from pte_adapter.render.time_facts import SPLIT_LABELS, scale_text, time_format
 from pte_adapter.wording import TimeFormat, plural
 
 SPARKS: Final = "▁▂▃▄▅▆▇█"

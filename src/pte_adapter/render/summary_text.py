@@ -18,11 +18,11 @@ from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.analysis.what_if import MethodWhatIf
 from pte_adapter.backends import CPU
 from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
-from pte_adapter.render.constant_text import constant_text
+from pte_adapter.render.constant_facts import constant_text
 from pte_adapter.render.facts import estimate_target_text
 from pte_adapter.render.memory_facts import peak_text
 from pte_adapter.render.needs_facts import needs_line
-from pte_adapter.render.what_if_text import outcome_text, scenario_lines
+from pte_adapter.render.what_if_facts import outcome_text, scenario_lines
 from pte_adapter.wording import bytes_text, counts_text, plural
 
 

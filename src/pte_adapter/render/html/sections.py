@@ -8,9 +8,9 @@ from pte_adapter.analysis.profile.report_types import MethodTimes
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.size import SizeReport
 from pte_adapter.render.facts import estimate_target_text
+from pte_adapter.render.group_facts import partition_group_names
 from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
-from pte_adapter.render.names import partition_group_names
 from pte_adapter.wording import bytes_short, bytes_text, counts_text, us_text
 
 SIZE_COLOURS = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#9e9d24")

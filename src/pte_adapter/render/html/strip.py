@@ -15,8 +15,8 @@ from pte_adapter.backends import (
     backend_info,
     group_prefix,
 )
+from pte_adapter.render.group_facts import partition_detail, partition_group_names
 from pte_adapter.render.html.svg import esc, line, rect, svg, text
-from pte_adapter.render.names import partition_detail, partition_group_names
 from pte_adapter.wording import bytes_short, us_text
 
 WIDTH, MARGIN, TOP, HEIGHT = 1000.0, 6.0, 6.0, 52.0

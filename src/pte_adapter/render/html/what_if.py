@@ -8,7 +8,7 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.what_if import WhatIf
 from pte_adapter.render.html.strip import box_colour, short_name
 from pte_adapter.render.html.svg import esc, rect, svg, table, text
-from pte_adapter.render.what_if_text import npu_text
+from pte_adapter.render.what_if_facts import npu_text
 from pte_adapter.wording import bytes_text
 
 _WIDTH, _HEIGHT = 960.0, 34.0

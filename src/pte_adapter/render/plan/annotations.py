@@ -67,7 +67,7 @@ def source_annotations(ma: MethodAnalysis, graph: Graph, names: list[str]) -> No
 
 def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> None:
     """Put each folded partition's group inside its block's group (`analysis/blocks.py`, named by
-    `render/names.py`): the method's first screen is then its blocks, each opening onto its
+    `render/group_facts.py`): the method's first screen is then its blocks, each opening onto its
     partitions and CPU islands. Boundary nodes between two partitions of one block were placed
     inside it already (`placement.blocks` names every block's group). The placement learns each
     partition's new group path."""

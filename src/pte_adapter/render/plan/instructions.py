@@ -132,7 +132,7 @@ def instruction_node(
     group: str,
     known: dict[int, dict[str, str]] | None = None,
 ) -> Node:
-    """The instruction's node in `group`, its partition's group (`render/names.py`); `known` as
+    """The instruction's node in `group`, its partition's group (`render/group_facts.py`); `known` as
     for `tensor_port`."""
     node = Node(
         id=ids[ins.index],

@@ -21,7 +21,7 @@ from pte_adapter.analysis.profile.report_types import DriftJSON, PartitionTimes
 from pte_adapter.analysis.profile.stats import Stats  # the type of measured statistics
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
-from pte_adapter.render.time_text import SPLIT_LABELS, scale_text, time_format
+from pte_adapter.render.time_facts import SPLIT_LABELS, scale_text, time_format
 from pte_adapter.wording import TimeFormat, plural
 
 PROBLEM_KEY: Final = "measured profile problem"

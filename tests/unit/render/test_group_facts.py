@@ -1,4 +1,4 @@
-"""Group names (render/names.py) say what each partition holds, on every example: unique, printable
+"""Group names (render/group_facts.py) say what each partition holds, on every example: unique, printable
 ASCII without "/", starting with the partition's own name, and naming what the analysis found."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import pte_adapter
-from pte_adapter.render.names import (
+from pte_adapter.render.group_facts import (
     MAX_DETAIL,
     ascii_name,
     block_group_name,
