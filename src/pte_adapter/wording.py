@@ -60,6 +60,21 @@ def us_text(us: float) -> str:
     return f"{us / 1000:.3g} ms" if us >= 1000 else f"{us:.3g} us"
 
 
+def time_figure(v: float | None, unit: str, signed: bool = False) -> str:
+    """A measured time without its unit: three decimals in ms (`1.234`), whole ticks or cycles
+    otherwise (`123456`); `signed`: with its sign (`+0.120`); `-` for none."""
+    if v is None:
+        return "-"
+    if unit == MS:
+        return f"{v:+.3f}" if signed else f"{v:.3f}"
+    return f"{v:+.0f}" if signed else f"{v:.0f}"
+
+
+def ms_text(ms: float) -> str:
+    """`1.234 ms`: a measured time in milliseconds."""
+    return f"{ms:.3f} ms"
+
+
 MS: Final = "ms"
 
 
@@ -70,9 +85,7 @@ class TimeFormat:
 
     def bare(self, v: float | None) -> str:
         """A number without its unit, for tables whose header names it."""
-        if v is None:
-            return "-"
-        return f"{v:.3f}" if self.unit == MS else f"{v:.0f}"
+        return time_figure(v, self.unit)
 
     def ms(self, v: float | None) -> float | None:
         """The value in milliseconds; None when there is no time to give."""
@@ -83,7 +96,7 @@ class TimeFormat:
     def _time(self, v: float) -> str:
         if self.unit == MS or self.ms_per_unit is None or math.isnan(v):
             return ""
-        return f" ({v * self.ms_per_unit:.3f} ms)"
+        return f" ({ms_text(v * self.ms_per_unit)})"
 
     def value(self, v: float | None) -> str:
         """`1.234 ms`, `123456 cycles (0.823 ms)`, `123456 cycles`; "-" when there is none."""

@@ -11,7 +11,7 @@ from pte_adapter.render.facts import estimate_target_text
 from pte_adapter.render.group_facts import partition_group_names
 from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
-from pte_adapter.wording import bytes_short, bytes_text, counts_text, us_text
+from pte_adapter.wording import bytes_short, bytes_text, counts_text, ms_text, us_text
 
 SIZE_COLOURS = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#9e9d24")
 COLLAPSE_ABOVE = 12  # table rows shown open; a longer table opens on a click
@@ -235,7 +235,7 @@ def _latency_svg(m: MethodTimes, ms_per_unit: float) -> str:
         y = y_of(median * ms_per_unit)
         body += [
             line(left, y, w, y, "#888", "4 3"),
-            text(w - 4, y - 3, f"median {median * ms_per_unit:.3f} ms", 10, "end", "#555"),
+            text(w - 4, y - 3, f"median {ms_text(median * ms_per_unit)}", 10, "end", "#555"),
         ]
     return svg(w, h + 10, body, f"{m['name']}: latency per run ({len(lat)} runs)", "latency")
 
@@ -258,7 +258,7 @@ def profile_section(result: ProgramAnalysis) -> str:
         p10, p90 = lat["p10"] or 0.0, lat["p90"] or 0.0
         regimes = " over two regimes (runs over time, below)" if m["drift"]["where"] else ""
         out.append(
-            f"<h3>{esc(m['name'])}: {m['runs']} runs, median {lat['median'] * ms:.3f} ms "
+            f"<h3>{esc(m['name'])}: {m['runs']} runs, median {ms_text(lat['median'] * ms)} "
             f"(p10 {p10 * ms:.3f}, p90 {p90 * ms:.3f}){regimes}</h3>"
         )
         out.append(_latency_svg(m, ms))
@@ -267,7 +267,7 @@ def profile_section(result: ProgramAnalysis) -> str:
             [
                 k,
                 f"{v['share']:.1%}",
-                f"{v['median'] * ms:.3f} ms" if v["median"] is not None else "",
+                ms_text(v["median"] * ms) if v["median"] is not None else "",
             ]
             for k, v in m["split"].items()
         ]

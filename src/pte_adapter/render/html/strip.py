@@ -17,7 +17,7 @@ from pte_adapter.backends import (
 )
 from pte_adapter.render.group_facts import partition_detail, partition_group_names
 from pte_adapter.render.html.svg import esc, line, rect, svg, text
-from pte_adapter.wording import bytes_short, us_text
+from pte_adapter.wording import bytes_short, ms_text, us_text
 
 WIDTH, MARGIN, TOP, HEIGHT = 1000.0, 6.0, 6.0, 52.0
 MIN_BOX = 3.0  # px: a partition of (nearly) no weight is still drawn
@@ -76,7 +76,7 @@ def _value_text(w: Weights, v: float | None) -> str:
     if w.unit == "us":
         return f"{w.measure}: {us_text(v)}"
     if w.unit == "ms":
-        return f"{w.measure}: {v:.3f} ms (median)"
+        return f"{w.measure}: {ms_text(v)} (median)"
     return f"{int(v)} operation(s)"
 
 
