@@ -136,7 +136,9 @@ def json_diff_report(diff: ProgramDiff) -> str:
 # -- text ------------------------------------------------------------------------------------
 
 
-def _num(key: str, v: Any) -> str:
+def number_text(key: str, v: Any) -> str:
+    """One of a method's numbers as the diff shows it (text and HTML): a `*bytes` count in bytes,
+    the rest as they are; `-` for none."""
     if v is None:
         return "-"
     return bytes_text(int(v)) if key.endswith("bytes") else str(v)
@@ -146,7 +148,7 @@ def _delta(key: str, d: int | None) -> str:
     if not d:
         return ""
     sign = "+" if d > 0 else "-"
-    return f"  ({sign}{_num(key, abs(d))})"
+    return f"  ({sign}{number_text(key, abs(d))})"
 
 
 def _partition_text(p: PartitionSummary | None) -> str:
@@ -193,8 +195,8 @@ def _method_lines(m: MethodDiff) -> list[str]:
         if c.before is None and c.after is None:
             continue
         lines.append(
-            f"  {label:<30} {_num(key, c.before):>22} -> "
-            f"{_num(key, c.after):<22}{_delta(key, c.delta)}"
+            f"  {label:<30} {number_text(key, c.before):>22} -> "
+            f"{number_text(key, c.after):<22}{_delta(key, c.delta)}"
         )
     calls = ", ".join(f"{b} {c.before} -> {c.after}" for b, c in m.delegate_calls.items())
     if calls:

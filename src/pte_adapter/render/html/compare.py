@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pte_adapter.analysis.diff import REGRESSION_KEYS, MethodDiff, ProgramDiff
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
-from pte_adapter.render.diff_report import LABELS, regression_text
+from pte_adapter.render.diff_report import LABELS, number_text, regression_text
 from pte_adapter.render.html.page import STYLE, page
 from pte_adapter.render.html.runs import measured_html, measured_problems
 from pte_adapter.render.html.strip import measures, strip_block, total
@@ -25,18 +25,12 @@ LOWER_IS_BETTER = set(REGRESSION_KEYS) | {
 }
 
 
-def _value(key: str, v: int | None) -> str:
-    if v is None:
-        return "-"
-    return bytes_text(v) if key.endswith("bytes") else str(v)
-
-
 def _delta_cell(key: str, d: int | None) -> str:
     if not d:
         return "<td></td>"
     cls = ("delta-worse" if d > 0 else "delta-better") if key in LOWER_IS_BETTER else ""
     sign = "+" if d > 0 else "-"
-    return f'<td class="{cls}">{esc(sign + _value(key, abs(d)))}</td>'
+    return f'<td class="{cls}">{esc(sign + number_text(key, abs(d)))}</td>'
 
 
 def numbers_rows(m: MethodDiff) -> str:
@@ -47,8 +41,8 @@ def numbers_rows(m: MethodDiff) -> str:
         if c.before is None and c.after is None:
             continue
         rows.append(
-            f"<tr><td>{esc(label)}</td><td>{esc(_value(key, c.before))}</td>"
-            f"<td>{esc(_value(key, c.after))}</td>{_delta_cell(key, c.delta)}</tr>"
+            f"<tr><td>{esc(label)}</td><td>{esc(number_text(key, c.before))}</td>"
+            f"<td>{esc(number_text(key, c.after))}</td>{_delta_cell(key, c.delta)}</tr>"
         )
     rows.append("</tbody></table>")
     return "".join(rows)
