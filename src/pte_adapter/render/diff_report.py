@@ -15,6 +15,7 @@ from pte_adapter.analysis.diff import (
 )
 from pte_adapter.analysis.summary import PartitionSummary
 from pte_adapter.backends import CPU
+from pte_adapter.render.facts import number_text
 from pte_adapter.render.measured_diff_report import measured_json, measured_lines
 from pte_adapter.wording import bytes_text, counts_text, plural
 
@@ -134,14 +135,6 @@ def json_diff_report(diff: ProgramDiff) -> str:
 
 
 # -- text ------------------------------------------------------------------------------------
-
-
-def number_text(key: str, v: Any) -> str:
-    """One of a method's numbers as the diff shows it (text and HTML): a `*bytes` count in bytes,
-    the rest as they are; `-` for none."""
-    if v is None:
-        return "-"
-    return bytes_text(int(v)) if key.endswith("bytes") else str(v)
 
 
 def _delta(key: str, d: int | None) -> str:

@@ -6,6 +6,8 @@ same thing the same way. Every number here is traceable to bytes in the file: of
 
 from __future__ import annotations
 
+from typing import Any
+
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
@@ -269,3 +271,11 @@ def instruction_label(method: Method, ins: Instruction) -> str:
             return method.delegates[d].id or "delegate"
         return f"unknown delegate {d}"
     return str(ins.kind.value)
+
+
+def number_text(key: str, v: Any) -> str:
+    """A named number as `summary` and `diff` show it (text and HTML): a `*bytes` count in bytes,
+    the rest as they are; `-` for none."""
+    if v is None:
+        return "-"
+    return bytes_text(int(v)) if key.endswith("bytes") else str(v)

@@ -19,7 +19,7 @@ from pte_adapter.analysis.what_if import MethodWhatIf
 from pte_adapter.backends import CPU
 from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.render.facts import estimate_target_text
+from pte_adapter.render.facts import estimate_target_text, number_text
 from pte_adapter.render.memory_facts import peak_text
 from pte_adapter.render.needs_facts import needs_line
 from pte_adapter.render.what_if_facts import outcome_text, scenario_lines
@@ -32,7 +32,7 @@ def _stat_text(stats: dict[str, Any]) -> str:
     for k in keys:
         if k in stats:
             v = stats[k]
-            parts.append(f"{k}={bytes_text(int(v)) if k.endswith('bytes') else v}")
+            parts.append(f"{k}={number_text(k, v)}")
     if "npu_est_us" in stats:
         parts.append(f"est {stats['npu_est_us']} us, busiest {stats.get('npu_est_busiest')}")
     return ", ".join(parts)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pte_adapter.analysis.diff import REGRESSION_KEYS, MethodDiff, ProgramDiff
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
-from pte_adapter.render.diff_report import LABELS, number_text, regression_text
+from pte_adapter.render.diff_report import LABELS, regression_text
+from pte_adapter.render.facts import number_text
 from pte_adapter.render.html.page import STYLE, page
 from pte_adapter.render.html.runs import measured_html, measured_problems
 from pte_adapter.render.html.strip import measures, strip_block, total
