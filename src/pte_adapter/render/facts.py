@@ -15,7 +15,7 @@ from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind, Method, Tensor
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.wording import bytes_text, counts_text, shape_text
+from pte_adapter.wording import bytes_text, counts_text, plural, shape_text
 
 # A tensor's facts whose value is the default for its kind are not repeated on every port (a
 # large program has tens of thousands): the graph's `tensor_defaults` attribute states them once
@@ -211,14 +211,8 @@ def method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
         "cpu_kernel_calls": f"{s.cpu_kernel_calls} ({s.cpu_compute_calls} compute, "
         f"{s.cpu_glue_calls} glue)",
         "cpu_compute_ops": counts_text(s.cpu_compute_ops) or "none",
-        "boundary_crossings": ", ".join(
-            f"{k} ×{n} ({bytes_text(s.crossing_bytes.get(k, 0))})" for k, n in s.crossings.items()
-        )
-        or "none",
-        "delegate_handoffs": ", ".join(
-            f"{k} ×{n} ({bytes_text(s.handoff_bytes.get(k, 0))})" for k, n in s.handoffs.items()
-        )
-        or "none",
+        "boundary_crossings": crossings_text(s.crossings, s.crossing_bytes),
+        "delegate_handoffs": crossings_text(s.handoffs, s.handoff_bytes),
         "delegated_share_by_instructions": f"{s.delegated_share_by_instructions:.1%}",
         "delegated_share_by_inner_ops": (
             "unknown (a delegate was not decoded)"
@@ -279,3 +273,14 @@ def number_text(key: str, v: Any) -> str:
     if v is None:
         return "-"
     return bytes_text(int(v)) if key.endswith("bytes") else str(v)
+
+
+def crossings_text(counts: dict[str, int], nbytes: dict[str, int]) -> str:
+    """`npu→cpu 3 tensors / 1.2 KiB (1234 B), ...`: tensors crossing (or handed over) by direction,
+    as `summary`, the report and Model Explorer's Graph info say it; "none" for none."""
+    return (
+        ", ".join(
+            f"{d} {plural(n, 'tensor')} / {bytes_text(nbytes.get(d, 0))}" for d, n in counts.items()
+        )
+        or "none"
+    )

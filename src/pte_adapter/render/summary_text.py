@@ -19,11 +19,11 @@ from pte_adapter.analysis.what_if import MethodWhatIf
 from pte_adapter.backends import CPU
 from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.render.facts import estimate_target_text, number_text
+from pte_adapter.render.facts import crossings_text, estimate_target_text, number_text
 from pte_adapter.render.memory_facts import peak_text
 from pte_adapter.render.needs_facts import needs_line
 from pte_adapter.render.what_if_facts import outcome_text, scenario_lines
-from pte_adapter.wording import bytes_text, counts_text, plural
+from pte_adapter.wording import bytes_text, counts_text
 
 
 def _stat_text(stats: dict[str, Any]) -> str:
@@ -151,16 +151,10 @@ def _method_lines(
     ]
     if m.cpu_compute_ops:
         lines.append(f"  CPU compute ops      {counts_text(m.cpu_compute_ops)}")
-    crossings = ", ".join(
-        f"{d} {plural(n, 'tensor')} / {bytes_text(m.crossing_bytes.get(d, 0))}"
-        for d, n in m.crossings.items()
-    )
-    lines.append(f"  boundary crossings   {crossings or 'none'}")
-    handoffs = ", ".join(
-        f"{d} {plural(n, 'tensor')} / {bytes_text(m.handoff_bytes.get(d, 0))}"
-        for d, n in m.handoffs.items()
-    )
-    if handoffs:
+    crossings = crossings_text(m.crossings, m.crossing_bytes)
+    lines.append(f"  boundary crossings   {crossings}")
+    handoffs = crossings_text(m.handoffs, m.handoff_bytes)
+    if m.handoffs:
         lines.append(f"  delegate handoffs    {handoffs}")
     share = m.delegated_share_by_inner_ops
     lines.append(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pte_adapter.analysis.profile.report_types import MethodTimes
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.size import SizeReport
-from pte_adapter.render.facts import estimate_target_text
+from pte_adapter.render.facts import crossings_text, estimate_target_text
 from pte_adapter.render.group_facts import partition_group_names
 from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
@@ -34,19 +34,11 @@ def numbers_table(ma: MethodAnalysis) -> str:
         ("CPU compute ops", counts_text(s.cpu_compute_ops) or "none"),
         (
             "boundary crossings",
-            ", ".join(
-                f"{d} {n} tensor(s), {bytes_text(s.crossing_bytes.get(d, 0))}"
-                for d, n in s.crossings.items()
-            )
-            or "none",
+            crossings_text(s.crossings, s.crossing_bytes),
         ),
         (
             "delegate handoffs",
-            ", ".join(
-                f"{d} {n} tensor(s), {bytes_text(s.handoff_bytes.get(d, 0))}"
-                for d, n in s.handoffs.items()
-            )
-            or "none",
+            crossings_text(s.handoffs, s.handoff_bytes),
         ),
         (
             "inside delegates",
