@@ -5,7 +5,8 @@
 `errors`, `backends`, `operator_names` and `wording` are plain modules every layer may use. Nothing below `render` imports Model
 Explorer, so the same analysis serves the adapter, the CLI and the Python API. Nothing outside
 `delegates/` and `backends.py` imports a backend package (`delegates/ethosu`, ...): the record and
-`delegates/hooks.py` are the one door. See docs/architecture.md.
+`delegates/hooks.py` are the one door. Inside render/, the facts a view shows (`*_facts.py`), the
+plan (`plan/`) and the reports keep the same rule among themselves. See docs/architecture.md.
 """
 
 from __future__ import annotations
