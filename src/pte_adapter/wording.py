@@ -45,6 +45,11 @@ def shape_text(sizes: Iterable[object]) -> str:
     return "[" + ", ".join(map(str, sizes)) + "]"
 
 
+def shape_compact(sizes: Iterable[object]) -> str:
+    """`1x3x224x224`: a shape where a label or a table column is narrow ("" for a scalar)."""
+    return "x".join(map(str, sizes))
+
+
 def counts_text(c: Mapping[str, int]) -> str:
     """`{"a": 1, "b": 3}` -> "b ×3, a ×1" (most frequent first)."""
     return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -17,10 +17,11 @@ from pte_adapter.render.numerics_facts import (
     snr_text,
     where_text,
 )
+from pte_adapter.wording import shape_compact
 
 
 def _row_line(r: NumericRow, compared: bool) -> str:
-    shape = "x".join(str(d) for d in r.shape) or "scalar"
+    shape = shape_compact(r.shape) or "scalar"
     ins = ",".join(str(i) for i in r.instructions)
     mark = " ?" if r.layer_by_rule else " ~" if r.joined_by == BY_PROVENANCE else ""
     layer = r.layer[: 22 - len(mark)] + mark

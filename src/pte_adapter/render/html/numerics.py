@@ -21,6 +21,7 @@ from pte_adapter.render.numerics_facts import (
     snr_text,
     where_text,
 )
+from pte_adapter.wording import shape_compact
 
 TRACK_TOP, TRACK_HEIGHT = 14.0, 70.0
 WORST, BELOW, ABOVE = "#b2182b", "#ef8a62", "#2166ac"
@@ -90,7 +91,7 @@ def _rows(m: MethodNumerics) -> list[list[object]]:
                 r.layer,
                 r.module,
                 r.partition_name,
-                "x".join(str(d) for d in r.shape),
+                shape_compact(r.shape),
                 r.dtype,
                 snr_text(met.snr_db) if met else "-",
                 f"{met.mse:.4g}" if met else "-",
