@@ -81,17 +81,15 @@ def accuracy_text(m: MethodNumerics) -> str:
     worst = ""
     if m.worst is not None:
         same = m.worst is m.first_below or _short(m.worst) == _short(m.first_below)
-        worst = f", worst {_db1(m.worst.snr_db)} dB" + ("" if same else f" at {_short(m.worst)}")
+        worst = f", worst {snr_text(m.worst.snr_db)} dB" + (
+            "" if same else f" at {_short(m.worst)}"
+        )
     bad = len(m.non_finite)
     extra = f", {bad} with NaN/Inf" if bad else ""
     against = "the ETRecord graph" if m.reference == AOT else m.reference
     emulated = " (emulated)" if m.emulated or m.reference_emulated else ""
     outputs = f"{len(compared)} output{'' if len(compared) == 1 else 's'}"
     return f"{first}{worst}; {outputs} vs {against}{extra}{emulated}"
-
-
-def _db1(db: float | None) -> str:
-    return f"{db:.1f}" if db is not None and math.isfinite(db) else snr_text(db)
 
 
 def _short(r: NumericRow | None) -> str:
