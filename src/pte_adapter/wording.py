@@ -55,6 +55,11 @@ def counts_text(c: Mapping[str, int]) -> str:
     return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def cycles_text(n: int) -> str:
+    """`4,253,326 cycles`: a cycle count, its thousands separated as the what-if writes them."""
+    return f"{n:,} cycles"
+
+
 def plural(n: int, word: str, words: str | None = None) -> str:
     """`1 tensor`, `3 tensors` (`words`: the plural when it is not `word` + "s")."""
     return f"{n} {word if n == 1 else words or word + 's'}"

@@ -23,7 +23,7 @@ from pte_adapter.render.facts import crossings_text, estimate_target_text, numbe
 from pte_adapter.render.memory_facts import peak_text
 from pte_adapter.render.needs_facts import needs_line
 from pte_adapter.render.what_if_facts import outcome_text, scenario_lines
-from pte_adapter.wording import bytes_text, counts_text
+from pte_adapter.wording import bytes_text, counts_text, cycles_text
 
 
 def _stat_text(stats: dict[str, Any]) -> str:
@@ -60,7 +60,7 @@ def _source_lines(p: PartitionSummary, verbose: bool = False) -> list[str]:
 
 def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
     lines = [
-        f"  NPU estimate         {est.time_us} us ({est.cycles} cycles, {est.macs} MACs) "
+        f"  NPU estimate         {est.time_us} us ({cycles_text(est.cycles)}, {est.macs} MACs) "
         f"over {est.partitions} partition(s), busiest {est.busiest}; "
         f"{estimate_target_text(est.target)}"
     ]
@@ -74,7 +74,7 @@ def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
     )
     if frag.transpose_cycles_in_partitions:
         lines.append(
-            f"  layout transposes    {frag.transpose_cycles_in_partitions} cycles inside the "
+            f"  layout transposes    {cycles_text(frag.transpose_cycles_in_partitions)} inside the "
             "partitions (NCHW/NHWC changes the Ethos-U55 runs as pooling; the estimate notes: "
             "--verbose)"
         )
