@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import pte_adapter
     from pte_adapter.analysis.partitions import CPU
-    from pte_adapter.render.names import partition_group_names
+    from pte_adapter.render.group_facts import partition_group_names
 
     result = pte_adapter.open_analysis(EXAMPLE)
     ma = result.methods[0]

@@ -62,7 +62,7 @@ class Expected:
     method: Method
     parts: MethodPartitions
     ids: list[str]  # node id of each instruction
-    groups: list[str]  # group name of each partition (render/names.py)
+    groups: list[str]  # group name of each partition (render/group_facts.py)
 
     def group(self, part: Partition) -> str:
         return self.groups[part.index]

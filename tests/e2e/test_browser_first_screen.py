@@ -12,7 +12,7 @@ import pytest
 import pte_adapter
 from pte_adapter.analysis.partitions import CPU, Partition
 from pte_adapter.backends import CPU_GROUP_COLOUR, backend_colour
-from pte_adapter.render.names import partition_group_names
+from pte_adapter.render.group_facts import partition_group_names
 from tests.support.browser import (
     KEEP_SINGLE_CHILD_LAYERS,
     MEPage,

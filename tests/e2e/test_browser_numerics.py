@@ -128,7 +128,7 @@ def test_graph_info_says_where_accuracy_is_lost(
         me.select_graph("forward")
         info = me.panel("Graph info")
         assert info["accuracy"].startswith("first below 30 dB at "), info
-        assert f"worst {worst:.1f} dB" in info["accuracy"]
+        assert f"worst {worst:.2f} dB" in info["accuracy"]
         me.screenshot(screenshots / "numerics_graph_info.png")
         # The worst partition's group carries its output SNR (its "Layer attributes").
         me.select_layer(groups[0])

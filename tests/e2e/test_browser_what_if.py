@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import pte_adapter
-from pte_adapter.render.names import partition_group_names
+from pte_adapter.render.group_facts import partition_group_names
 from tests.support.browser import KEEP_SINGLE_CHILD_LAYERS, App, require_chromium, served_app
 from tests.support.examples import example
 

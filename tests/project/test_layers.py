@@ -2,10 +2,11 @@
 
     container → program → delegates → analysis → render → entry points (api, cli, explorer, main)
 
-`errors`, `backends` and `operator_names` are plain data every layer may use. Nothing below `render` imports Model
+`errors`, `backends`, `operator_names` and `wording` are plain modules every layer may use. Nothing below `render` imports Model
 Explorer, so the same analysis serves the adapter, the CLI and the Python API. Nothing outside
 `delegates/` and `backends.py` imports a backend package (`delegates/ethosu`, ...): the record and
-`delegates/hooks.py` are the one door. See docs/architecture.md.
+`delegates/hooks.py` are the one door. Inside render/, the facts a view shows (`*_facts.py`), the
+plan (`plan/`) and the reports keep the same rule among themselves. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from tests.support.examples import ROOT
 
 PACKAGE = ROOT / "src" / "pte_adapter"
-SHARED = {"errors", "backends", "operator_names"}  # plain data, imported by every layer
+SHARED = {"errors", "backends", "operator_names", "wording"}  # imported by every layer
 LAYERS = ["container", "program", "delegates", "analysis", "render", "entry"]
 # Model Explorer may be imported only where its objects are built or it calls us.
 MODEL_EXPLORER_ALLOWED = {"render", "entry"}
@@ -152,10 +153,67 @@ def test_every_layer_is_a_package(layer: str) -> None:
 
 
 def test_the_top_level_shows_the_architecture() -> None:
-    """At most five modules directly in the package: the public API, the Model Explorer entry,
-    and the three every layer shares."""
+    """Six modules directly in the package: the public API, the Model Explorer entry, and the four
+    every layer shares."""
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert modules == ["__init__.py", "backends.py", "errors.py", "main.py", "operator_names.py"]
+    assert modules == [
+        "__init__.py",
+        "backends.py",
+        "errors.py",
+        "main.py",
+        "operator_names.py",
+        "wording.py",
+    ]
+
+
+# render/ has three floors, each importing only its own and the ones below: the facts a view shows
+# (how each thing is worded: `facts.py` and `*_facts.py`, the name says the floor), the plan of the
+# Model Explorer graphs (`plan/`), and the reports and builders that write them out.
+RENDER_FLOORS = ["facts", "plan", "reports"]
+
+
+def render_floor(module: str) -> str | None:
+    """'pte_adapter.render.memory_facts' -> 'facts'; None outside render/."""
+    parts = module.split(".")
+    if parts[:2] != ["pte_adapter", "render"] or len(parts) < 3:
+        return None
+    if parts[2] == "plan":
+        return "plan"
+    if len(parts) == 3 and (parts[2] == "facts" or parts[2].endswith("_facts")):
+        return "facts"
+    return "reports"
+
+
+def render_violations(package: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in sorted((package / "render").rglob("*.py")):
+        here = render_floor(module_name(path, package))
+        if here is None:
+            continue
+        for line, mod in imports(path, package):
+            there = render_floor(mod)
+            if there is not None and RENDER_FLOORS.index(there) > RENDER_FLOORS.index(here):
+                where = path.relative_to(package.parent)
+                found.append(f"{where}:{line}: {here} imports {there} ({mod})")
+    return found
+
+
+def test_no_render_floor_imports_a_floor_above_it() -> None:
+    assert render_violations() == []
+
+
+def test_the_render_floors_see_a_planted_upward_import(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "pte_adapter"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "render" / "memory_facts.py"
+    target.write_text(
+        target.read_text()
+        + "\n\ndef _planted() -> None:\n    from pte_adapter.render.plan import instructions  # noqa\n"
+    )
+    (found,) = render_violations(copy)
+    assert "render/memory_facts.py" in found and "facts imports plan" in found
 
 
 def test_render_calls_no_analysis_function() -> None:

@@ -1,4 +1,4 @@
-"""Where the Model Explorer graph puts each partition: its group's name (`render/names.py`), for
+"""Where the Model Explorer graph puts each partition: its group's name (`render/group_facts.py`), for
 tests that look partitions up in the graph the adapter sends."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pte_adapter
 from pte_adapter.analysis.partitions import CPU, Partition, partition_method
 from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
-from pte_adapter.render.names import block_group_name, partition_group_names
+from pte_adapter.render.group_facts import block_group_name, partition_group_names
 
 
 def group_names(path: Path) -> dict[str, list[str]]:

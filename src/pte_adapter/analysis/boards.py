@@ -30,6 +30,7 @@ from fractions import Fraction
 from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
 from pte_adapter.backends import ARM_RUNNER, Runner
 from pte_adapter.program.delegate_graph import DRAM, OFF_CHIP_FLASH, ON_CHIP_FLASH, SRAM
+from pte_adapter.wording import bytes_short
 
 FLASH = "flash"
 BOARD_REGIONS = (SRAM, DRAM, FLASH)
@@ -164,7 +165,7 @@ class FitResult:
                 what = ", ".join(f"{k} {n}" for k, _, n in r.items)
                 lines.append(
                     f"{BOARD_REGION_NAMES[r.region]} overflows by {r.overflow} bytes "
-                    f"({r.overflow / 1024:.1f} KiB): {r.used} bytes needed, {r.capacity} on "
+                    f"({bytes_short(r.overflow)}): {r.used} bytes needed, {r.capacity} on "
                     f"{self.board.name} ({what})"
                 )
         return lines

@@ -21,6 +21,7 @@ from pte_adapter.container.bundle import (
     BundleFile,
 )
 from pte_adapter.program.model import SCALAR_TYPES, Method, Tensor, ValueKind, dtype_name
+from pte_adapter.wording import shape_text
 
 # (runner, rtol, atol): the runners' defaults, from their sources (ExecuTorch 1.5.1).
 TOLERANCES: Final = (
@@ -44,7 +45,7 @@ class ValueFacts:
     @property
     def text(self) -> str:
         if self.kind == "tensor":
-            return f"[{', '.join(str(d) for d in self.shape)}] {self.dtype}"
+            return f"{shape_text(self.shape)} {self.dtype}"
         if self.kind == "unknown":
             return "unknown value"
         return f"{self.kind} {self.value}"
@@ -110,7 +111,7 @@ def _fits(v: BundledValue, method: Method, value_index: int) -> str:
             return f"a tensor, where the method has a {target.kind.value}"
         mine = value_facts(v)
         if (mine.dtype, list(mine.shape)) != (t.dtype, list(t.sizes)):
-            return f"{mine.text}, where the method has [{', '.join(map(str, t.sizes))}] {t.dtype}"
+            return f"{mine.text}, where the method has {shape_text(t.sizes)} {t.dtype}"
         per = SCALAR_TYPES.get(v.scalar_type, ("", 0))[1]
         if v.data is not None and per and v.data.size < t.nbytes:
             return f"{mine.text} with {v.data.size} bytes of data, where it needs {t.nbytes}"

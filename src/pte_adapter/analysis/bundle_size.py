@@ -13,6 +13,7 @@ from dataclasses import replace
 from pte_adapter.analysis.size import SizePart, SizeReport, cover, size_report
 from pte_adapter.container.bundle import ROOT_HEADER_BYTES, BundledTensor, BundleFile
 from pte_adapter.program.model import Program, dtype_name
+from pte_adapter.wording import shape_text
 
 
 def file_size_report(program: Program) -> SizeReport:
@@ -37,12 +38,12 @@ def _test_data_parts(bundle: BundleFile) -> list[SizePart]:
                 for i, v in enumerate(values):
                     if not isinstance(v, BundledTensor) or v.data is None or not v.data.size:
                         continue
-                    shape = ", ".join(str(d) for d in v.sizes)
+                    shape = shape_text(v.sizes)
                     parts.append(
                         SizePart(
                             "bundled_test_data",
                             f"{suite.method_name} test case {case.index} {what} {i}: "
-                            f"[{shape}] {dtype_name(v.scalar_type)}",
+                            f"{shape} {dtype_name(v.scalar_type)}",
                             v.data.offset,
                             v.data.size,
                             detail={"method": suite.method_name, "test_case": case.index},

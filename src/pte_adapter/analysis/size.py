@@ -25,6 +25,7 @@ from pte_adapter.delegates import hooks
 from pte_adapter.delegates.hooks import PayloadSpan
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.model import Delegate, InstructionKind, Method, Program, Tensor
+from pte_adapter.wording import shape_text
 
 FILE_HEADER_BYTES = 8  # u32 root offset + identifier "ET12"
 
@@ -193,7 +194,7 @@ class _Builder:
         """One constant buffer: tensor bytes, then its alignment padding."""
         users = self.tensors_of.get(key, [])
         nbytes = min(max((t.nbytes for _, _, t in users), default=size), size)
-        tensors = [f"{m.name} value {vi}: {_shape(t)} {t.dtype}" for m, vi, t in users]
+        tensors = [f"{m.name} value {vi}: {shape_text(t.sizes)} {t.dtype}" for m, vi, t in users]
         readers = [
             r for m, vi, _ in users for r in self.readers.get((self._method_index(m), vi), [])
         ]
@@ -395,10 +396,6 @@ class _Builder:
         return part
 
 
-def _shape(t: Tensor) -> str:
-    return "[" + ", ".join(str(s) for s in t.sizes) + "]"
-
-
 def _instruction_label(m: Method, kind: InstructionKind, op: int | None, d: int | None) -> str:
     if kind is InstructionKind.KERNEL:
         operator = m.operator_of(op)
@@ -430,7 +427,9 @@ def _external(program: Program, b: _Builder) -> list[ExternalFile]:
         for v in m.values:
             t = m.tensor(v.index)
             if t is not None and t.constant is not None and t.constant.kind == "external":
-                wanted[t.constant.key].append(f"{m.name} value {v.index} ({_shape(t)} {t.dtype})")
+                wanted[t.constant.key].append(
+                    f"{m.name} value {v.index} ({shape_text(t.sizes)} {t.dtype})"
+                )
     out = []
     for ptd in program.sources.ptd_files:
         entries = [

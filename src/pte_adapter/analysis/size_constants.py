@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Program
+from pte_adapter.wording import shape_text
 
 
 @dataclass
@@ -69,7 +70,7 @@ def _graph_constants(g: DelegateGraph, owner: str) -> list[ConstantEntry]:
     for t in g.tensors.values():
         if not t.constant_bytes:
             continue
-        shape = "[" + ", ".join(str(x) for x in t.shape or []) + "]"
+        shape = shape_text(t.shape or [])
         out.append(
             ConstantEntry(
                 f"{t.name or t.id}: {shape} {t.dtype}",

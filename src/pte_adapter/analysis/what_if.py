@@ -42,6 +42,7 @@ from pte_adapter.operator_names import target_base
 from pte_adapter.program.cached import cached
 from pte_adapter.program.delegate_graph import DelegateEstimate
 from pte_adapter.program.model import InstructionKind, Method
+from pte_adapter.wording import plural
 
 _FIX_OF_REASON = {
     "additional_check": "remove_check",
@@ -438,7 +439,7 @@ def method_what_if(
         kinds = list(dict.fromkeys(f.fix for f in fixable))
         fix = kinds[0] if len(kinds) == 1 else "mixed"
         n = len(fixable)
-        text = f"{n} island{'s' if n != 1 else ''} fixed ({', '.join(kinds)})"
+        text = f"{plural(n, 'island')} fixed ({', '.join(kinds)})"
         islands = [f.partition for f in fixable]
         every = predict(method, parts, islands, fix, text, None, flow, costs)
     return MethodWhatIf(scenarios, every, summarised)

@@ -10,6 +10,7 @@ from typing import Any
 
 from pte_adapter.cli.numerics import add_numerics_args, numerics_options, wants_numerics
 from pte_adapter.cli.usage import ETRECORD_HELP, EXIT_OK, UsageError, output_path, write_output
+from pte_adapter.wording import bytes_short
 
 DEFAULT_OUTPUT = "report.html"
 
@@ -41,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from e
     text = rep.html
     write_output(out, text)
-    print(f"wrote {out} ({len(text.encode()) / 1024:.0f} KiB)")
+    print(f"wrote {out} ({bytes_short(len(text.encode()))})")
     return EXIT_OK

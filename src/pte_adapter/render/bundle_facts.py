@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from pte_adapter.analysis.bundle import TOLERANCES, BundleAnalysis, MethodTests, ValueFacts
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
-from pte_adapter.render.facts import human_bytes
+from pte_adapter.wording import bytes_text
 
 CASES_SHOWN: Final = 8  # test cases listed one by one; the rest are counted
 
@@ -28,14 +28,14 @@ def _values(values: list[ValueFacts]) -> str:
 
 def _case_text(inputs: list[ValueFacts], outputs: list[ValueFacts]) -> str:
     data = sum(v.data_bytes for v in inputs + outputs)
-    return f"inputs {_values(inputs)} → expected {_values(outputs)}; {human_bytes(data)} of data"
+    return f"inputs {_values(inputs)} → expected {_values(outputs)}; {bytes_text(data)} of data"
 
 
 def bundle_text(bundle: BundleAnalysis) -> str:
     end = bundle.program_offset + bundle.program_size
     return (
-        f"BundledProgram version {bundle.version}, {human_bytes(bundle.size)}: its program is "
-        f"bytes {bundle.program_offset}-{end}, {human_bytes(bundle.program_size)}"
+        f"BundledProgram version {bundle.version}, {bytes_text(bundle.size)}: its program is "
+        f"bytes {bundle.program_offset}-{end}, {bytes_text(bundle.program_size)}"
     )
 
 

@@ -15,8 +15,9 @@ from pte_adapter.analysis.diff import (
 )
 from pte_adapter.analysis.summary import PartitionSummary
 from pte_adapter.backends import CPU
-from pte_adapter.render.facts import counts_text, human_bytes
+from pte_adapter.render.facts import number_text
 from pte_adapter.render.measured_diff_report import measured_json, measured_lines
+from pte_adapter.wording import bytes_text, counts_text, plural
 
 LABELS: dict[str, str] = {
     "instructions": "instructions",
@@ -136,17 +137,11 @@ def json_diff_report(diff: ProgramDiff) -> str:
 # -- text ------------------------------------------------------------------------------------
 
 
-def _num(key: str, v: Any) -> str:
-    if v is None:
-        return "-"
-    return human_bytes(int(v)) if key.endswith("bytes") else str(v)
-
-
 def _delta(key: str, d: int | None) -> str:
     if not d:
         return ""
     sign = "+" if d > 0 else "-"
-    return f"  ({sign}{_num(key, abs(d))})"
+    return f"  ({sign}{number_text(key, abs(d))})"
 
 
 def _partition_text(p: PartitionSummary | None) -> str:
@@ -157,7 +152,7 @@ def _partition_text(p: PartitionSummary | None) -> str:
     else:
         body = f"{p.inner_ops} inner ops" if p.inner_ops is not None else "not decoded"
         if "weight_bytes" in p.delegate_stats:
-            body += f", weights {human_bytes(int(p.delegate_stats['weight_bytes']))}"
+            body += f", weights {bytes_text(int(p.delegate_stats['weight_bytes']))}"
     return f"{p.name}: {body}"
 
 
@@ -168,13 +163,9 @@ def _pairs(name: str, rows: dict[str, CountsChange], lines: list[str]) -> None:
     for direction, c in rows.items():
         (nb, bb), (na, ba) = c.before, c.after
         lines.append(
-            f"    {direction:<34} {_tensors(nb)} / {human_bytes(bb)}  ->  "
-            f"{_tensors(na)} / {human_bytes(ba)}"
+            f"    {direction:<34} {plural(nb, 'tensor')} / {bytes_text(bb)}  ->  "
+            f"{plural(na, 'tensor')} / {bytes_text(ba)}"
         )
-
-
-def _tensors(n: int) -> str:
-    return f"{n} tensor" if n == 1 else f"{n} tensors"
 
 
 def _ops_lines(m: MethodDiff) -> list[str]:
@@ -197,8 +188,8 @@ def _method_lines(m: MethodDiff) -> list[str]:
         if c.before is None and c.after is None:
             continue
         lines.append(
-            f"  {label:<30} {_num(key, c.before):>22} -> "
-            f"{_num(key, c.after):<22}{_delta(key, c.delta)}"
+            f"  {label:<30} {number_text(key, c.before):>22} -> "
+            f"{number_text(key, c.after):<22}{_delta(key, c.delta)}"
         )
     calls = ", ".join(f"{b} {c.before} -> {c.after}" for b, c in m.delegate_calls.items())
     if calls:
@@ -225,14 +216,14 @@ def _size_lines(diff: ProgramDiff) -> list[str]:
         (s.external_bytes, "external .ptd data"),
     ):
         lines.append(
-            f"  {label:<30} {human_bytes(c.before):>22} -> {human_bytes(c.after):<22}"
+            f"  {label:<30} {bytes_text(c.before):>22} -> {bytes_text(c.after):<22}"
             f"{_delta('bytes', c.delta)}"
         )
     for kind, c in sorted(s.by_kind.items(), key=lambda kv: -abs(kv[1].delta or 0)):
         if c.delta:
             lines.append(
-                f"    {kind:<28} {human_bytes(c.before):>22} -> "
-                f"{human_bytes(c.after):<22}{_delta('bytes', c.delta)}"
+                f"    {kind:<28} {bytes_text(c.before):>22} -> "
+                f"{bytes_text(c.after):<22}{_delta('bytes', c.delta)}"
             )
     return lines
 

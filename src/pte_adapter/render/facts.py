@@ -6,32 +6,16 @@ same thing the same way. Every number here is traceable to bytes in the file: of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
-from pte_adapter.program.model import Delegate, Method, Tensor
-from pte_adapter.render.constant_text import constant_text
-
-
-def shape_text(sizes: Sequence[object]) -> str:
-    """`[1, 3, 224, 224]`: a shape as every view writes it."""
-    return "[" + ", ".join(map(str, sizes)) + "]"
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit} ({n} B)"
-        size /= 1024
-    return f"{n} B"
-
+from pte_adapter.program.model import Delegate, Instruction, InstructionKind, Method, Tensor
+from pte_adapter.render.constant_facts import constant_text
+from pte_adapter.wording import bytes_text, counts_text, cycles_text, plural, shape_text
 
 # A tensor's facts whose value is the default for its kind are not repeated on every port (a
 # large program has tens of thousands): the graph's `tensor_defaults` attribute states them once
@@ -135,7 +119,7 @@ def delegate_facts(d: Delegate) -> dict[str, str]:
         "delegate_index": str(d.index),
         "backend_id": d.id,
         "payload": (
-            f"{d.storage} #{d.data_index} @ {d.payload_offset}, {human_bytes(d.payload_size)}"
+            f"{d.storage} #{d.data_index} @ {d.payload_offset}, {bytes_text(d.payload_size)}"
             if d.payload_offset is not None
             else f"{d.storage} #{d.data_index} (not found)"
         ),
@@ -178,11 +162,6 @@ def partition_facts(method: Method, part: Partition) -> dict[str, str]:
             for k, v in d.decoded.stats.items():
                 out[k] = str(v)
     return out
-
-
-def counts_text(c: dict[str, int]) -> str:
-    """`{"a": 1, "b": 3}` -> "b ×3, a ×1" (most frequent first), as attributes and reports show it."""
-    return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def constant_methods_facts(result: ProgramAnalysis) -> dict[str, str]:
@@ -232,14 +211,8 @@ def method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
         "cpu_kernel_calls": f"{s.cpu_kernel_calls} ({s.cpu_compute_calls} compute, "
         f"{s.cpu_glue_calls} glue)",
         "cpu_compute_ops": counts_text(s.cpu_compute_ops) or "none",
-        "boundary_crossings": ", ".join(
-            f"{k} ×{n} ({human_bytes(s.crossing_bytes.get(k, 0))})" for k, n in s.crossings.items()
-        )
-        or "none",
-        "delegate_handoffs": ", ".join(
-            f"{k} ×{n} ({human_bytes(s.handoff_bytes.get(k, 0))})" for k, n in s.handoffs.items()
-        )
-        or "none",
+        "boundary_crossings": crossings_text(s.crossings, s.crossing_bytes),
+        "delegate_handoffs": crossings_text(s.handoffs, s.handoff_bytes),
         "delegated_share_by_instructions": f"{s.delegated_share_by_instructions:.1%}",
         "delegated_share_by_inner_ops": (
             "unknown (a delegate was not decoded)"
@@ -247,7 +220,7 @@ def method_facts(result: ProgramAnalysis, ma: MethodAnalysis) -> dict[str, str]:
             else f"{s.delegated_share_by_inner_ops:.1%}"
         ),
         "memory_arenas": ", ".join(
-            f"{i}: {human_bytes(n)}" for i, n in enumerate(method.non_const_buffer_sizes) if i
+            f"{i}: {bytes_text(n)}" for i, n in enumerate(method.non_const_buffer_sizes) if i
         )
         or "none",
         "legend": legend(list(s.delegate_calls)),
@@ -269,13 +242,45 @@ def npu_estimate_facts(est: MethodEstimate) -> dict[str, str]:
     frag = est.fragmentation
     share = frag.share_of_npu_time
     return {
-        "npu_estimate": f"{est.time_us} us ({est.cycles} cycles) over {est.partitions} "
+        "npu_estimate": f"{est.time_us} us ({cycles_text(est.cycles)}) over {est.partitions} "
         f"partition(s), busiest {est.busiest}; {estimate_target_text(est.target)}",
         "npu_boundary_cost": (
             f"{frag.time_us} us"
             + (f" ({share:.1%} of NPU time)" if share is not None else "")
-            + f": {human_bytes(frag.boundary_bytes)} through {frag.boundary_memory}, "
+            + f": {bytes_text(frag.boundary_bytes)} through {frag.boundary_memory}, "
             f"{frag.invocations} invocation(s)"
         ),
         "npu_boundary_cost_assumptions": "; ".join(frag.assumptions),
     }
+
+
+def instruction_label(method: Method, ins: Instruction) -> str:
+    """An instruction as its node is labelled: `aten::add.out`, a delegate's id, or its kind."""
+    if ins.kind is InstructionKind.KERNEL:
+        op = method.operator_of(ins.op_index)
+        return op.full_name if op is not None else f"unknown operator {ins.op_index}"
+    if ins.kind is InstructionKind.DELEGATE:
+        d = ins.delegate_index
+        if d is not None and 0 <= d < len(method.delegates):
+            return method.delegates[d].id or "delegate"
+        return f"unknown delegate {d}"
+    return str(ins.kind.value)
+
+
+def number_text(key: str, v: Any) -> str:
+    """A named number as `summary` and `diff` show it (text and HTML): a `*bytes` count in bytes,
+    the rest as they are; `-` for none."""
+    if v is None:
+        return "-"
+    return bytes_text(int(v)) if key.endswith("bytes") else str(v)
+
+
+def crossings_text(counts: dict[str, int], nbytes: dict[str, int]) -> str:
+    """`npu→cpu 3 tensors / 1.2 KiB (1234 B), ...`: tensors crossing (or handed over) by direction,
+    as `summary`, the report and Model Explorer's Graph info say it; "none" for none."""
+    return (
+        ", ".join(
+            f"{d} {plural(n, 'tensor')} / {bytes_text(nbytes.get(d, 0))}" for d, n in counts.items()
+        )
+        or "none"
+    )

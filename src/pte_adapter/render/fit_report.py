@@ -7,14 +7,7 @@ from typing import Any
 
 from pte_adapter.analysis.boards import BOARD_REGION_NAMES, FitResult
 from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
-
-
-def human(n: int) -> str:
-    """Bytes for people: 1.44 MiB (1510192 bytes)."""
-    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if n >= size:
-            return f"{n / size:.2f} {unit} ({n} bytes)"
-    return f"{n} bytes"
+from pte_adapter.wording import bytes_text
 
 
 def fit_skipped_json(why: str) -> dict[str, Any]:
@@ -108,7 +101,7 @@ def fit_text(dmap: DeploymentMap, checked: FitResult | None = None) -> list[str]
         "memory map:",
     ]
     for region, total in dmap.region_bytes().items():
-        lines.append(f"  {REGION_NAMES[region]}: {human(total)}")
+        lines.append(f"  {REGION_NAMES[region]}: {bytes_text(total)}")
         for i in (i for i in dmap.items if i.region == region):
             how = "exact" if i.exact else "ESTIMATE"
             lines.append(f"    {i.what}: {i.bytes} bytes [{how}: {i.source}]")
@@ -139,23 +132,3 @@ def fit_text(dmap: DeploymentMap, checked: FitResult | None = None) -> list[str]
                 + (f"  OVERFLOW by {r.overflow}" if r.overflow else "")
             )
     return lines
-
-
-def short(n: int) -> str:
-    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if n >= size:
-            return f"{n / size:.2f} {unit}"
-    return f"{n} B"
-
-
-def fit_facts(dmap: DeploymentMap | None, method: str) -> dict[str, str]:
-    """The one Graph info line of the method the runner loads: `deployment_memory`."""
-    if dmap is None or dmap.method != method:
-        return {}
-    regions = ", ".join(f"{REGION_NAMES[r]} {short(n)}" for r, n in dmap.region_bytes().items())
-    pools = ", ".join(
-        f"{p.what} {short(p.suggested_bytes)}"
-        + (f" (of which {short(p.estimated_bytes)} estimated)" if p.estimated_bytes else "")
-        for p in dmap.pools
-    )
-    return {"deployment_memory": f"{regions}; pools: {pools} (pte-adapter fit)"}

@@ -18,16 +18,16 @@ from pte_adapter.analysis.load_check import (
 from pte_adapter.analysis.needs import RuntimeNeeds
 from pte_adapter.container.runtime_list import OPERATOR_LIST
 from pte_adapter.program.model import dtype_name
+from pte_adapter.render.needs_facts import needs_line
 from pte_adapter.render.ops_report import (
     backend_lines,
     call_json,
     call_lines,
     custom_text,
-    needs_line,
     operator_json,
     operator_lines,
-    plural,
 )
+from pte_adapter.wording import plural
 
 
 def _few(keys: list[str], n: int = 4) -> str:

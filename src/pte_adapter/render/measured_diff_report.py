@@ -11,6 +11,7 @@ from pte_adapter.analysis.measured_diff import (
     MethodMeasuredDiff,
     Prediction,
 )
+from pte_adapter.wording import time_figure
 
 
 def _r(v: float | None) -> float | None:
@@ -72,15 +73,11 @@ def measured_json(md: MeasuredDiff | None) -> dict[str, Any] | None:
 
 
 def _num(v: float | None, unit: str) -> str:
-    if v is None:
-        return "-"
-    return f"{v:.3f}" if unit == "ms" else f"{v:.0f}"
+    return time_figure(v, unit)
 
 
 def _signed(v: float | None, unit: str) -> str:
-    if v is None:
-        return "-"
-    return f"{v:+.3f}" if unit == "ms" else f"{v:+.0f}"
+    return time_figure(v, unit, signed=True)
 
 
 def measured_rows(m: MethodMeasuredDiff) -> list[list[str]]:

@@ -4,18 +4,14 @@ Model Explorer attributes, `summary` text and the HTML report, so all say it the
 
 from __future__ import annotations
 
+from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
 from pte_adapter.analysis.memory import Scratch, TensorLife
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.render.facts import human_bytes, shape_text
-from pte_adapter.render.plan.instructions import instruction_label
+from pte_adapter.render.facts import instruction_label
+from pte_adapter.wording import bytes_short, bytes_text, shape_text
 
 MAX_LIVE_SHOWN = 12  # tensors listed at the peak; the rest are counted
-
-
-def short_bytes(n: int) -> str:
-    """`147.0 KiB` (without the exact count `human_bytes` adds)."""
-    return human_bytes(n).split(" (")[0]
 
 
 def producer_text(ma: MethodAnalysis, t: TensorLife) -> str:
@@ -41,7 +37,7 @@ def tensor_life_text(ma: MethodAnalysis, t: TensorLife) -> str:
     tensor = ma.method.tensor(t.value)
     what = f"{shape_text(tensor.sizes)} {tensor.dtype}" if tensor else "?"
     return (
-        f"%{t.value} {what}, {short_bytes(t.nbytes)}, arena {t.arena} @ {t.offset}, "
+        f"%{t.value} {what}, {bytes_short(t.nbytes)}, arena {t.arena} @ {t.offset}, "
         f"live {t.first}..{t.last}, {t.kind}, from {producer_text(ma, t)}"
     )
 
@@ -52,10 +48,10 @@ def peak_text(ma: MethodAnalysis) -> str:
         return "no instruction"
     part = ma.partitions.partitions[ma.partitions.partition_of[m.peak_at]]
     arenas = ", ".join(
-        f"arena {a.arena} {short_bytes(a.peak_bytes)} of {short_bytes(a.size)}" for a in m.arenas
+        f"arena {a.arena} {bytes_short(a.peak_bytes)} of {bytes_short(a.size)}" for a in m.arenas
     )
     return (
-        f"{human_bytes(m.peak_live_bytes)} live at instruction {m.peak_at} ({part.name}), "
+        f"{bytes_text(m.peak_live_bytes)} live at instruction {m.peak_at} ({part.name}), "
         f"{len(m.live_at_peak)} tensor(s); {arenas}"
     )
 
@@ -63,9 +59,9 @@ def peak_text(ma: MethodAnalysis) -> str:
 def scratch_text(ma: MethodAnalysis, s: Scratch) -> str:
     part = ma.partitions.partitions[s.partition]
     return (
-        f"{part.name}: {human_bytes(s.scratch_bytes)} scratch in the {s.home} during the call, "
-        f"beside {short_bytes(s.planned_live_bytes)} of planned arena live (its inputs and "
-        f"outputs {short_bytes(s.io_bytes)})"
+        f"{part.name}: {bytes_text(s.scratch_bytes)} scratch in the {s.home} during the call, "
+        f"beside {bytes_short(s.planned_live_bytes)} of planned arena live (its inputs and "
+        f"outputs {bytes_short(s.io_bytes)})"
     )
 
 
@@ -80,7 +76,7 @@ def memory_facts(ma: MethodAnalysis) -> dict[str, str]:
     out["memory_live_at_peak"] = "\n".join(shown + ([f"... and {more} more"] if more > 0 else []))
     if m.scratch:
         out["npu_scratch"] = "\n".join(scratch_text(ma, s) for s in m.scratch) + (
-            f"\nthe {m.scratch[0].home} must hold at least {human_bytes(m.peak_scratch_bytes)} "
+            f"\nthe {m.scratch[0].home} must hold at least {bytes_text(m.peak_scratch_bytes)} "
             "(it is reset after every instruction)"
         )
     if m.problems:
@@ -93,11 +89,26 @@ def partition_memory_facts(ma: MethodAnalysis, part: Partition) -> dict[str, str
     m = ma.memory
     if not m.tensors:
         return {}
-    out = {"planned_live_peak": human_bytes(m.partition_peaks[part.index])}
+    out = {"planned_live_peak": bytes_text(m.partition_peaks[part.index])}
     s = m.scratch_by_partition.get(part.index)
     if s is not None:
         out["scratch"] = (
-            f"{human_bytes(s.scratch_bytes)} in the {s.home} during the call, beside "
-            f"{short_bytes(s.planned_live_bytes)} of planned arena live"
+            f"{bytes_text(s.scratch_bytes)} in the {s.home} during the call, beside "
+            f"{bytes_short(s.planned_live_bytes)} of planned arena live"
         )
     return out
+
+
+def fit_facts(dmap: DeploymentMap | None, method: str) -> dict[str, str]:
+    """The one Graph info line of the method the runner loads: `deployment_memory`."""
+    if dmap is None or dmap.method != method:
+        return {}
+    regions = ", ".join(
+        f"{REGION_NAMES[r]} {bytes_short(n)}" for r, n in dmap.region_bytes().items()
+    )
+    pools = ", ".join(
+        f"{p.what} {bytes_short(p.suggested_bytes)}"
+        + (f" (of which {bytes_short(p.estimated_bytes)} estimated)" if p.estimated_bytes else "")
+        for p in dmap.pools
+    )
+    return {"deployment_memory": f"{regions}; pools: {pools} (pte-adapter fit)"}

@@ -1,110 +1,27 @@
-"""The numeric gap as text: `pte-adapter numerics`, the one line per method of `summary`, and the
-words every view shares (`snr_text`, `where_text`, `accuracy_line`), all read from the analysis."""
+"""The numeric gap as text: `pte-adapter numerics` and the `--min-snr` check's lines; the words
+every view shares are numerics_facts.py's."""
 
 from __future__ import annotations
-
-import math
-from typing import Final
 
 from pte_adapter.analysis.numerics.rows import (
     AOT,
     BY_PROVENANCE,
     MethodNumerics,
     NumericRow,
-    ProgramNumerics,
 )
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
-
-EMULATED: Final = "EMULATED"
-
-
-def snr_text(db: float | None) -> str:
-    if db is None:
-        return "-"
-    if math.isnan(db):
-        return "NaN"
-    if math.isinf(db):
-        return "inf" if db > 0 else "-inf"
-    return f"{db:.2f}"
-
-
-def _g(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if math.isnan(x) or math.isinf(x):
-        return snr_text(x)
-    return f"{x:.3g}"
-
-
-def reference_text(n: ProgramNumerics | MethodNumerics) -> str:
-    """`numerics_xnnpack_fp32.pte` / `the ETRecord's graph (--aot)` / `nothing`."""
-    if n.reference == AOT:
-        return "the ETRecord's graph run by ExecuTorch's Inspector (--aot)"
-    return n.reference or "nothing (values only: give --reference OTHER.pte or --aot)"
-
-
-def emulated_words(emulated: bool, reference_emulated: bool) -> str:
-    """'' for measured runs; else which side's values an emulation computed."""
-    sides = [s for s, e in (("this run", emulated), ("the reference run", reference_emulated)) if e]
-    return (
-        f"{EMULATED}: {' and '.join(sides)} computed by an emulation, not a device" if sides else ""
-    )
-
-
-def where_text(r: NumericRow) -> str:
-    """`head (Linear) linear, instruction 3 (XNNPACK partition 2 (XnnpackBackend))`."""
-    what = r.layer or ", ".join(r.runtime_ops)
-    module = f"{r.module} " if r.module else ""
-    ins = ", ".join(str(i) for i in r.instructions)
-    return f"{module}{what}, instruction {ins} ({r.partition_name})"
-
-
-def accuracy_line(m: MethodNumerics) -> str:
-    """One line per method: `accuracy: first below 30 dB at norm (XNNPACK partition 1 ...), worst
-    22.5 dB at norm (...); 4 outputs vs numerics_island_fp32.pte`."""
-    if m.reference is None:
-        tag = " (emulated)" if m.emulated else ""
-        return f"values: {len(m.rows)} logged outputs{tag}, nothing to compare with"
-    return f"accuracy: {accuracy_text(m)}"
-
-
-def accuracy_text(m: MethodNumerics) -> str:
-    """`accuracy_line` without its label (the Graph info attribute is named `accuracy`)."""
-    compared = m.compared
-    if not compared:
-        return f"nothing compared ({len(m.unjoined)} outputs not joined)"
-    first = (
-        f"first below {m.threshold_db:g} dB at {_short(m.first_below)}"
-        if m.first_below is not None
-        else f"none below {m.threshold_db:g} dB"
-    )
-    worst = ""
-    if m.worst is not None:
-        same = m.worst is m.first_below or _short(m.worst) == _short(m.first_below)
-        worst = f", worst {_db1(m.worst.snr_db)} dB" + ("" if same else f" at {_short(m.worst)}")
-    bad = len(m.non_finite)
-    extra = f", {bad} with NaN/Inf" if bad else ""
-    against = "the ETRecord graph" if m.reference == AOT else m.reference
-    emulated = " (emulated)" if m.emulated or m.reference_emulated else ""
-    outputs = f"{len(compared)} output{'' if len(compared) == 1 else 's'}"
-    return f"{first}{worst}; {outputs} vs {against}{extra}{emulated}"
-
-
-def _db1(db: float | None) -> str:
-    return f"{db:.1f}" if db is not None and math.isfinite(db) else snr_text(db)
-
-
-def _short(r: NumericRow | None) -> str:
-    """`norm (XNNPACK partition 1)`: the layer's module path (else its node) and where it ran."""
-    if r is None:
-        return ""
-    where = r.place or r.partition_name
-    name = r.module.split(" ")[0] if r.module and not r.module.startswith("(") else r.layer
-    return f"{name} ({where})" if name else where
+from pte_adapter.render.numerics_facts import (
+    emulated_words,
+    figure_text,
+    reference_text,
+    snr_text,
+    where_text,
+)
+from pte_adapter.wording import shape_compact
 
 
 def _row_line(r: NumericRow, compared: bool) -> str:
-    shape = "x".join(str(d) for d in r.shape) or "scalar"
+    shape = shape_compact(r.shape) or "scalar"
     ins = ",".join(str(i) for i in r.instructions)
     mark = " ?" if r.layer_by_rule else " ~" if r.joined_by == BY_PROVENANCE else ""
     layer = r.layer[: 22 - len(mark)] + mark
@@ -117,14 +34,14 @@ def _row_line(r: NumericRow, compared: bool) -> str:
         cos = f"{m.cosine:.5f}" if m.cosine is not None else "-"
         flag = "  NaN/Inf" if m.non_finite else ""
         return (
-            f"{head}  {snr_text(m.snr_db):>8}  {_g(m.mse):>9}  {_g(m.l1):>9}  "
-            f"{_g(m.max_abs):>9}  {cos:>8}{flag}"
+            f"{head}  {snr_text(m.snr_db):>8}  {figure_text(m.mse):>9}  {figure_text(m.l1):>9}  "
+            f"{figure_text(m.max_abs):>9}  {cos:>8}{flag}"
         )
     s = r.stats
     if s is None:
         return f"{head}  {r.note}"
     flag = f"  {s.nan} NaN, {s.inf} Inf" if s.nan or s.inf else ""
-    return f"{head}  {_g(s.minimum):>9}  {_g(s.maximum):>9}  {_g(s.mean):>9}{flag}"
+    return f"{head}  {figure_text(s.minimum):>9}  {figure_text(s.maximum):>9}  {figure_text(s.mean):>9}{flag}"
 
 
 def _method_text(m: MethodNumerics, everything: bool) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pte_adapter.analysis.profile.report_types import DriftJSON, ProfileSummary
 from pte_adapter.errors import PteFormatError
+from pte_adapter.wording import time_figure
 
 LEVEL = "#ef6c00"  # the typical latency at the start and at the end
 
@@ -94,7 +95,7 @@ def _mark_drift(ax: Any, drift: DriftJSON, runs: int, who: str = "") -> None:
         ):
             ax.hlines(level, start, start + window, colors=LEVEL, lw=3, alpha=0.7)
             ax.annotate(
-                f"{who}{what} {level:.3f}" if drift["unit"] == "ms" else f"{who}{what} {level:.0f}",
+                f"{who}{what} {time_figure(level, drift['unit'])}",
                 (start, level),
                 xytext=(0, 4),
                 textcoords="offset points",

@@ -13,17 +13,11 @@ from pte_adapter.analysis.profile.report_types import (
     MethodTimes,
     ProfileSummary,
 )
-from pte_adapter.render.time_text import TimeFormat, scale_text, time_format
+from pte_adapter.render.time_facts import SPLIT_LABELS, scale_text, time_format
+from pte_adapter.wording import TimeFormat, plural
 
 SPARKS: Final = "▁▂▃▄▅▆▇█"
 HIST_BINS: Final = 8
-SPLIT_LABELS: Final = {
-    "delegates": "delegates",
-    "cpu_compute": "CPU compute",
-    "glue": "glue",
-    "control": "control flow",
-    "runtime": "runtime overhead",
-}
 
 
 def sparkline(values: list[float]) -> str:
@@ -118,7 +112,7 @@ def run_marks(drift: DriftJSON, runs: int) -> str:
     cells = [" "] * runs
     for i in range(min(warm, runs)):
         cells[i] = "w"
-    notes = [f"w: {warm} warm-up run{'s' if warm != 1 else ''} left out"] if warm else []
+    notes = [f"w: {plural(warm, 'warm-up run')} left out"] if warm else []
     if onset is not None and 0 <= onset < runs:
         cells[onset] = "^"
         notes.append(f"^: onset, run {onset}")

@@ -10,7 +10,7 @@ import json
 from collections import defaultdict
 
 from pte_adapter.analysis.size import SizePart, SizeReport
-from pte_adapter.render.facts import human_bytes
+from pte_adapter.wording import bytes_text
 
 # More same-kind leaves than this under one parent are shown as one line.
 FOLD_SIBLINGS = 3
@@ -49,7 +49,7 @@ def _tree(part: SizePart, total: int, depth: int, lines: list[str]) -> None:
 
 def text_size_report(report: SizeReport) -> str:
     total = report.file_size
-    lines = [f"{report.file}: {human_bytes(total)}"]
+    lines = [f"{report.file}: {bytes_text(total)}"]
     leaf_sum = sum(p.size for p in report.leaves())
     lines.append(
         f"  every byte in one part: {leaf_sum} B of {total} B"
@@ -65,7 +65,7 @@ def text_size_report(report: SizeReport) -> str:
         lines.append("delegate payloads:")
         for label, kinds in per_delegate.items():
             body = ", ".join(
-                f"{k} {human_bytes(v)}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])
+                f"{k} {bytes_text(v)}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])
             )
             lines.append(f"  {label}: {body}")
     lines.append("")
@@ -95,7 +95,7 @@ def _named_and_external(report: SizeReport) -> list[str]:
         lines.append("")
         lines.append(
             f"named data in the .pte ({len(report.named_data)} keys, "
-            f"{human_bytes(sum(n.nbytes for n in report.named_data))}):"
+            f"{bytes_text(sum(n.nbytes for n in report.named_data))}):"
         )
         for n in report.named_data[:TOP_CONSTANTS]:
             users = ", ".join(n.used_by[:MAX_READERS]) or "no delegate names it"
@@ -107,8 +107,8 @@ def _named_and_external(report: SizeReport) -> list[str]:
         lines.append("external data (.ptd beside the .pte; not part of the file size):")
         for e in report.external:
             lines.append(
-                f"  {e.file}: {human_bytes(e.size)}, {len(e.entries)} entries this "
-                f"program uses, {human_bytes(e.referenced_bytes)}"
+                f"  {e.file}: {bytes_text(e.size)}, {len(e.entries)} entries this "
+                f"program uses, {bytes_text(e.referenced_bytes)}"
             )
             for n in e.entries[:TOP_CONSTANTS]:
                 users = ", ".join(n.used_by[:MAX_READERS])

@@ -12,10 +12,10 @@ from pte_adapter.analysis.npu_estimate import MethodEstimate
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.render.bundle_facts import bundle_json
-from pte_adapter.render.constant_text import constant_json
+from pte_adapter.render.constant_facts import constant_json
 from pte_adapter.render.fit_report import fit_json, fit_skipped_json
 from pte_adapter.render.ops_report import needs_json
-from pte_adapter.render.what_if_text import what_if_json
+from pte_adapter.render.what_if_facts import what_if_json
 
 
 def estimate_json(est: MethodEstimate) -> dict[str, Any]:

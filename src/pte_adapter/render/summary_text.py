@@ -18,15 +18,12 @@ from pte_adapter.analysis.summary import MethodSummary, PartitionSummary
 from pte_adapter.analysis.what_if import MethodWhatIf
 from pte_adapter.backends import CPU
 from pte_adapter.render.bundle_facts import bundle_method_lines, bundle_text
-from pte_adapter.render.constant_text import constant_text
-from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
+from pte_adapter.render.constant_facts import constant_text
+from pte_adapter.render.facts import crossings_text, estimate_target_text, number_text
 from pte_adapter.render.memory_facts import peak_text
-from pte_adapter.render.ops_report import needs_line
-from pte_adapter.render.what_if_text import outcome_text, scenario_lines, summarised_text
-
-
-def _tensors(n: int) -> str:
-    return f"{n} tensor" if n == 1 else f"{n} tensors"
+from pte_adapter.render.needs_facts import needs_line
+from pte_adapter.render.what_if_facts import outcome_text, scenario_lines, summarised_text
+from pte_adapter.wording import bytes_text, counts_text, cycles_text
 
 
 def _stat_text(stats: dict[str, Any]) -> str:
@@ -35,7 +32,7 @@ def _stat_text(stats: dict[str, Any]) -> str:
     for k in keys:
         if k in stats:
             v = stats[k]
-            parts.append(f"{k}={human_bytes(int(v)) if k.endswith('bytes') else v}")
+            parts.append(f"{k}={number_text(k, v)}")
     if "npu_est_us" in stats:
         parts.append(f"est {stats['npu_est_us']} us, busiest {stats.get('npu_est_busiest')}")
     return ", ".join(parts)
@@ -63,7 +60,7 @@ def _source_lines(p: PartitionSummary, verbose: bool = False) -> list[str]:
 
 def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
     lines = [
-        f"  NPU estimate         {est.time_us} us ({est.cycles} cycles, {est.macs} MACs) "
+        f"  NPU estimate         {est.time_us} us ({cycles_text(est.cycles)}, {est.macs} MACs) "
         f"over {est.partitions} partition(s), busiest {est.busiest}; "
         f"{estimate_target_text(est.target)}"
     ]
@@ -72,12 +69,12 @@ def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
     lines.append(
         f"  boundary cost (est.) {frag.time_us} us"
         + (f" ({share:.1%} of NPU time)" if share is not None else "")
-        + f": {human_bytes(frag.boundary_bytes)} across boundaries via "
+        + f": {bytes_text(frag.boundary_bytes)} across boundaries via "
         f"{frag.boundary_memory}, {frag.invocations} invocation(s); CPU islands not timed"
     )
     if frag.transpose_cycles_in_partitions:
         lines.append(
-            f"  layout transposes    {frag.transpose_cycles_in_partitions} cycles inside the "
+            f"  layout transposes    {cycles_text(frag.transpose_cycles_in_partitions)} inside the "
             "partitions (NCHW/NHWC changes the Ethos-U55 runs as pooling; the estimate notes: "
             "--verbose)"
         )
@@ -98,7 +95,7 @@ def _partition_line(p: PartitionSummary) -> str:
             detail += f"; {stats}"
     return (
         f"    {p.index:>3}  {p.name:<38} {span:<10} "
-        f"in {human_bytes(p.bytes_in):<22} out {human_bytes(p.bytes_out):<22}"
+        f"in {bytes_text(p.bytes_in):<22} out {bytes_text(p.bytes_out):<22}"
         f" {detail}".rstrip()
     )
 
@@ -111,7 +108,7 @@ def _memory_lines(ma: MethodAnalysis) -> list[str]:
     lines = [f"  memory peak          {peak_text(ma)}"]
     if m.scratch:
         lines.append(
-            f"  NPU scratch          {human_bytes(m.peak_scratch_bytes)} at most "
+            f"  NPU scratch          {bytes_text(m.peak_scratch_bytes)} at most "
             f"(largest of {len(m.scratch)} partition(s)), in the {m.scratch[0].home}, beside "
             "the arenas"
         )
@@ -154,16 +151,10 @@ def _method_lines(
     ]
     if m.cpu_compute_ops:
         lines.append(f"  CPU compute ops      {counts_text(m.cpu_compute_ops)}")
-    crossings = ", ".join(
-        f"{d} {_tensors(n)} / {human_bytes(m.crossing_bytes.get(d, 0))}"
-        for d, n in m.crossings.items()
-    )
-    lines.append(f"  boundary crossings   {crossings or 'none'}")
-    handoffs = ", ".join(
-        f"{d} {_tensors(n)} / {human_bytes(m.handoff_bytes.get(d, 0))}"
-        for d, n in m.handoffs.items()
-    )
-    if handoffs:
+    crossings = crossings_text(m.crossings, m.crossing_bytes)
+    lines.append(f"  boundary crossings   {crossings}")
+    handoffs = crossings_text(m.handoffs, m.handoff_bytes)
+    if m.handoffs:
         lines.append(f"  delegate handoffs    {handoffs}")
     share = m.delegated_share_by_inner_ops
     lines.append(
@@ -217,7 +208,7 @@ def text_report(result: ProgramAnalysis, verbose: bool = False) -> str:
     """`summary`'s text; `verbose` adds each partition's estimate detail."""
     program = result.program
     lines = [
-        f"{program.path.name if program.path else 'program'}: {human_bytes(program.file_size)}, "
+        f"{program.path.name if program.path else 'program'}: {bytes_text(program.file_size)}, "
         f"{len(result.methods)} method(s)"
     ]
     if result.bundle:
@@ -231,7 +222,7 @@ def text_report(result: ProgramAnalysis, verbose: bool = False) -> str:
             lines += _method_lines(m.summary, _memory_lines(m), m.what_if, verbose)
             lines += bundle_method_lines(m)
             if m.numerics is not None:
-                from pte_adapter.render.numerics_text import accuracy_line
+                from pte_adapter.render.numerics_facts import accuracy_line
 
                 lines.append(f"  {accuracy_line(m.numerics)}")
     lines += _constant_method_lines(result)

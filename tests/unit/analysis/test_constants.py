@@ -19,7 +19,7 @@ from pte_adapter.analysis.constants import (
     _logical,
 )
 from pte_adapter.program.pytree import MAX_DEPTH, TreeSpec, parse_treespec
-from pte_adapter.render.constant_text import TEXT_CHARS, TEXT_ITEMS, constant_text
+from pte_adapter.render.constant_facts import TEXT_CHARS, TEXT_ITEMS, constant_text
 from tests.support.examples import example
 
 

@@ -121,7 +121,7 @@ def test_it_is_drawn_and_measured(
     assert len(toy_ops) == 3
     assert all(n["namespace"].startswith("Toy partition ") for n in toy_ops)
     styles = {c["namespaceRegex"]: c["backgroundColor"] for c in graph["groupNodeConfigs"]}
-    # Its groups start with its own name (render/names.py adds what each holds) in its colour.
+    # Its groups start with its own name (render/group_facts.py adds what each holds) in its colour.
     toy_styles = [
         colour for regex, colour in styles.items() if regex.startswith("^Toy partition 1")
     ]

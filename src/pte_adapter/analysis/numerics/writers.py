@@ -37,6 +37,7 @@ from pte_adapter.analysis.dataflow import Dataflow
 from pte_adapter.analysis.source import MethodSource
 from pte_adapter.container.etrecord import EtRecordMethod, FxNode
 from pte_adapter.program.model import InstructionKind, Method
+from pte_adapter.wording import shape_compact
 
 _QDQ: Final = ("quantize_per_", "dequantize_per_", "choose_qparams")
 # Ops whose output holds the same elements in the same (row-major) order as their input.
@@ -199,7 +200,7 @@ def call_writers(
 
 
 def _written(k: int, n: int, out: CallOutput, fits: list[FxNode]) -> Written:
-    shape = "x".join(str(d) for d in out.shape)
+    shape = shape_compact(out.shape)
     whom = "the method's output" if out.returned and not out.reader_handles else "its readers"
     if len(fits) == 1:
         how = (

@@ -41,6 +41,7 @@ from typing import Final
 
 from pte_adapter.analysis.profile.report_types import DriftJSON, DriftWhere
 from pte_adapter.analysis.profile.stats import percentile
+from pte_adapter.wording import time_figure
 
 MIN_RUNS: Final = 10
 WARMUP_FACTOR: Final = 1.25
@@ -135,8 +136,7 @@ def onset_of(steady: list[float], window: int, first: float, threshold: float, u
 
 def _num(v: float, unit: str) -> str:
     # Rounded as the JSON rounds it first, so the sentence and the figures read the same.
-    v = round(v, 4)
-    return f"{v:.3f}" if unit == "ms" else f"{v:.0f}"
+    return time_figure(round(v, 4), unit)
 
 
 def _runs(n: int) -> str:

@@ -46,6 +46,7 @@ from pte_adapter.program.delegate_graph import (
     OpNode,
     TensorInfo,
 )
+from pte_adapter.wording import shape_compact
 
 __all__ = ["decode", "decode_stream"]
 
@@ -330,7 +331,7 @@ def _where(stream: VelaBinStream, name: str) -> str:
 
 
 def _describe_io(io: VelaIO) -> str:
-    shape = "x".join(str(d) for d in io.shape)
+    shape = shape_compact(io.shape)
     return f"{shape} {io.dtype} @ {region_name(io.region)}+0x{io.offset:x} ({io.nbytes} bytes)"
 
 

@@ -41,6 +41,7 @@ from pte_adapter.delegates.ethosu.perf_shapes import ceil_div
 from pte_adapter.delegates.ethosu.perf_target import CH_SCALE, OpEstimate, Target
 from pte_adapter.delegates.ethosu.perf_timeline import StreamEvent, replay
 from pte_adapter.delegates.ethosu.vela_buffering import buffered_weights
+from pte_adapter.wording import shape_compact
 
 KINDS = ("transpose", "buffering", "scales", "matmul", "repeat", "lut", "dma")
 
@@ -140,7 +141,7 @@ def _transposes(ops: list[NpuOperation], estimates: dict[int, OpEstimate], targe
         vela = _vela_transpose_cycles(group, target)
         first = group[0]
         assert first.ofm is not None
-        shape = "x".join(str(d) for d in first.ofm.shape)
+        shape = shape_compact(first.ofm.shape)
         kind = f"{len(group)} POOL slices of {shape}" if len(group) > 1 else f"one POOL of {shape}"
         note = (
             f"transpose carried out as {kind} (height/width strides swapped on write): ours "

@@ -6,6 +6,7 @@ from pte_adapter.backends import TOSA
 from pte_adapter.container.sources import DataSources
 from pte_adapter.delegates.hooks import PayloadLayout, PayloadSpan
 from pte_adapter.delegates.tosa.reader import read_tosa
+from pte_adapter.wording import shape_compact
 
 
 def payload_layout(payload: memoryview, base: int, sources: DataSources | None) -> PayloadLayout:
@@ -18,7 +19,7 @@ def payload_layout(payload: memoryview, base: int, sources: DataSources | None) 
             if t.data_offset is None or not t.data_size or t.data_offset in seen:
                 continue
             seen.add(t.data_offset)
-            shape = "x".join(str(d) for d in t.shape or [])
+            shape = shape_compact(t.shape or [])
             layout.spans.append(
                 PayloadSpan(
                     "tosa_constant",

@@ -21,6 +21,7 @@ from pte_adapter.delegates.vgf.container import (
 )
 from pte_adapter.delegates.vgf.spirv import SPAN_NAMES, byte_runs
 from pte_adapter.errors import PteFormatError
+from pte_adapter.wording import shape_compact
 
 SECTION_KINDS = {
     "modules": ("vgf_module_table", "VGF module table FlatBuffer"),
@@ -74,7 +75,7 @@ def _constants(vgf: VgfFile, span: PayloadSpan) -> None:
             continue
         seen.add((c.offset, c.size))
         r = by_index.get(c.mrt_index)
-        shape = "x".join(str(d) for d in r.shape) if r else ""
+        shape = shape_compact(r.shape) if r else ""
         span.children.append(
             PayloadSpan(
                 "vgf_constant",

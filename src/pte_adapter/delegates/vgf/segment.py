@@ -17,6 +17,7 @@ from pte_adapter.delegates.vgf._generated import spirv_tables as T
 from pte_adapter.delegates.vgf.container import Segment, VgfFile
 from pte_adapter.delegates.vgf.spirv import EntryPoint, ExtInst, Graph, SpirvModule
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
+from pte_adapter.wording import shape_text
 
 # Operators one segment shows, as Ethos-U's command stream is capped (each costs every view
 # work): past them the rest is counted, not drawn (a problem says so).
@@ -232,7 +233,7 @@ class GraphSegment:
 
 def _constant_text(t: TensorInfo) -> str:
     """ "[8, 3, 3, 3] int8, 216 bytes at file offset 4744 (VGF constant 0)", "[8] int32 = [...]"."""
-    shape = "[" + ", ".join(str(d) for d in t.shape) + "]" if t.shape is not None else "?"
+    shape = shape_text(t.shape) if t.shape is not None else "?"
     if "constant_bytes" in t.attrs:
         return (
             f"{shape} {t.dtype}, {t.attrs['constant_bytes']} bytes at file offset "

@@ -8,11 +8,12 @@ from __future__ import annotations
 from pte_adapter.analysis.diff import REGRESSION_KEYS, MethodDiff, ProgramDiff
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.diff_report import LABELS, regression_text
-from pte_adapter.render.facts import counts_text, human_bytes
+from pte_adapter.render.facts import number_text
 from pte_adapter.render.html.page import STYLE, page
 from pte_adapter.render.html.runs import measured_html, measured_problems
 from pte_adapter.render.html.strip import measures, strip_block, total
 from pte_adapter.render.html.svg import esc, section, table
+from pte_adapter.wording import bytes_text, counts_text, signed_bytes
 
 # Numbers where less is better (a delta the other way is a regression or a cost).
 LOWER_IS_BETTER = set(REGRESSION_KEYS) | {
@@ -25,18 +26,12 @@ LOWER_IS_BETTER = set(REGRESSION_KEYS) | {
 }
 
 
-def _value(key: str, v: int | None) -> str:
-    if v is None:
-        return "-"
-    return human_bytes(v) if key.endswith("bytes") else str(v)
-
-
 def _delta_cell(key: str, d: int | None) -> str:
     if not d:
         return "<td></td>"
     cls = ("delta-worse" if d > 0 else "delta-better") if key in LOWER_IS_BETTER else ""
     sign = "+" if d > 0 else "-"
-    return f'<td class="{cls}">{esc(sign + _value(key, abs(d)))}</td>'
+    return f'<td class="{cls}">{esc(sign + number_text(key, abs(d)))}</td>'
 
 
 def numbers_rows(m: MethodDiff) -> str:
@@ -47,8 +42,8 @@ def numbers_rows(m: MethodDiff) -> str:
         if c.before is None and c.after is None:
             continue
         rows.append(
-            f"<tr><td>{esc(label)}</td><td>{esc(_value(key, c.before))}</td>"
-            f"<td>{esc(_value(key, c.after))}</td>{_delta_cell(key, c.delta)}</tr>"
+            f"<tr><td>{esc(label)}</td><td>{esc(number_text(key, c.before))}</td>"
+            f"<td>{esc(number_text(key, c.after))}</td>{_delta_cell(key, c.delta)}</tr>"
         )
     rows.append("</tbody></table>")
     return "".join(rows)
@@ -107,9 +102,9 @@ def _method(before: ProgramAnalysis, after: ProgramAnalysis, m: MethodDiff, k: i
     if mb is not None and ma is not None:
         pb, pa = mb.memory.peak_live_bytes, ma.memory.peak_live_bytes
         out.append(
-            f"<p>memory peak {esc(human_bytes(pb))} → {esc(human_bytes(pa))}; largest NPU "
-            f"scratch {esc(human_bytes(mb.memory.peak_scratch_bytes))} → "
-            f"{esc(human_bytes(ma.memory.peak_scratch_bytes))}</p>"
+            f"<p>memory peak {esc(bytes_text(pb))} → {esc(bytes_text(pa))}; largest NPU "
+            f"scratch {esc(bytes_text(mb.memory.peak_scratch_bytes))} → "
+            f"{esc(bytes_text(ma.memory.peak_scratch_bytes))}</p>"
         )
     out.append("<h4>Partitions, paired by role</h4>" + _pairs(m))
     return "".join(out)
@@ -120,9 +115,7 @@ def program_name(result: ProgramAnalysis) -> str:
 
 
 def _signed_bytes(d: int | None) -> str:
-    if not d:
-        return ""
-    return ("+" if d > 0 else "-") + human_bytes(abs(d))
+    return signed_bytes(d) if d else ""
 
 
 def _size(diff: ProgramDiff) -> str:
@@ -130,8 +123,8 @@ def _size(diff: ProgramDiff) -> str:
     rows = [
         [
             label,
-            human_bytes(c.before),
-            human_bytes(c.after),
+            bytes_text(c.before),
+            bytes_text(c.after),
             _signed_bytes(c.delta),
         ]
         for c, label in (

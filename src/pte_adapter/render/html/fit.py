@@ -4,8 +4,8 @@ coloured (its length to scale within the largest region), and the runner's pool 
 from __future__ import annotations
 
 from pte_adapter.analysis.deployment import REGION_NAMES, DeploymentMap
-from pte_adapter.render.fit_report import human, short
 from pte_adapter.render.html.svg import esc, rect, svg, table, text
+from pte_adapter.wording import bytes_short, bytes_text
 
 # One colour per kind of item (fill, border); an estimate is drawn dashed.
 COLOURS = {
@@ -32,10 +32,10 @@ def fit_svg(dmap: DeploymentMap) -> str:
         for item in (i for i in dmap.items if i.region == region):
             w = BAR_W * item.bytes / top if top else 0
             fill, stroke = COLOURS.get(item.key, ("#eeeeee", "#757575"))
-            tip = f"{item.what}: {human(item.bytes)} ({'exact' if item.exact else 'estimate'})"
+            tip = f"{item.what}: {bytes_text(item.bytes)} ({'exact' if item.exact else 'estimate'})"
             body.append(rect(x, y, w, 20, fill, stroke, tip, "" if item.exact else "dashed"))
             x += w
-        body.append(text(x + 4, y + 15, short(total), 11, fill="#444"))
+        body.append(text(x + 4, y + 15, bytes_short(total), 11, fill="#444"))
     height = 12 + len(totals) * ROW_H
     return svg(LABEL_W + BAR_W + 90, height, body, "memory regions of the deployment, as bars")
 

@@ -8,11 +8,11 @@ import math
 
 from pte_adapter.analysis.memory import ArenaUse, MethodMemory
 from pte_adapter.analysis.program_analysis import MethodAnalysis
-from pte_adapter.render.facts import human_bytes, shape_text
 from pte_adapter.render.html.sections import collapsible
 from pte_adapter.render.html.strip import box_colour, short_name
 from pte_adapter.render.html.svg import byte_ticks, esc, line, path, rect, svg, table, text
-from pte_adapter.render.memory_facts import producer_text, scratch_text, short_bytes
+from pte_adapter.render.memory_facts import producer_text, scratch_text
+from pte_adapter.wording import bytes_short, bytes_text, shape_text
 
 WIDTH, LEFT, RIGHT, TOP = 1000.0, 70.0, 10.0, 16.0
 PLAN_HEIGHT, LIVE_HEIGHT, BAND = 220.0, 120.0, 8.0
@@ -45,7 +45,7 @@ def _y_axis(top: float, y0: float, height: float) -> list[str]:
     for v in byte_ticks(top):
         y = y0 + height - height * v / (top or 1)
         out.append(line(LEFT - 4, y, WIDTH - RIGHT, y, "#e0e0e0"))
-        out.append(text(LEFT - 6, y + 4, short_bytes(int(v)), 9, "end", "#555"))
+        out.append(text(LEFT - 6, y + 4, bytes_short(int(v)), 9, "end", "#555"))
     return out
 
 
@@ -64,14 +64,14 @@ def plan_svg(ma: MethodAnalysis, arena: ArenaUse) -> str:
         x0, x1 = _x(t.first, steps), _x(t.last + 1, steps)
         h = max(PLAN_HEIGHT * t.nbytes / top, 0.8)
         tip = (
-            f"%{t.value}: {short_bytes(t.nbytes)} at offset {t.offset}, instructions "
+            f"%{t.value}: {bytes_short(t.nbytes)} at offset {t.offset}, instructions "
             f"{t.first}..{t.last} ({t.kind}), from {producer_text(ma, t)}"
         )
         fill = PEAK_FILL if t.value in at_peak else TENSOR_FILL
         body.append(rect(x0, _y(t.offset, top, PLAN_HEIGHT) - h, x1 - x0, h, fill, "#37474f", tip))
     y_size = _y(arena.size, top, PLAN_HEIGHT)
     body.append(line(LEFT, y_size, WIDTH - RIGHT, y_size, "#b71c1c", "4 3"))
-    label = f"arena {arena.arena}: {short_bytes(arena.size)} planned"
+    label = f"arena {arena.arena}: {bytes_short(arena.size)} planned"
     body.append(text(WIDTH - RIGHT, y_size - 3, label, 10, "end", "#b71c1c"))
     body += _partition_band(ma, TOP + PLAN_HEIGHT + 4)
     label = f"{ma.name}: lifetime and offset of every tensor planned in arena {arena.arena}"
@@ -96,12 +96,12 @@ def live_svg(ma: MethodAnalysis) -> str:
     if m.peak_at >= 0:
         x, y = _x(m.peak_at + 0.5, steps), _y(m.peak_live_bytes, top, LIVE_HEIGHT)
         body.append(line(x, y, x, TOP + LIVE_HEIGHT, PEAK_FILL, "3 2"))
-        peak = f"peak {short_bytes(m.peak_live_bytes)} at instruction {m.peak_at}"
+        peak = f"peak {bytes_short(m.peak_live_bytes)} at instruction {m.peak_at}"
         body.append(text(x + 4, y + 12, peak, 10, fill=PEAK_FILL))
     y_size = _y(size, top, LIVE_HEIGHT)
     body.append(line(LEFT, y_size, WIDTH - RIGHT, y_size, "#b71c1c", "4 3"))
     body.append(
-        text(WIDTH - RIGHT, y_size - 3, f"arenas: {short_bytes(size)}", 10, "end", "#b71c1c")
+        text(WIDTH - RIGHT, y_size - 3, f"arenas: {bytes_short(size)}", 10, "end", "#b71c1c")
     )
     body += _partition_band(ma, TOP + LIVE_HEIGHT + 4)
     label = f"{ma.name}: live planned bytes per instruction"
@@ -127,10 +127,10 @@ def budget_svg(ma: MethodAnalysis) -> str:
         body.append(text(200, y + 11, label, 10, "end"))
         body.append(
             rect(
-                206, y, (WIDTH - 300) * n / top, row - 5, fill, "none", f"{label}: {human_bytes(n)}"
+                206, y, (WIDTH - 300) * n / top, row - 5, fill, "none", f"{label}: {bytes_text(n)}"
             )
         )
-        body.append(text(210 + (WIDTH - 300) * n / top, y + 11, short_bytes(n), 10))
+        body.append(text(210 + (WIDTH - 300) * n / top, y + 11, bytes_short(n), 10))
     return svg(
         WIDTH, 8 + len(bars) * row, body, f"{ma.name}: arenas, peak and NPU scratch", "budget"
     )
@@ -145,7 +145,7 @@ def _live_rows(ma: MethodAnalysis) -> list[list[object]]:
             [
                 f"%{t.value}",
                 shape,
-                human_bytes(t.nbytes),
+                bytes_text(t.nbytes),
                 f"{t.arena} @ {t.offset}",
                 f"{t.first}..{t.last}",
                 t.kind,
@@ -164,9 +164,9 @@ def memory_section(ma: MethodAnalysis) -> str:
         ma.partitions.partitions[ma.partitions.partition_of[m.peak_at]] if m.peak_at >= 0 else None
     )
     out = [
-        f"<p><b>Peak</b> {esc(human_bytes(m.peak_live_bytes))} of planned arena bytes live at "
+        f"<p><b>Peak</b> {esc(bytes_text(m.peak_live_bytes))} of planned arena bytes live at "
         f"instruction {m.peak_at}{esc(f' ({peak_part.name})' if peak_part else '')}; "
-        + ", ".join(esc(f"arena {a.arena}: {human_bytes(a.size)} planned") for a in m.arenas)
+        + ", ".join(esc(f"arena {a.arena}: {bytes_text(a.size)} planned") for a in m.arenas)
         + ".</p>"
     ]
     if m.scratch:
@@ -175,7 +175,7 @@ def memory_section(ma: MethodAnalysis) -> str:
         )
         out.append(
             f"<p>The {esc(m.scratch[0].home)} must hold at least "
-            f"{esc(human_bytes(m.peak_scratch_bytes))} beside the arenas (ExecuTorch resets it "
+            f"{esc(bytes_text(m.peak_scratch_bytes))} beside the arenas (ExecuTorch resets it "
             "after every instruction).</p>"
         )
     out.append(budget_svg(ma))

@@ -14,13 +14,14 @@ from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.render.html.sections import collapsible
 from pte_adapter.render.html.strip import WIDTH, box_colour, partition_boxes
 from pte_adapter.render.html.svg import circle, esc, line, svg, table, text
-from pte_adapter.render.numerics_text import (
+from pte_adapter.render.numerics_facts import (
     accuracy_line,
     emulated_words,
     reference_text,
     snr_text,
     where_text,
 )
+from pte_adapter.wording import shape_compact
 
 TRACK_TOP, TRACK_HEIGHT = 14.0, 70.0
 WORST, BELOW, ABOVE = "#b2182b", "#ef8a62", "#2166ac"
@@ -90,7 +91,7 @@ def _rows(m: MethodNumerics) -> list[list[object]]:
                 r.layer,
                 r.module,
                 r.partition_name,
-                "x".join(str(d) for d in r.shape),
+                shape_compact(r.shape),
                 r.dtype,
                 snr_text(met.snr_db) if met else "-",
                 f"{met.mse:.4g}" if met else "-",

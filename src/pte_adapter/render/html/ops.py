@@ -6,7 +6,8 @@ from __future__ import annotations
 from pte_adapter.analysis.needs import Call, RuntimeNeeds
 from pte_adapter.render.html.sections import collapsible
 from pte_adapter.render.html.svg import esc, table
-from pte_adapter.render.ops_report import CALLS_SHOWN, custom_text, key_text, needs_line
+from pte_adapter.render.needs_facts import key_text, needs_line
+from pte_adapter.render.ops_report import CALLS_SHOWN, custom_text
 
 
 def _calls(calls: list[Call]) -> str:

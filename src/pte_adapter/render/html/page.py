@@ -10,7 +10,6 @@ so the fragment does not restyle the notebook around it.
 from __future__ import annotations
 
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
-from pte_adapter.render.facts import human_bytes
 from pte_adapter.render.html.fit import fit_section
 from pte_adapter.render.html.memory import memory_section
 from pte_adapter.render.html.numerics import numerics_section, snr_track
@@ -26,6 +25,7 @@ from pte_adapter.render.html.sections import (
 from pte_adapter.render.html.strip import strip_block
 from pte_adapter.render.html.svg import esc, section
 from pte_adapter.render.html.what_if import what_if_section
+from pte_adapter.wording import bytes_text
 
 STYLE = """
 .pte-report{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#212121;
@@ -86,7 +86,7 @@ def method_html(result: ProgramAnalysis, ma: MethodAnalysis, prefix: str = "") -
 def _header(result: ProgramAnalysis) -> str:
     program = result.program
     name = program.path.name if program.path else "program"
-    facts = [f"{human_bytes(program.file_size)}", f"{len(result.methods)} method(s)"]
+    facts = [f"{bytes_text(program.file_size)}", f"{len(result.methods)} method(s)"]
     if result.source is not None:
         facts.append(f"layers from {result.source.etrecord}")
     if result.profile_summary is not None:

@@ -14,6 +14,7 @@ from pte_adapter.analysis.measured_diff import MeasuredDiff
 from pte_adapter.analysis.profile.report_types import DriftJSON, DriftPart
 from pte_adapter.render.html.svg import esc, line, num, rect, table, text
 from pte_adapter.render.measured_diff_report import measured_rows
+from pte_adapter.wording import time_figure
 
 ONSET: str = "#c62828"
 LEVEL: str = "#ef6c00"
@@ -70,9 +71,9 @@ def _row(part: DriftPart, unit: str) -> list[str]:
     name = part["name"] + (f" ({part['partition']})" if part["partition"] else "")
     return [
         name,
-        f"{part['before']:.3f} {unit}" if unit == "ms" else f"{part['before']:.0f} {unit}",
-        f"{part['after']:.3f} {unit}" if unit == "ms" else f"{part['after']:.0f} {unit}",
-        f"{part['change']:+.3f}" if unit == "ms" else f"{part['change']:+.0f}",
+        f"{time_figure(part['before'], unit)} {unit}",
+        f"{time_figure(part['after'], unit)} {unit}",
+        time_figure(part["change"], unit, signed=True),
         f"{part['share_before']:.1%} → {part['share_after']:.1%}",
     ]
 

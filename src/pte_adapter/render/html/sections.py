@@ -7,11 +7,11 @@ from __future__ import annotations
 from pte_adapter.analysis.profile.report_types import MethodTimes
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.analysis.size import SizeReport
-from pte_adapter.render.facts import counts_text, estimate_target_text, human_bytes
+from pte_adapter.render.facts import crossings_text, estimate_target_text
+from pte_adapter.render.group_facts import partition_group_names
 from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
-from pte_adapter.render.memory_facts import short_bytes
-from pte_adapter.render.names import partition_group_names, time_text
+from pte_adapter.wording import bytes_short, bytes_text, counts_text, cycles_text, ms_text, us_text
 
 SIZE_COLOURS = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#9e9d24")
 COLLAPSE_ABOVE = 12  # table rows shown open; a longer table opens on a click
@@ -34,19 +34,11 @@ def numbers_table(ma: MethodAnalysis) -> str:
         ("CPU compute ops", counts_text(s.cpu_compute_ops) or "none"),
         (
             "boundary crossings",
-            ", ".join(
-                f"{d} {n} tensor(s), {human_bytes(s.crossing_bytes.get(d, 0))}"
-                for d, n in s.crossings.items()
-            )
-            or "none",
+            crossings_text(s.crossings, s.crossing_bytes),
         ),
         (
             "delegate handoffs",
-            ", ".join(
-                f"{d} {n} tensor(s), {human_bytes(s.handoff_bytes.get(d, 0))}"
-                for d, n in s.handoffs.items()
-            )
-            or "none",
+            crossings_text(s.handoffs, s.handoff_bytes),
         ),
         (
             "inside delegates",
@@ -63,18 +55,18 @@ def numbers_table(ma: MethodAnalysis) -> str:
         rows.append(
             (
                 "NPU estimate",
-                f"{time_text(est.time_us)} ({est.cycles} cycles) over {est.partitions} partition(s), busiest {est.busiest}; {estimate_target_text(est.target)}",
+                f"{us_text(est.time_us)} ({cycles_text(est.cycles)}) over {est.partitions} partition(s), busiest {est.busiest}; {estimate_target_text(est.target)}",
             )
         )
         rows.append(
             (
                 "boundary cost (est.)",
-                f"{time_text(frag.time_us)}: {human_bytes(frag.boundary_bytes)} through {frag.boundary_memory}, {frag.invocations} invocation(s)",
+                f"{us_text(frag.time_us)}: {bytes_text(frag.boundary_bytes)} through {frag.boundary_memory}, {frag.invocations} invocation(s)",
             )
         )
-    rows.append(("memory peak", human_bytes(ma.memory.peak_live_bytes)))
+    rows.append(("memory peak", bytes_text(ma.memory.peak_live_bytes)))
     if ma.memory.scratch:
-        rows.append(("largest NPU scratch", human_bytes(ma.memory.peak_scratch_bytes)))
+        rows.append(("largest NPU scratch", bytes_text(ma.memory.peak_scratch_bytes)))
     return table([], rows, "numbers")
 
 
@@ -87,10 +79,10 @@ def partitions_table(ma: MethodAnalysis) -> str:
             [
                 names[p.index],
                 span,
-                short_bytes(p.bytes_in),
-                short_bytes(p.bytes_out),
+                bytes_short(p.bytes_in),
+                bytes_short(p.bytes_out),
                 ", ".join(ps.modules) or "",
-                short_bytes(ps.peak_live_bytes),
+                bytes_short(ps.peak_live_bytes),
             ]
         )
     head = ["partition", "instructions", "in", "out", "layers", "planned live peak"]
@@ -164,14 +156,14 @@ def estimate_table(ma: MethodAnalysis) -> str:
                 p.name,
                 p.inner_ops if p.inner_ops is not None else "",
                 est.cycles,
-                time_text(est.time_us),
+                us_text(est.time_us),
                 est.macs,
                 est.busiest,
                 est.not_covered or "",
             ]
         )
     frag = ma.estimate.fragmentation
-    note = f"<p>Boundary cost (estimated): {esc(time_text(frag.time_us))}; {esc('; '.join(frag.assumptions))}.</p>"
+    note = f"<p>Boundary cost (estimated): {esc(us_text(frag.time_us))}; {esc('; '.join(frag.assumptions))}.</p>"
     return (
         table(["partition", "NPU ops", "cycles", "time", "MACs", "busiest", "not priced"], rows)
         + note
@@ -193,16 +185,16 @@ def size_section(report: SizeReport) -> str:
                 28,
                 SIZE_COLOURS[k % len(SIZE_COLOURS)],
                 "#fff",
-                f"{kind}: {human_bytes(n)} ({n / total:.1%})",
+                f"{kind}: {bytes_text(n)} ({n / total:.1%})",
             )
         )
         if w > 70:
             body.append(text(x + 4, 18, kind, 10, fill="#fff"))
         x += w
-    rows = [[kind, human_bytes(n), f"{n / total:.1%}"] for kind, n in totals.items()]
+    rows = [[kind, bytes_text(n), f"{n / total:.1%}"] for kind, n in totals.items()]
     bar = svg(1000, 28, body, f"{report.file}: bytes by kind", "size")
     return (
-        f"<p>{esc(report.file)}: {esc(human_bytes(report.file_size))}</p>"
+        f"<p>{esc(report.file)}: {esc(bytes_text(report.file_size))}</p>"
         + bar
         + table(["kind", "bytes", "share"], rows)
     )
@@ -235,7 +227,7 @@ def _latency_svg(m: MethodTimes, ms_per_unit: float) -> str:
         y = y_of(median * ms_per_unit)
         body += [
             line(left, y, w, y, "#888", "4 3"),
-            text(w - 4, y - 3, f"median {median * ms_per_unit:.3f} ms", 10, "end", "#555"),
+            text(w - 4, y - 3, f"median {ms_text(median * ms_per_unit)}", 10, "end", "#555"),
         ]
     return svg(w, h + 10, body, f"{m['name']}: latency per run ({len(lat)} runs)", "latency")
 
@@ -258,7 +250,7 @@ def profile_section(result: ProgramAnalysis) -> str:
         p10, p90 = lat["p10"] or 0.0, lat["p90"] or 0.0
         regimes = " over two regimes (runs over time, below)" if m["drift"]["where"] else ""
         out.append(
-            f"<h3>{esc(m['name'])}: {m['runs']} runs, median {lat['median'] * ms:.3f} ms "
+            f"<h3>{esc(m['name'])}: {m['runs']} runs, median {ms_text(lat['median'] * ms)} "
             f"(p10 {p10 * ms:.3f}, p90 {p90 * ms:.3f}){regimes}</h3>"
         )
         out.append(_latency_svg(m, ms))
@@ -267,7 +259,7 @@ def profile_section(result: ProgramAnalysis) -> str:
             [
                 k,
                 f"{v['share']:.1%}",
-                f"{v['median'] * ms:.3f} ms" if v["median"] is not None else "",
+                ms_text(v["median"] * ms) if v["median"] is not None else "",
             ]
             for k, v in m["split"].items()
         ]

@@ -15,9 +15,9 @@ from pte_adapter.backends import (
     backend_info,
     group_prefix,
 )
+from pte_adapter.render.group_facts import partition_detail, partition_group_names
 from pte_adapter.render.html.svg import esc, line, rect, svg, text
-from pte_adapter.render.memory_facts import short_bytes
-from pte_adapter.render.names import partition_detail, partition_group_names, time_text
+from pte_adapter.wording import bytes_short, ms_text, us_text
 
 WIDTH, MARGIN, TOP, HEIGHT = 1000.0, 6.0, 6.0, 52.0
 MIN_BOX = 3.0  # px: a partition of (nearly) no weight is still drawn
@@ -74,9 +74,9 @@ def _value_text(w: Weights, v: float | None) -> str:
     if v is None:
         return f"{w.measure}: not known"
     if w.unit == "us":
-        return f"{w.measure}: {time_text(v)}"
+        return f"{w.measure}: {us_text(v)}"
     if w.unit == "ms":
-        return f"{w.measure}: {v:.3f} ms (median)"
+        return f"{w.measure}: {ms_text(v)} (median)"
     return f"{int(v)} operation(s)"
 
 
@@ -114,7 +114,7 @@ def _box(ma: MethodAnalysis, part: Partition, name: str, w: Weights, x: float, b
             if part.instructions
             else "",
             _value_text(w, value),
-            f"in {short_bytes(part.bytes_in)}, out {short_bytes(part.bytes_out)}",
+            f"in {bytes_short(part.bytes_in)}, out {bytes_short(part.bytes_out)}",
         ]
     )
     dashed = value is None
@@ -145,7 +145,7 @@ def strip_svg(ma: MethodAnalysis, w: Weights, scale: float | None = None) -> str
         body.append(line(x, TOP + HEIGHT, x, TOP + HEIGHT + 8, "#5d4037"))
         if x - last_label >= LABEL_GAP:
             anchor = "start" if x < LABEL_GAP else "end" if x > WIDTH - LABEL_GAP else "middle"
-            into = short_bytes(p.bytes_in)
+            into = bytes_short(p.bytes_in)
             body.append(text(x, TOP + HEIGHT + 20, into, 10, anchor, "#5d4037"))
             last_label = x
     label = f"{ma.name}: {len(parts)} partitions, width by {w.measure}"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.what_if import WhatIf
-from pte_adapter.render.facts import human_bytes
 from pte_adapter.render.html.strip import box_colour, short_name
 from pte_adapter.render.html.svg import esc, rect, svg, table, text
-from pte_adapter.render.what_if_text import npu_text, summarised_text
+from pte_adapter.render.what_if_facts import npu_text, summarised_text
+from pte_adapter.wording import bytes_text
 
 _WIDTH, _HEIGHT = 960.0, 34.0
 
@@ -21,7 +21,7 @@ def _row(parts: MethodPartitions, s: WhatIf) -> list[object]:
         s.fix,
         s.text,
         f"{s.npu_partitions_after} (−{s.delegate_calls_removed})" if s.groups else "no merge",
-        f"{s.crossings_removed} / {human_bytes(s.boundary_bytes_removed)}",
+        f"{s.crossings_removed} / {bytes_text(s.boundary_bytes_removed)}",
         s.glue_kernels_removed,
         npu_text(s),
         "not timed" if s.cpu_time_removed_us is None else f"{s.cpu_time_removed_us:g} us",

@@ -8,7 +8,6 @@ from pte_adapter.analysis.partitions import Crossing
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
 from pte_adapter.program.model import InstructionKind
-from pte_adapter.render import facts
 from pte_adapter.render.plan.boundaries import CrossingSides, crossing_sides
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, regex_escape
 from pte_adapter.render.source_facts import (
@@ -17,6 +16,7 @@ from pte_adapter.render.source_facts import (
     partition_source_facts,
     why_facts,
 )
+from pte_adapter.wording import bytes_text
 
 # A CPU island with more instructions than this is drawn as nested layers of the model (ETRecord).
 NEST_LAYERS_ABOVE = 16
@@ -67,7 +67,7 @@ def source_annotations(ma: MethodAnalysis, graph: Graph, names: list[str]) -> No
 
 def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> None:
     """Put each folded partition's group inside its block's group (`analysis/blocks.py`, named by
-    `render/names.py`): the method's first screen is then its blocks, each opening onto its
+    `render/group_facts.py`): the method's first screen is then its blocks, each opening onto its
     partitions and CPU islands. Boundary nodes between two partitions of one block were placed
     inside it already (`placement.blocks` names every block's group). The placement learns each
     partition's new group path."""
@@ -110,7 +110,7 @@ def _block_facts(ma: MethodAnalysis, block: Block, sides: CrossingSides) -> dict
     inside = [c for n in names for c in leaving.get(n, []) if c.target in names]
 
     def tensors(cs: list[Crossing]) -> str:
-        return f"{len(cs)} tensors, {facts.human_bytes(sum(c.nbytes for c in cs))}"
+        return f"{len(cs)} tensors, {bytes_text(sum(c.nbytes for c in cs))}"
 
     return {
         "block": block.basis,

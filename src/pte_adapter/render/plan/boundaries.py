@@ -17,10 +17,10 @@ from pte_adapter.analysis.partitions import Crossing, MethodPartitions, Partitio
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.program.cached import cached
 from pte_adapter.program.model import Method
-from pte_adapter.render import facts
 from pte_adapter.render.plan.graph import Edge, Graph, MethodPlacement, Node, Port
 from pte_adapter.render.plan.instructions import INPUTS_ID, OUTPUTS_ID, tensor_port
 from pte_adapter.render.plan.views import Source
+from pte_adapter.wording import bytes_short, bytes_text, shape_text
 
 BOUNDARY_TENSOR_COLOUR = ("#ffffff", "#5d4037")  # a tensor crossing a partition boundary
 # In a method of more than SMALL_METHOD partitions, a boundary tensor read more than
@@ -39,14 +39,14 @@ def tensor_label(method: Method, value: int) -> str:
     t = method.tensor(value)
     if t is None:
         return f"%{value}"
-    size = facts.human_bytes(t.nbytes).split(" (")[0]
-    return f"{facts.shape_text(t.sizes)} {t.dtype}, {size}"
+    size = bytes_short(t.nbytes)
+    return f"{shape_text(t.sizes)} {t.dtype}, {size}"
 
 
 def _boundary_text(method: Method, c: Crossing, other: str) -> str:
     t = method.tensor(c.value)
-    what = f"{facts.shape_text(t.sizes)} {t.dtype}" if t is not None else "?"
-    return f"%{c.value} {what}, {facts.human_bytes(c.nbytes)} {other}"
+    what = f"{shape_text(t.sizes)} {t.dtype}" if t is not None else "?"
+    return f"%{c.value} {what}, {bytes_text(c.nbytes)} {other}"
 
 
 CrossingSides = tuple[dict[str, list[Crossing]], dict[str, list[Crossing]]]
@@ -200,7 +200,7 @@ def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) ->
     total = sum(t.nbytes for v in tensors if (t := method.tensor(v)) is not None)
     first = tensor_label(method, tensors[0]).rsplit(",", 1)[0] if tensors else "tensor"
     more = f" +{len(b.values) - 1} more" if len(b.values) > 1 else ""
-    b.node.label = f"{first}{more}, {facts.human_bytes(total).split(' (')[0]}"
+    b.node.label = f"{first}{more}, {bytes_short(total)}"
     attrs = {
         "boundary": f"{' and '.join(b.froms)} to {lay.say(target_part)}",
         "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),

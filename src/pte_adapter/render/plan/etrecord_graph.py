@@ -28,10 +28,10 @@ from pte_adapter.backends import CPU_COMPUTE_COLOUR, backend_colour
 from pte_adapter.container._generated.program_schema import ScalarType
 from pte_adapter.container.etrecord_graphs import RecordedGraph, RecordedNode, TensorMeta
 from pte_adapter.program.model import dtype_name
-from pte_adapter.render import facts
-from pte_adapter.render.names import ascii_name, partition_group_names
+from pte_adapter.render.group_facts import ascii_name, partition_group_names
 from pte_adapter.render.plan.graph import Colour, Edge, Graph, GroupStyle, Node, Port, regex_escape
-from pte_adapter.render.time_text import TimeFormat, time_format
+from pte_adapter.render.time_facts import time_format
+from pte_adapter.wording import TimeFormat, shape_text
 
 # What each kind of graph is, for the graph's own attributes.
 GRAPH_TEXT: Final = {
@@ -186,7 +186,7 @@ def _node_facts(node: RecordedNode, source_line: str) -> dict[str, str]:
 def _tensor_facts(t: TensorMeta) -> dict[str, str]:
     out = {"tensor_name": t.name, "dtype": _dtype(t.dtype)}
     if t.shape is not None:
-        out["shape"] = facts.shape_text(t.shape)
+        out["shape"] = shape_text(t.shape)
     return out
 
 

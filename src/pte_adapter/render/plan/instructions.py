@@ -18,22 +18,11 @@ from pte_adapter.backends import (
 )
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Value, ValueKind
 from pte_adapter.render import facts
+from pte_adapter.render.facts import instruction_label
 from pte_adapter.render.plan.graph import Colour, Node, NodeLink, Port
 
 INPUTS_ID = "inputs"
 OUTPUTS_ID = "outputs"
-
-
-def instruction_label(method: Method, ins: Instruction) -> str:
-    if ins.kind is InstructionKind.KERNEL:
-        op = method.operator_of(ins.op_index)
-        return op.full_name if op is not None else f"unknown operator {ins.op_index}"
-    if ins.kind is InstructionKind.DELEGATE:
-        d = ins.delegate_index
-        if d is not None and 0 <= d < len(method.delegates):
-            return method.delegates[d].id or "delegate"
-        return f"unknown delegate {d}"
-    return str(ins.kind.value)
 
 
 def _instruction_colour(method: Method, ins: Instruction, part: Partition) -> Colour:
@@ -143,7 +132,7 @@ def instruction_node(
     group: str,
     known: dict[int, dict[str, str]] | None = None,
 ) -> Node:
-    """The instruction's node in `group`, its partition's group (`render/names.py`); `known` as
+    """The instruction's node in `group`, its partition's group (`render/group_facts.py`); `known` as
     for `tensor_port`."""
     node = Node(
         id=ids[ins.index],

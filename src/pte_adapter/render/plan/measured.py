@@ -21,8 +21,8 @@ from pte_adapter.analysis.profile.report_types import DriftJSON, PartitionTimes
 from pte_adapter.analysis.profile.stats import Stats  # the type of measured statistics
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
-from pte_adapter.render.profile_report import SPLIT_LABELS
-from pte_adapter.render.time_text import TimeFormat, scale_text, time_format
+from pte_adapter.render.time_facts import SPLIT_LABELS, scale_text, time_format
+from pte_adapter.wording import TimeFormat, plural
 
 PROBLEM_KEY: Final = "measured profile problem"
 
@@ -123,7 +123,7 @@ def drift_attrs(drift: DriftJSON) -> dict[str, str]:
     out = {"measured drift": drift["text"]}
     if drift["warmup_runs"]:
         n = drift["warmup_runs"]
-        out["measured warm-up"] = f"{n} run{'s' if n != 1 else ''} left out of the drift's figures"
+        out["measured warm-up"] = f"{plural(n, 'run')} left out of the drift's figures"
     if drift["onset_run"] is not None:
         out["measured drift onset"] = (
             f"run {drift['onset_run']} (0-based) of {drift['runs']}: {drift['change_pct']:+.1f} %"

@@ -30,11 +30,10 @@ from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
-from pte_adapter.render.constant_text import constant_text
-from pte_adapter.render.fit_report import fit_facts
-from pte_adapter.render.memory_facts import memory_facts, partition_memory_facts
-from pte_adapter.render.names import block_group_name, partition_group_names
-from pte_adapter.render.ops_report import key_text, needs_facts
+from pte_adapter.render.constant_facts import constant_text
+from pte_adapter.render.group_facts import block_group_name, partition_group_names
+from pte_adapter.render.memory_facts import fit_facts, memory_facts, partition_memory_facts
+from pte_adapter.render.needs_facts import key_text, needs_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
 from pte_adapter.render.plan.boundaries import boundary_facts, boundary_nodes, crossing_sides
 from pte_adapter.render.plan.graph import (
@@ -58,7 +57,7 @@ from pte_adapter.render.plan.instructions import (
     tensor_port,
 )
 from pte_adapter.render.plan.views import Source, delegate_graph_id, view_graph, view_nodes
-from pte_adapter.render.what_if_text import what_if_island_facts, what_if_method_facts
+from pte_adapter.render.what_if_facts import what_if_island_facts, what_if_method_facts
 
 
 @dataclass
@@ -109,7 +108,7 @@ class _Builder:
     ma: MethodAnalysis
     graph: Graph
     placement: MethodPlacement
-    names: list[str]  # each partition's group name (`render/names.py`)
+    names: list[str]  # each partition's group name (`render/group_facts.py`)
     separate: list[Graph] = field(default_factory=list)
     # Outputs of inlined DelegateCalls come from the operations inside: (ins, output) -> writers.
     redirect: dict[tuple[int, int], list[Source]] = field(default_factory=dict)

@@ -28,7 +28,7 @@ OUTPUT_SNR_KEY: Final = "output SNR"
 
 
 def _snr(r: NumericRow) -> str:
-    from pte_adapter.render.numerics_text import snr_text
+    from pte_adapter.render.numerics_facts import snr_text
 
     return f"{snr_text(r.snr_db)} dB"
 
@@ -63,7 +63,7 @@ def _group_text(rows: list[NumericRow]) -> str:
 
 def _method_attrs(graph: Graph, m: MethodNumerics, placement: MethodPlacement) -> None:
     # The wording is imported here: a conversion that compares nothing does not import it.
-    from pte_adapter.render.numerics_text import accuracy_text, emulated_words, reference_text
+    from pte_adapter.render.numerics_facts import accuracy_text, emulated_words, reference_text
 
     nodes = {n.id: n for n in graph.nodes}
     by_instruction: dict[int, list[NumericRow]] = {}

@@ -4,8 +4,8 @@ its partition's group in the method graph, or as a graph of its own."""
 from __future__ import annotations
 
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
-from pte_adapter.render.facts import shape_text
 from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
+from pte_adapter.wording import shape_text
 
 Source = tuple[str, str]  # (node id, output id) an edge comes from
 

@@ -14,6 +14,7 @@ import struct
 from typing import Any
 
 from pte_adapter.analysis.constants import ConstantValue, NotConstant, TensorPreview
+from pte_adapter.wording import shape_text
 
 # Text only: longer strings and lists are cut (the JSON has them whole).
 TEXT_CHARS = 120
@@ -51,7 +52,7 @@ def _nested(values: list[str], shape: tuple[int, ...]) -> str:
 
 
 def tensor_text(t: TensorPreview) -> str:
-    head = f"{t.dtype}[{', '.join(str(s) for s in t.shape)}]"
+    head = f"{t.dtype}{shape_text(t.shape)}"
     if t.values is None:
         return f"{head} ({t.note})"
     items = [_element_text(x, t.dtype) for x in t.values]

@@ -1,4 +1,4 @@
-"""Group names (render/names.py) say what each partition holds, on every example: unique, printable
+"""Group names (render/group_facts.py) say what each partition holds, on every example: unique, printable
 ASCII without "/", starting with the partition's own name, and naming what the analysis found."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 import pte_adapter
-from pte_adapter.render.names import (
+from pte_adapter.render.group_facts import (
     MAX_DETAIL,
     ascii_name,
     block_group_name,
     partition_group_names,
-    time_text,
 )
+from pte_adapter.wording import us_text
 from tests.support.examples import EXAMPLE_PTES, example
 
 
@@ -34,7 +34,7 @@ def test_names_are_unique_drawable_and_start_with_the_partition(pte: Path) -> No
             if not part.is_cpu and part.inner_ops is not None:
                 assert f" - {part.inner_ops} op" in name
             if ma.estimate is not None and part.index in ma.estimate.per_partition_us:
-                assert name.endswith(time_text(ma.estimate.per_partition_us[part.index]))
+                assert name.endswith(us_text(ma.estimate.per_partition_us[part.index]))
         for b in ma.blocks:
             label = block_group_name(ma, b)
             assert label.startswith(b.name + " | ") and "/" not in label
@@ -67,4 +67,4 @@ def test_long_operator_lists_are_counted_not_spelled() -> None:
 
 def test_ascii_and_times() -> None:
     assert ascii_name("features.0 … features.4/x") == "features.0 ... features.4_x"
-    assert time_text(812.34) == "812 us" and time_text(1868.8) == "1.87 ms"
+    assert us_text(812.34) == "812 us" and us_text(1868.8) == "1.87 ms"

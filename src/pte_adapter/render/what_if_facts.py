@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pte_adapter.analysis.what_if import MAX_ISLAND_SCENARIOS, MethodWhatIf, WhatIf
-from pte_adapter.render.facts import human_bytes
+from pte_adapter.wording import plural, signed_bytes
 
 
 def _signed(n: int) -> str:
@@ -19,9 +19,9 @@ def outcome_text(s: WhatIf) -> str:
         return "nothing to merge with: " + "; ".join(s.notes)
     n = s.npu_partitions_after
     parts = [
-        f"→ {n} delegate partition{'s' if n != 1 else ''} ({_signed(s.delegate_calls_removed)} "
+        f"→ {plural(n, 'delegate partition')} ({_signed(s.delegate_calls_removed)} "
         f"call{'s' if abs(s.delegate_calls_removed) != 1 else ''})",
-        f"{_signed(s.crossings_removed)} crossings / {_signed_bytes(s.boundary_bytes_removed)}",
+        f"{_signed(s.crossings_removed)} crossings / {signed_bytes(-s.boundary_bytes_removed, minus='−')}",
         f"{_signed(s.glue_kernels_removed)} glue kernels",
     ]
     text = ", ".join(parts)
@@ -29,10 +29,6 @@ def outcome_text(s: WhatIf) -> str:
     if s.cpu_time_removed_us is not None:
         text += f"; CPU −{s.cpu_time_removed_us:g} us measured"
     return text
-
-
-def _signed_bytes(n: int) -> str:
-    return "0 B" if n == 0 else f"−{human_bytes(n)}" if n > 0 else f"+{human_bytes(-n)}"
 
 
 def npu_text(s: WhatIf) -> str:
@@ -125,10 +121,7 @@ def headline(s: WhatIf) -> str:
     if not s.groups:
         return "nothing to merge with"
     n, calls = s.npu_partitions_after, s.delegate_calls_removed
-    text = (
-        f"{n} partition{'s' if n != 1 else ''}, {_signed(calls)} "
-        f"call{'s' if abs(calls) != 1 else ''}"
-    )
+    text = f"{plural(n, 'partition')}, {_signed(calls)} call{'s' if abs(calls) != 1 else ''}"
     if s.npu_time_after_us is None:
         other = any(n.startswith("NPU time on the other target") for n in s.notes)
         return text + (", NPU: another target's" if other else ", NPU: no cost model")

@@ -22,6 +22,7 @@ from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.backends import group_prefix
 from pte_adapter.operator_names import kernel_base
+from pte_adapter.wording import us_text
 
 SEPARATOR = " - "  # between a partition's name and what it holds
 BLOCK_SEPARATOR = " | "  # between a block's facets
@@ -34,11 +35,6 @@ def ascii_name(text: str) -> str:
         return text.strip()
     out = "".join(c if " " <= c <= "~" and c != "/" else ("..." if c == "…" else "_") for c in text)
     return out.strip()
-
-
-def time_text(us: float) -> str:
-    """812.3 -> "812 us", 1868.8 -> "1.87 ms"."""
-    return f"{us / 1000:.3g} ms" if us >= 1000 else f"{us:.3g} us"
 
 
 def _ops_text(counts: dict[str, int], short: bool = False) -> str:
@@ -74,7 +70,7 @@ def partition_detail(ma: MethodAnalysis, part: Partition) -> str:
     if part.inner_ops is not None:
         facts.append(f"{part.inner_ops} op{'' if part.inner_ops == 1 else 's'}")
     if ma.estimate is not None and part.index in ma.estimate.per_partition_us:
-        facts.append(time_text(ma.estimate.per_partition_us[part.index]))
+        facts.append(us_text(ma.estimate.per_partition_us[part.index]))
     return ", ".join(facts)
 
 
