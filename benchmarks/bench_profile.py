@@ -128,6 +128,41 @@ def plain(obj):
         return {k: plain(v) for k, v in obj.items()}
     return obj
 
+def shared(obj, memo):
+    # The same again, each object's dicts made once however often it is handed over (the builder
+    # shares key/values, styles and empty lists; json.dumps does not mind shared dicts): what
+    # the server's serialisation of the same JSON could cost at least.
+    got = memo.get(id(obj))
+    if got is not None:
+        return got
+    names = _NAMES.get(type(obj))
+    if names is None and dataclasses.is_dataclass(obj):
+        names = _NAMES[type(obj)] = [f.name for f in dataclasses.fields(obj)]
+    if names is not None:
+        got = {n: shared(getattr(obj, n), memo) for n in names}
+    elif type(obj) is list:
+        got = [shared(v, memo) for v in obj]
+    elif type(obj) is dict:
+        got = {k: shared(v, memo) for k, v in obj.items()}
+    else:
+        return obj
+    memo[id(obj)] = got
+    return got
+
+def visits(obj, seen):
+    # What `asdict` visits (dataclasses, lists and dicts, leaves), and how many distinct objects.
+    seen.add(id(obj))
+    if dataclasses.is_dataclass(obj):
+        n = 1
+        for name in _NAMES.get(type(obj)) or [f.name for f in dataclasses.fields(obj)]:
+            n += visits(getattr(obj, name), seen)
+        return n
+    if type(obj) is list:
+        return 1 + sum(visits(v, seen) for v in obj)
+    if type(obj) is dict:
+        return 1 + sum(visits(k, seen) + visits(v, seen) for k, v in obj.items())
+    return 1
+
 def once(path):
     spent.clear()
     t = time.process_time()
@@ -141,12 +176,19 @@ def once(path):
     cheap = [plain(g) for g in graphs]
     t_plain = time.process_time() - t_plain
     assert cheap == data["graphs"]
+    t_shared = time.process_time()
+    memo = {}
+    made_once = [shared(g, memo) for g in graphs]
+    t_shared = time.process_time() - t_shared
+    assert json.dumps({"graphs": made_once}) == body
+    del memo, made_once
     row = dict(spent)
     row["Model Explorer: asdict"] = t_asdict - t_conv
     row["Model Explorer: json.dumps"] = t_end - t_asdict
     row["other (glue, analyse's own loops)"] = (t_conv - t) - sum(spent.values())
     row["total"] = t_end - t
     row["(not in total) the same dicts, walked cheaply"] = t_plain
+    row["(not in total) ... each shared object once"] = t_shared
     nodes = sum(len(g.nodes) for g in graphs)
     return row, nodes, len(body), key_values(graphs)
 
@@ -172,7 +214,11 @@ for _ in range(repeat):
 order = [p for p, _, _ in PHASES]
 order = list(dict.fromkeys(order + list(rows[0])))
 med = {k: statistics.median(r.get(k, 0.0) for r in rows) for k in order}
-print(json.dumps({"phases": med, "nodes": nodes, "json_bytes": size, "key_values": kvs}))
+graphs = convert_path(path)
+seen = set()
+n_visits = sum(visits(g, seen) for g in graphs)
+print(json.dumps({"phases": med, "nodes": nodes, "json_bytes": size, "key_values": kvs,
+                  "asdict_visits": n_visits, "distinct_objects": len(seen)}))
 """
 
 # One whole conversion as Model Explorer's server runs it: argv = module, path.
@@ -245,7 +291,8 @@ def phases(pte: Path, repeat: int) -> None:
     print(
         f"\n{pte.name}: {int(r['nodes'])} nodes, {r['key_values'] / r['nodes']:.2f} key/values "
         f"and {r['json_bytes'] / r['nodes']:.0f} JSON bytes per node, "
-        f"JSON {r['json_bytes'] / 1024:.0f} KiB "
+        f"JSON {r['json_bytes'] / 1024:.0f} KiB, {r['asdict_visits'] / r['nodes']:.1f} objects "
+        f"per node for `asdict` to visit ({r['distinct_objects'] / r['nodes']:.1f} distinct) "
         f"(CPU ms, median of {repeat} after a warm-up)"
     )
     for name, s in r["phases"].items():
