@@ -14,7 +14,9 @@ as on the list) whose `__deepcopy__` returns the nodes as dicts made once per di
 the same keys in the same order, the same values, so `json.dumps` writes the same bytes
 (tests/unit/explorer/test_served.py checks it on every example through Model Explorer's own
 `convert_adapter_response`). The graphs the cache keeps are untouched; each request wraps them
-anew.
+anew. The price: a `copy.deepcopy` of the response gives the nodes as those dicts, not as
+`GraphNode`s; Model Explorer (0.1.34: `utils.py`, `config.py`) only ever deep-copies them through
+`asdict`.
 """
 
 from __future__ import annotations
