@@ -4,6 +4,7 @@
     python -m benchmarks.bench_profile --pte a.pte b.pte     # any files
     python -m benchmarks.bench_profile --no-peer --repeat 3  # phases only
     python -m benchmarks.bench_profile --cprofile 25 --pte a.pte   # + the top 25 functions
+    python -m benchmarks.bench_profile --browser 5           # + bench_browser.py on each file
 
 The L-layer programs (`gpt{48,192}_d64_{portable,xnnpack}.pte`: the benchmarks' GPT shape with 48
 or 192 blocks at hidden 64) are built by
@@ -26,10 +27,12 @@ Two tables, all CPU time (user + system; the machine is shared, so wall time say
    and `json.dumps`. The CPU time (user + system) of the process up to the end of that
    serialisation (`time.process_time()` in the child: what a request costs a running server), the
    whole process's CPU time with the interpreter's exit (`os.wait4`) beside it, and the peak RSS;
-   the figure is the median of the pairwise ratios ours/peer. Per node (each adapter's own nodes:
+   the figure is the median of the pairwise ratios ours/peer. Then the whole process's phases, each
+   a median, ours / peer: the interpreter's start with Model Explorer's import, the adapter's
+   `main`, `convert`, the server's `asdict`, its `json.dumps`, and the exit. Per node (each adapter's own nodes:
    they draw different numbers for the same program): `convert` alone and the adapter's import +
-   `convert` (its whole share: our modules are imported lazily inside `convert`, the peer's with its
-   `main`), and the JSON bytes.
+   `convert` (its whole share: most of our modules are imported with `main`, a few inside
+   `convert`), and the JSON bytes.
 
 The phase table's heading gives the key/values per node (the attributes and port metadata Model
 Explorer serialises) and the JSON bytes per node.
@@ -106,6 +109,10 @@ def wrap(phase, module, name):
 
 import model_explorer  # noqa: F401
 from pte_adapter.explorer.convert import convert_path
+try:
+    from pte_adapter.explorer.served import served
+except ImportError:  # an older tree (`--src`): the graphs were handed over as they are
+    served = list
 for phase in PHASES:
     wrap(*phase)
 
@@ -125,12 +132,47 @@ def plain(obj):
         return {k: plain(v) for k, v in obj.items()}
     return obj
 
+def shared(obj, memo):
+    # The same again, each object's dicts made once however often it is handed over (the builder
+    # shares key/values, styles and empty lists; json.dumps does not mind shared dicts): what
+    # the server's serialisation of the same JSON could cost at least.
+    got = memo.get(id(obj))
+    if got is not None:
+        return got
+    names = _NAMES.get(type(obj))
+    if names is None and dataclasses.is_dataclass(obj):
+        names = _NAMES[type(obj)] = [f.name for f in dataclasses.fields(obj)]
+    if names is not None:
+        got = {n: shared(getattr(obj, n), memo) for n in names}
+    elif type(obj) is list:
+        got = [shared(v, memo) for v in obj]
+    elif type(obj) is dict:
+        got = {k: shared(v, memo) for k, v in obj.items()}
+    else:
+        return obj
+    memo[id(obj)] = got
+    return got
+
+def visits(obj, seen):
+    # What `asdict` visits (dataclasses, lists and dicts, leaves), and how many distinct objects.
+    seen.add(id(obj))
+    if dataclasses.is_dataclass(obj):
+        n = 1
+        for name in _NAMES.get(type(obj)) or [f.name for f in dataclasses.fields(obj)]:
+            n += visits(getattr(obj, name), seen)
+        return n
+    if type(obj) is list:
+        return 1 + sum(visits(v, seen) for v in obj)
+    if type(obj) is dict:
+        return 1 + sum(visits(k, seen) + visits(v, seen) for k, v in obj.items())
+    return 1
+
 def once(path):
     spent.clear()
     t = time.process_time()
     graphs = convert_path(path)
     t_conv = time.process_time()
-    data = {"graphs": [dataclasses.asdict(g) for g in graphs]}
+    data = {"graphs": [dataclasses.asdict(g) for g in served(graphs)]}  # as the adapter hands them
     t_asdict = time.process_time()
     body = json.dumps(data)
     t_end = time.process_time()
@@ -138,12 +180,19 @@ def once(path):
     cheap = [plain(g) for g in graphs]
     t_plain = time.process_time() - t_plain
     assert cheap == data["graphs"]
+    t_shared = time.process_time()
+    memo = {}
+    made_once = [shared(g, memo) for g in graphs]
+    t_shared = time.process_time() - t_shared
+    assert json.dumps({"graphs": made_once}) == body
+    del memo, made_once
     row = dict(spent)
     row["Model Explorer: asdict"] = t_asdict - t_conv
     row["Model Explorer: json.dumps"] = t_end - t_asdict
     row["other (glue, analyse's own loops)"] = (t_conv - t) - sum(spent.values())
     row["total"] = t_end - t
     row["(not in total) the same dicts, walked cheaply"] = t_plain
+    row["(not in total) ... each shared object once"] = t_shared
     nodes = sum(len(g.nodes) for g in graphs)
     return row, nodes, len(body), key_values(graphs)
 
@@ -169,7 +218,11 @@ for _ in range(repeat):
 order = [p for p, _, _ in PHASES]
 order = list(dict.fromkeys(order + list(rows[0])))
 med = {k: statistics.median(r.get(k, 0.0) for r in rows) for k in order}
-print(json.dumps({"phases": med, "nodes": nodes, "json_bytes": size, "key_values": kvs}))
+graphs = convert_path(path)
+seen = set()
+n_visits = sum(visits(g, seen) for g in graphs)
+print(json.dumps({"phases": med, "nodes": nodes, "json_bytes": size, "key_values": kvs,
+                  "asdict_visits": n_visits, "distinct_objects": len(seen)}))
 """
 
 # One whole conversion as Model Explorer's server runs it: argv = module, path.
@@ -186,17 +239,21 @@ def adapter_class(module_name):
             return obj
     raise SystemExit(f"no Adapter in {module_name}.main")
 
-started = time.process_time()
+started = time.process_time()  # Model Explorer's import is what came before
 adapter = adapter_class(sys.argv[1])()
 imported = time.process_time()
 resp = adapter.convert(sys.argv[2], {})
 converted = time.process_time()  # the adapter's own share ends here: import + convert
-body = json.dumps(convert_adapter_response(resp))
+plain = convert_adapter_response(resp)  # the server's dataclasses.asdict of each graph
+as_dicts = time.process_time()
+body = json.dumps(plain)
 graphs = resp.get("graphs") or [g for c in resp["graphCollections"] for g in c.graphs]
 cpu = time.process_time()  # import + convert + serialise: what a request costs a server
 nodes = sum(len(g.nodes) for g in graphs)
 print(json.dumps({"nodes": nodes, "json_bytes": len(body), "cpu": cpu,
-                  "convert": converted - imported, "adapter": converted - started}))
+                  "convert": converted - imported, "adapter": converted - started,
+                  "import_model_explorer": started, "import_adapter": imported - started,
+                  "asdict": as_dicts - converted, "json_dumps": cpu - as_dicts}))
 """
 
 
@@ -238,7 +295,8 @@ def phases(pte: Path, repeat: int) -> None:
     print(
         f"\n{pte.name}: {int(r['nodes'])} nodes, {r['key_values'] / r['nodes']:.2f} key/values "
         f"and {r['json_bytes'] / r['nodes']:.0f} JSON bytes per node, "
-        f"JSON {r['json_bytes'] / 1024:.0f} KiB "
+        f"JSON {r['json_bytes'] / 1024:.0f} KiB, {r['asdict_visits'] / r['nodes']:.1f} objects "
+        f"per node for `asdict` to visit ({r['distinct_objects'] / r['nodes']:.1f} distinct) "
         f"(CPU ms, median of {repeat} after a warm-up)"
     )
     for name, s in r["phases"].items():
@@ -283,6 +341,32 @@ def whole(pte: Path, runs: int, peer_python: Path) -> None:
         f"{peer[0][0]['json_bytes'] / n_peer:5.0f} B  "
         f"peak RSS {max(o[2] for o in ours) / 1024:4.0f} / {max(p[2] for p in peer) / 1024:4.0f} MiB"
     )
+    print_whole_phases(ours, peer)
+
+
+# The whole process's phases, in the order they happen (CPU seconds in the child; the exit is the
+# process's CPU by `os.wait4` less the child's CPU at the end of the serialisation).
+WHOLE_PHASES = [
+    ("start + import model_explorer", "import_model_explorer"),
+    ("import the adapter's main", "import_adapter"),
+    ("convert", "convert"),
+    ("Model Explorer: asdict", "asdict"),
+    ("Model Explorer: json.dumps", "json_dumps"),
+]
+
+
+def print_whole_phases(ours: list[Any], peer: list[Any]) -> None:
+    def med(runs: list[Any], key: str) -> float:
+        if key == "exit":
+            return statistics.median(r[1] - r[0]["cpu"] for r in runs)
+        if key == "whole":
+            return statistics.median(r[1] for r in runs)
+        return statistics.median(r[0][key] for r in runs)
+
+    for label, key in [*WHOLE_PHASES, ("the interpreter's exit", "exit"), ("whole", "whole")]:
+        o, p = med(ours, key), med(peer, key)
+        ratio = f"{o / p:5.2f}x" if p > 0 else "     "
+        print(f"    {label:32s} {o * 1000:7.0f} / {p * 1000:7.0f} ms  {ratio}")
 
 
 def main() -> None:
@@ -299,6 +383,14 @@ def main() -> None:
         default=0,
         metavar="N",
         help="also print the top N functions by own time (one conversion each)",
+    )
+    ap.add_argument(
+        "--browser",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run benchmarks/bench_browser.py on each file, N runs per adapter "
+        "(first screen and expand; minutes per file on the 192-layer programs)",
     )
     ap.add_argument("--out", type=Path, default=ROOT / "bench_out")
     ap.add_argument(
@@ -327,9 +419,15 @@ def main() -> None:
             check=True,
             stdout=subprocess.DEVNULL,
         )
-        print(f"\nwhole process, ours / peer ({PEER}), median of {args.runs} alternating runs:")
+        print(f"\nwhole process, ours / peer ({PEER}), median of {args.runs} alternating runs")
+        print("(each adapter's modules imported with its `main`, the rest inside `convert`):")
         for f in files:
             whole(f, args.runs, peer_python)
+    if args.browser:
+        for f in files:  # the same script as on its own, so both print the same table
+            cmd = [sys.executable, "-m", "benchmarks.bench_browser", "--pte", str(f)]
+            cmd += ["--repeat", str(args.browser), "--out", str(args.out)]
+            subprocess.run(cmd, check=True, cwd=ROOT, env=our_env())
 
 
 CPROFILE_CHILD = r"""

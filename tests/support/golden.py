@@ -222,13 +222,16 @@ def command_at(path: str) -> Command:
 
 
 def graphs_json(program: str | Path) -> str:
-    """The graphs the adapter gives Model Explorer's server for `program`, as JSON."""
-    import dataclasses
+    """The graphs the adapter gives Model Explorer's server for `program`, as JSON: as the server
+    makes them into JSON (`convert_adapter_response`) in the form the adapter hands them over
+    (explorer/served.py, so that form is checked on every example too)."""
+    from model_explorer.utils import convert_adapter_response
 
     from pte_adapter.explorer.convert import convert_path
+    from pte_adapter.explorer.served import served
 
-    graphs = convert_path(program)
-    return json.dumps([dataclasses.asdict(g) for g in graphs], indent=1, sort_keys=True)
+    sent = convert_adapter_response({"graphs": served(convert_path(program))})
+    return json.dumps(sent["graphs"], indent=1, sort_keys=True)
 
 
 def print_graphs() -> None:

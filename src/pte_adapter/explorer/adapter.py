@@ -12,6 +12,7 @@ from pte_adapter.backends import decoded_backends, payload_file_suffixes
 from pte_adapter.errors import PteFormatError
 from pte_adapter.explorer.cache import GraphCache
 from pte_adapter.explorer.convert import convert_with_folders
+from pte_adapter.explorer.served import served
 
 # One per server process: re-opening a file whose content and side files did not change returns
 # the graphs already made (explorer/cache.py).
@@ -52,7 +53,8 @@ class PteAdapter(Adapter):  # type: ignore[misc]
         # A PteFormatError propagates: Model Explorer shows its message as the conversion error
         # (and nothing is kept), made inert first (`inert_error`).
         try:
-            return {"graphs": CACHE.get(Path(model_path), convert_with_folders)}
+            # The same JSON, cheaper for the server to make (explorer/served.py).
+            return {"graphs": served(CACHE.get(Path(model_path), convert_with_folders))}
         except PteFormatError as e:
             raise PteFormatError(inert_error(str(e))) from e
 
