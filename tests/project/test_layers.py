@@ -133,15 +133,21 @@ def test_nothing_outside_delegates_imports_a_backend_package() -> None:
     assert backend_imports() == []
 
 
-def test_the_backend_check_sees_a_planted_import(tmp_path: Path) -> None:
+def _planted_copy(tmp_path: Path, module: str, statement: str) -> Path:
+    """A copy of the package whose `module` (a path inside it) gains a function running
+    `statement` (an import the layer checks must find)."""
     import shutil
 
     copy = tmp_path / "pte_adapter"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    target = copy / "analysis" / "deployment.py"
-    target.write_text(
-        target.read_text()
-        + "\n\ndef _planted() -> None:\n    from pte_adapter.delegates.ethosu import memory_use\n"
+    target = copy / module
+    target.write_text(target.read_text() + f"\n\ndef _planted() -> None:\n    {statement}\n")
+    return copy
+
+
+def test_the_backend_check_sees_a_planted_import(tmp_path: Path) -> None:
+    copy = _planted_copy(
+        tmp_path, "analysis/deployment.py", "from pte_adapter.delegates.ethosu import memory_use"
     )
     (found,) = backend_imports(copy)
     assert "analysis/deployment.py" in found and "pte_adapter.delegates.ethosu" in found
@@ -203,14 +209,10 @@ def test_no_render_floor_imports_a_floor_above_it() -> None:
 
 
 def test_the_render_floors_see_a_planted_upward_import(tmp_path: Path) -> None:
-    import shutil
-
-    copy = tmp_path / "pte_adapter"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    target = copy / "render" / "memory_facts.py"
-    target.write_text(
-        target.read_text()
-        + "\n\ndef _planted() -> None:\n    from pte_adapter.render.plan import instructions  # noqa\n"
+    copy = _planted_copy(
+        tmp_path,
+        "render/memory_facts.py",
+        "from pte_adapter.render.plan import instructions  # noqa",
     )
     (found,) = render_violations(copy)
     assert "render/memory_facts.py" in found and "facts imports plan" in found
