@@ -90,6 +90,34 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise FuzzTimeout("hard time limit")
 
 
+@dataclass
+class _Verdict:
+    status: str = "ok"
+    message: str = ""
+
+
+@contextlib.contextmanager
+def _classified(hard_limit: float) -> Iterator[_Verdict]:
+    """Run the block under a hard time limit and say how it ended: "ok", "format" (the error
+    the adapter reports), "FuzzTimeout", or the name of any other exception (a finding)."""
+    from pte_adapter.errors import PteFormatError
+
+    verdict = _Verdict()
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, hard_limit)
+    try:
+        yield verdict
+    except PteFormatError as e:
+        verdict.status, verdict.message = "format", str(e)
+    except FuzzTimeout:
+        verdict.status, verdict.message = "FuzzTimeout", f"over {hard_limit} s"
+    except Exception as e:
+        verdict.status, verdict.message = type(e).__name__, str(e)[:500]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def _numerics(path: Path) -> None:
     """The program's run compared with itself, as `pte-adapter numerics --reference` does: what
     reads the debug buffer and the ETDump's debug values. Raises only what the command would."""
@@ -110,38 +138,22 @@ def run_input(
 
     `seconds` times the conversion (and the comparison) only.
     """
-    from pte_adapter.errors import PteFormatError
     from pte_adapter.explorer.convert import convert_path
     from pte_adapter.render.model_explorer import graphs_to_json
 
     swallowed: list[str] = []
-    watch = _decoder_watch(swallowed)
-    watch.__enter__()
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, hard_limit)
     t0, c0 = time.perf_counter(), time.process_time()
     elapsed = cpu = None
-    try:
+    with _decoder_watch(swallowed), _classified(hard_limit) as verdict:
         graphs = convert_path(path)
         if numerics:
             _numerics(path)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         if to_json:
             graphs_to_json(graphs)
-        status, message = "ok", ""
-    except PteFormatError as e:
-        status, message = "format", str(e)
-    except FuzzTimeout:
-        status, message = "FuzzTimeout", f"over {hard_limit} s"
-    except Exception as e:
-        status, message = type(e).__name__, str(e)[:500]
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        watch.__exit__(None, None, None)
     if elapsed is None or cpu is None:
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return Outcome(status, elapsed, cpu, message, list(swallowed))
+    return Outcome(verdict.status, elapsed, cpu, verdict.message, list(swallowed))
 
 
 _NEEDS: dict[Path, Any] = {}  # each program's needs, read once per worker (it is not mutated)
@@ -153,29 +165,17 @@ def run_runtime_list(listed: Path, program: Path, hard_limit: float = 30.0) -> O
     from pte_adapter.analysis.load_check import check_load
     from pte_adapter.api import open_analysis
     from pte_adapter.container.runtime_list import read_runtime_list
-    from pte_adapter.errors import PteFormatError
     from pte_adapter.render.load_report import ops_json, ops_text
 
     if program not in _NEEDS:
         _NEEDS[program] = open_analysis(program, profile=False).needs
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, hard_limit)
     t0, c0 = time.perf_counter(), time.process_time()
-    try:
+    with _classified(hard_limit) as verdict:
         check = check_load(_NEEDS[program], read_runtime_list(listed), ["XnnpackBackend"])
         ops_text(check.needs, check)
         ops_json(check.needs, check)
-        status, message = "ok", ""
-    except PteFormatError as e:
-        status, message = "format", str(e)
-    except FuzzTimeout:
-        status, message = "FuzzTimeout", f"over {hard_limit} s"
-    except Exception as e:
-        status, message = type(e).__name__, str(e)[:500]
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    return Outcome(status, time.perf_counter() - t0, time.process_time() - c0, message)
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return Outcome(verdict.status, elapsed, cpu, verdict.message)
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
