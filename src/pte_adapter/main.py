@@ -4,8 +4,11 @@ Model Explorer imports `<extension>.main` and registers every `Adapter` and `Nod
 class defined by then, so this module only imports them; they live in `pte_adapter.explorer`.
 """
 
-from pte_adapter.explorer.adapter import PteAdapter
-from pte_adapter.explorer.node_data_provider import PteProfileNodeData
-from pte_adapter.explorer.numerics_provider import PteNumericsNodeData
+from pte_adapter.explorer.convert import no_cycle_collection
+
+with no_cycle_collection():  # an import frees almost nothing: see `pte_adapter/__init__.py`
+    from pte_adapter.explorer.adapter import PteAdapter
+    from pte_adapter.explorer.node_data_provider import PteProfileNodeData
+    from pte_adapter.explorer.numerics_provider import PteNumericsNodeData
 
 __all__ = ["PteAdapter", "PteNumericsNodeData", "PteProfileNodeData"]

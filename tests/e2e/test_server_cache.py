@@ -136,3 +136,24 @@ def test_a_missing_file_is_the_conversion_s_error(tmp_path: Path) -> None:
     """No file: the adapter's own message (PteFormatError), as without a cache."""
     with pytest.raises(PteFormatError, match="cannot open"):
         PteAdapter().convert(str(tmp_path / "gone.pte"), {})
+
+
+def test_the_kept_graphs_are_let_go_as_the_interpreter_exits() -> None:
+    """The cache is emptied when the exit starts (`atexit`), before the teardown's collections
+    would walk every graph object: a function registered before the adapter's import runs after
+    its (`atexit` runs the last registered first) and finds the cache empty."""
+    import subprocess
+    import sys
+
+    script = (
+        "import atexit, os\n"
+        "seen = []\n"
+        "atexit.register(lambda: os.write(1, f'{seen[0]} {len(seen[1])}'.encode()))\n"
+        "from pte_adapter.explorer.adapter import CACHE, PteAdapter\n"
+        f"PteAdapter().convert({str(example('cond'))!r}, {{}})\n"
+        "seen[:] = [len(CACHE), CACHE]\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout == "1 0"  # one program kept while it ran, none once the exit started

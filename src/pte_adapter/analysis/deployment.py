@@ -411,9 +411,9 @@ def _scratch_items(npu: list[NpuPartitionMemory], runner: Runner) -> list[Placed
     return items
 
 
-def _pools(items: list[Placed], method: Method | None, runner: Runner) -> list[Pool]:
+def _pools(items: list[Placed], method: Method | None, runner: Runner, estimate: int) -> list[Pool]:
+    """The runner's pools; `estimate`: the method's bookkeeping (`bookkeeping`), 0 without one."""
     pools = []
-    estimate = bookkeeping(method)[0] if method is not None else 0
     method_items = [i for i in items if i.pool == runner.method_pool and i.exact]
     if method is not None:
         pools.append(
@@ -445,8 +445,7 @@ def _pools(items: list[Placed], method: Method | None, runner: Runner) -> list[P
     return pools
 
 
-def _bookkeeping_item(method: Method, runner: Runner) -> Placed:
-    est, how = bookkeeping(method)
+def _bookkeeping_item(est: int, how: str, runner: Runner) -> Placed:
     return Placed(
         "bookkeeping",
         "runtime bookkeeping (estimate)",
@@ -476,13 +475,15 @@ def deployment_map(
     if method is not None:
         items += _arena_items(method, memories.get(method.name), runner)
     items += _scratch_items(npu, runner)
-    if method is not None:
-        items.append(_bookkeeping_item(method, runner))
+    estimate = 0
+    if method is not None:  # a walk over every value: once, for the item and the pool
+        estimate, how = bookkeeping(method)
+        items.append(_bookkeeping_item(estimate, how, runner))
     return DeploymentMap(
         runner=runner,
         method=method.name if method is not None else None,
         items=items,
-        pools=_pools(items, method, runner),
+        pools=_pools(items, method, runner, estimate),
         partitions=npu,
         problems=problems,
     )

@@ -89,14 +89,28 @@ class _Builder:
 
     def pair(self, key: str, value: str | NodeLink) -> gb.KeyValue:
         kv = self._pairs.get((key, value))  # type: ignore[arg-type]
-        if kv is not None:
-            return kv
+        return kv if kv is not None else self._new_pair((key, value))
+
+    def _new_pair(self, item: tuple[str, str | NodeLink]) -> gb.KeyValue:
+        key, value = item
         if isinstance(value, NodeLink):  # never shared: rare, and its list is its own
             return gb.KeyValue(
                 key=key, value=gb.NodeIdsNodeAttributeValue(nodeIds=list(value.node_ids))
             )
-        kv = self._pairs[(key, value)] = gb.KeyValue(key=key, value=inert_attribute(value))
+        kv = self._pairs[item] = gb.KeyValue(key=key, value=inert_attribute(value))  # type: ignore[index]
         return kv
+
+    def pairs(self, attrs: dict[str, str] | dict[str, str | NodeLink]) -> list[gb.KeyValue]:
+        """`pair` of each attribute, in order (the items' own tuples are the keys: most pairs
+        are made once, and a node has about ten)."""
+        if not attrs:
+            return self._empty
+        known = self._pairs
+        out = []
+        for item in attrs.items():
+            kv = known.get(item)  # type: ignore[arg-type]
+            out.append(kv if kv is not None else self._new_pair(item))
+        return out
 
     def ports(self, ports: list[Port]) -> list[gb.MetadataItem]:
         if not ports:
@@ -106,8 +120,7 @@ class _Builder:
             shape = (p.id, *p.attrs.items())
             item = self._ports.get(shape)
             if item is None:
-                attrs = [self.pair(k, v) for k, v in p.attrs.items()]
-                item = self._ports[shape] = gb.MetadataItem(id=p.id, attrs=attrs)
+                item = self._ports[shape] = gb.MetadataItem(id=p.id, attrs=self.pairs(p.attrs))
             out.append(item)
         return out
 
@@ -131,7 +144,7 @@ class _Builder:
             label=inert_label(n.label),
             namespace=self.namespace(n.namespace),
             subgraphIds=list(n.subgraphs) if n.subgraphs else self._empty,
-            attrs=[self.pair(k, v) for k, v in n.attrs.items()] if n.attrs else self._empty,
+            attrs=self.pairs(n.attrs),
             incomingEdges=[
                 gb.IncomingEdge(
                     sourceNodeId=e.source,
