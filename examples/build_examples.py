@@ -1,13 +1,16 @@
 """Build the example ExecuTorch ``.pte`` programs shown by the pte_adapter.
 
 Every example is produced with the real toolchain (ExecuTorch 1.5.1, torch 2.13 CPU,
-ethos-u-vela 5.2.0, tosa-tools) from randomly initialised, seeded models: no
-weights are downloaded, and the same environment gives the same bytes.
+ethos-u-vela 5.2.0, tosa-tools; the VGF examples need Arm's ``model-converter``, the Core ML
+one coremltools: both in the ``test`` extra) from randomly initialised, seeded models: no
+weights are downloaded, and the same environment gives the same bytes (but for the Core ML
+payload, which names its model by random UUIDs and records the date: builders/coreml.py).
 
 Usage (from the repository root)::
 
     python -m examples.build_examples                       # all examples -> examples/
     python -m examples.build_examples --only cond two_methods
+    python -m examples.build_examples --only vulkan_mv2 vgf_small coreml_small
     python -m examples.build_examples --out /some/dir       # build elsewhere
     python -m examples.build_examples --list                # names + descriptions
     python -m examples.build_examples --verify-only         # re-inspect existing files
@@ -54,7 +57,19 @@ import traceback
 
 import torch
 
-from examples.builders import bundle, cortex_m, ethosu, large, numerics, portable, tosa, xnnpack
+from examples.builders import (
+    bundle,
+    coreml,
+    cortex_m,
+    ethosu,
+    large,
+    numerics,
+    portable,
+    tosa,
+    vgf,
+    vulkan,
+    xnnpack,
+)
 from examples.builders import sync as sync_builders
 from examples.common import (
     EXAMPLES,
@@ -72,6 +87,7 @@ from examples.verify import print_facts, verify_example
 # each registers its own
 BUILDERS = (ethosu, tosa, xnnpack, portable, cortex_m, bundle, large, numerics)
 BUILDERS += (sync_builders,)  # the examples of the ETRecord's graphs and the sync mapping
+BUILDERS += (vulkan, vgf, coreml)  # the GPU backends and Apple's
 
 
 def _parser() -> argparse.ArgumentParser:

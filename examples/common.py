@@ -81,7 +81,8 @@ def build_recording(ex: Example) -> dict:
     """Build one example, recording ExecuTorch's memory plan of each program it writes."""
     with memory_plan.recording() as written:
         result = ex.fn()
-    result["files"] = result["files"] + [f for f in written if f not in result["files"]]
+    files = result["files"]
+    result["files"] = files + [f for f in dict.fromkeys(written) if f not in files]
     return result
 
 

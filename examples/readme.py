@@ -131,10 +131,8 @@ def write_readme(out: str, doc: dict):
     if others:
         lines += [
             "",
-            "Other programs in this folder, built by `build_vgf_example.py`, "
-            "`build_vulkan_examples.py` and `build_coreml_examples.py`: "
-            + ", ".join(f"`{o}`" for o in others)
-            + ".",
+            "Programs in this folder that manifest.json does not list (no builder wrote "
+            "them; rebuild or remove): " + ", ".join(f"`{o}`" for o in others) + ".",
         ]
     runtimes = os.path.join(out, "runtimes")
     if os.path.isdir(runtimes):

@@ -174,13 +174,17 @@ def build_mv2_ethosu85_ptd():
     )
 
 
-def _memory_mode_example(name: str, target: str, system_config: str, memory_mode: str):
+def small_net_example(name: str, model, res: int, target: str, **memory: str):
+    """A small net (``model``, from ``models/small.py``) on a ``res``x``res`` image, fully
+    delegated to Ethos-U ``target`` (``memory``: the compile spec's ``system_config`` and
+    ``memory_mode``, the target's usual ones by default); payload in a segment, TOSA kept."""
     art = f"{name}_artifacts"
     reset_outputs(f"{name}.pte", art)
-    spec = ethosu_spec(target, art, system_config=system_config, memory_mode=memory_mode)
+    spec = ethosu_spec(target, art, **memory)
+    shape = [1, 3, res, res]
     prog = arm_lower(
-        seeded(MemoryModeNet),
-        (torch.randn(1, 3, 32, 32),),
+        seeded(model),
+        (torch.randn(*shape),),
         spec,
         backend="ethosu",
         extract_delegate_segments=True,
@@ -191,12 +195,9 @@ def _memory_mode_example(name: str, target: str, system_config: str, memory_mode
         "files": files,
         "sidecars": [art],
         "settings": {
-            "model": "MemoryModeNet",
-            "input": [1, 3, 32, 32],
-            "target": target,
-            "compile_flags": spec.compiler_flags,
-            "tosa_spec": str(spec.tosa_spec),
-            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)",
+            "model": model.__name__,
+            "input": shape,
+            **_arm_settings(target, spec, "INT8 per-channel symmetric (EthosUQuantizer)"),
             "extract_delegate_segments": True,
         },
     }
@@ -210,11 +211,13 @@ def _memory_mode_example(name: str, target: str, system_config: str, memory_mode
     "cache in SRAM; TOSA in convnet_dedicated_sram_ethosu85_artifacts/.",
 )
 def build_convnet_dedicated_sram_ethosu85():
-    return _memory_mode_example(
+    return small_net_example(
         "convnet_dedicated_sram_ethosu85",
+        MemoryModeNet,
+        32,
         "ethos-u85-256",
-        "Ethos_U85_SYS_DRAM_Mid",
-        "Dedicated_Sram_384KB",
+        system_config="Ethos_U85_SYS_DRAM_Mid",
+        memory_mode="Dedicated_Sram_384KB",
     )
 
 
@@ -226,11 +229,13 @@ def build_convnet_dedicated_sram_ethosu85():
     "convnet_sram_only_ethosu55_artifacts/.",
 )
 def build_convnet_sram_only_ethosu55():
-    return _memory_mode_example(
+    return small_net_example(
         "convnet_sram_only_ethosu55",
+        MemoryModeNet,
+        32,
         "ethos-u55-128",
-        "Ethos_U55_High_End_Embedded",
-        "Sram_Only",
+        system_config="Ethos_U55_High_End_Embedded",
+        memory_mode="Sram_Only",
     )
 
 
@@ -242,32 +247,7 @@ def build_convnet_sram_only_ethosu55():
     "2 MiB) does not fit the Corstone-300's SRAM; TOSA in wide_scratch_ethosu55_artifacts/.",
 )
 def build_wide_scratch_ethosu55():
-    name = "wide_scratch_ethosu55"
-    art = f"{name}_artifacts"
-    reset_outputs(f"{name}.pte", art)
-    spec = ethosu_spec("ethos-u55-128", art)
-    prog = arm_lower(
-        seeded(WideNet),
-        (torch.randn(1, 3, 256, 256),),
-        spec,
-        backend="ethosu",
-        extract_delegate_segments=True,
-    )
-    files = [write_pte(prog, name)]
-    prune_artifacts(art)
-    return {
-        "files": files,
-        "sidecars": [art],
-        "settings": {
-            "model": "WideNet",
-            "input": [1, 3, 256, 256],
-            "target": "ethos-u55-128",
-            "compile_flags": spec.compiler_flags,
-            "tosa_spec": str(spec.tosa_spec),
-            "quantization": "INT8 per-channel symmetric (EthosUQuantizer)",
-            "extract_delegate_segments": True,
-        },
-    }
+    return small_net_example("wide_scratch_ethosu55", WideNet, 256, "ethos-u55-128")
 
 
 @example(

@@ -1,5 +1,5 @@
-"""The Vulkan and Core ML examples' small networks (build_vulkan_examples.py,
-build_coreml_examples.py; Vulkan's MobileNetV2 is mobilenet's)."""
+"""The Vulkan and Core ML examples' small networks (builders/vulkan.py, builders/coreml.py;
+Vulkan's MobileNetV2 is mobilenet's)."""
 
 from __future__ import annotations
 

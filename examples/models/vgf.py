@@ -1,4 +1,4 @@
-"""The VGF examples' own small networks (build_vgf_example.py; its MobileNetV2 is mobilenet's)."""
+"""The VGF examples' own small networks (builders/vgf.py; its MobileNetV2 is mobilenet's)."""
 
 from __future__ import annotations
 

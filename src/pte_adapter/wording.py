@@ -55,9 +55,20 @@ def counts_text(c: Mapping[str, int]) -> str:
     return ", ".join(f"{k} ×{n}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def thousands(n: int) -> str:
+    """`4,253,326`: a large count with its thousands separated (a table cell whose header names
+    the unit)."""
+    return f"{n:,}"
+
+
 def cycles_text(n: int) -> str:
     """`4,253,326 cycles`: a cycle count, its thousands separated as the what-if writes them."""
-    return f"{n:,} cycles"
+    return f"{thousands(n)} cycles"
+
+
+def macs_text(n: int) -> str:
+    """`301,301,120 MACs`: a count of multiply-accumulates, separated like a cycle count."""
+    return f"{thousands(n)} MACs"
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -66,7 +77,10 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def us_text(us: float) -> str:
-    """A time in microseconds, three significant digits: 812.3 -> "812 us", 1868.8 -> "1.87 ms"."""
+    """A time in microseconds, three significant digits: 812.3 -> "812 us", 1868.8 -> "1.87 ms".
+
+    Every estimated time (the NPU estimate, a partition's, the boundary cost, a what-if's) and a
+    what-if's measured CPU time: one spelling in `summary`, the report and Model Explorer."""
     return f"{us / 1000:.3g} ms" if us >= 1000 else f"{us:.3g} us"
 
 

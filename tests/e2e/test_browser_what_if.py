@@ -12,6 +12,7 @@ import pytest
 
 import pte_adapter
 from pte_adapter.render.group_facts import partition_group_names
+from pte_adapter.wording import us_text
 from tests.support.browser import KEEP_SINGLE_CHILD_LAYERS, App, require_chromium, served_app
 from tests.support.examples import example
 
@@ -52,8 +53,7 @@ def test_the_first_screen_says_what_the_fix_buys(app: App, name: str, screenshot
         )
         us = every.npu_time_after_us
         assert us is not None
-        shown = f"{us / 1000:.4g} ms" if us >= 1000 else f"{us:.4g} us"
-        assert info["what_if_all_fixed"].endswith(f"NPU {shown}")
+        assert info["what_if_all_fixed"].endswith(f"NPU {us_text(us)}")
         me.screenshot(screenshots / f"what_if_{name}_first_screen.png")
         me.select_layer(island)
         attrs = me.panel("Layer attributes")

@@ -26,13 +26,12 @@ from tests.support.examples import EXAMPLE_PTES, EXAMPLES
 def _oracle(pte: Path) -> dict[str, Any]:
     path = pte.with_suffix(".memory.json")
     if not path.is_file():
-        # Every shipped example has its plan beside it (examples/build_examples.py and
-        # build_vgf_example.py record it while they build): a missing one is a failure, not a
-        # skip, or an example could ship whose memory picture nothing checks.
+        # Every shipped example has its plan beside it (examples/build_examples.py records it
+        # while it builds): a missing one is a failure, not a skip, or an example could ship
+        # whose memory picture nothing checks.
         pytest.fail(
-            f"{path.name} was not recorded: rebuild with examples/build_examples.py --only "
-            f"{pte.stem} (or build_vgf_example.py; it records ExecuTorch's memory plan beside "
-            "the .pte)"
+            f"{path.name} was not recorded: rebuild with python -m examples.build_examples "
+            f"--only {pte.stem} (it records ExecuTorch's memory plan beside the .pte)"
         )
     doc: dict[str, Any] = json.loads(path.read_text())
     return doc

@@ -295,7 +295,7 @@ _KIND_BY_LOG = {
 def test_reasons_agree_with_what_the_partitioner_logged(path: Path) -> None:
     """Every CPU compute kernel's reason, from the `.pte` and the pinned rules, against the reason
     the real VulkanPartitioner logged for that node while the example was built
-    (`<stem>.vulkan_skips.json`, examples/build_vulkan_examples.py)."""
+    (`<stem>.vulkan_skips.json`, examples/builders/vulkan.py)."""
     from pte_adapter.api import open_analysis
 
     skips = json.loads(path.with_suffix(".vulkan_skips.json").read_text())["skips"]

@@ -3,6 +3,8 @@
 - no module under examples/ over 800 lines, no function there over 60;
 - no `sys.path.insert` in examples/ or benchmarks/build_sweep.py: they run as modules from the
   repository root (`python -m examples.build_examples`);
+- every committed program is one manifest.json lists (built by `python -m examples.build_examples`
+  or a driver that writes the same manifest), so there is one way to rebuild it;
 - every source line a committed ETRecord or TOSA debug file records is in examples/models/ (the
   networks, a stable anchor: builders and drivers can change without rebuilding anything), and
   that line of the model's file still holds the code the file recorded (a model edited without
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -54,6 +57,14 @@ def test_no_sys_path_insert() -> None:
     paths = [*_modules(), ROOT / "benchmarks" / "build_sweep.py"]
     found = [str(p.relative_to(ROOT)) for p in paths if "sys.path.insert" in p.read_text()]
     assert not found, f"run as a module from the repository root instead: {found}"
+
+
+def test_every_program_is_in_the_manifest() -> None:
+    manifest = json.loads((EXAMPLES / "manifest.json").read_text())
+    listed = {f for e in manifest["examples"] for f in e["files"]}
+    programs = {p.name for p in [*EXAMPLES.glob("*.pte"), *EXAMPLES.glob("*.bpte")]}
+    assert {"vulkan_mv2.pte", "vgf_small.pte", "coreml_small.pte"} <= programs
+    assert not programs - listed, f"no builder lists these: {sorted(programs - listed)}"
 
 
 def _recorded_frames() -> dict[str, set[tuple[str, int, str]]]:

@@ -15,7 +15,7 @@ from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
 from pte_adapter.program.model import Delegate, Instruction, InstructionKind, Method, Tensor
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.wording import bytes_text, counts_text, cycles_text, plural, shape_text
+from pte_adapter.wording import bytes_text, counts_text, cycles_text, plural, shape_text, us_text
 
 # A tensor's facts whose value is the default for its kind are not repeated on every port (a
 # large program has tens of thousands): the graph's `tensor_defaults` attribute states them once
@@ -242,10 +242,10 @@ def npu_estimate_facts(est: MethodEstimate) -> dict[str, str]:
     frag = est.fragmentation
     share = frag.share_of_npu_time
     return {
-        "npu_estimate": f"{est.time_us} us ({cycles_text(est.cycles)}) over {est.partitions} "
+        "npu_estimate": f"{us_text(est.time_us)} ({cycles_text(est.cycles)}) over {est.partitions} "
         f"partition(s), busiest {est.busiest}; {estimate_target_text(est.target)}",
         "npu_boundary_cost": (
-            f"{frag.time_us} us"
+            us_text(frag.time_us)
             + (f" ({share:.1%} of NPU time)" if share is not None else "")
             + f": {bytes_text(frag.boundary_bytes)} through {frag.boundary_memory}, "
             f"{frag.invocations} invocation(s)"

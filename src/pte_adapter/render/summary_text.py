@@ -23,7 +23,7 @@ from pte_adapter.render.facts import crossings_text, estimate_target_text, numbe
 from pte_adapter.render.memory_facts import peak_text
 from pte_adapter.render.needs_facts import needs_line
 from pte_adapter.render.what_if_facts import outcome_text, scenario_lines, summarised_text
-from pte_adapter.wording import bytes_text, counts_text, cycles_text
+from pte_adapter.wording import bytes_text, counts_text, cycles_text, macs_text, us_text
 
 
 def _stat_text(stats: dict[str, Any]) -> str:
@@ -34,7 +34,7 @@ def _stat_text(stats: dict[str, Any]) -> str:
             v = stats[k]
             parts.append(f"{k}={number_text(k, v)}")
     if "npu_est_us" in stats:
-        parts.append(f"est {stats['npu_est_us']} us, busiest {stats.get('npu_est_busiest')}")
+        parts.append(f"est {us_text(stats['npu_est_us'])}, busiest {stats.get('npu_est_busiest')}")
     return ", ".join(parts)
 
 
@@ -60,14 +60,14 @@ def _source_lines(p: PartitionSummary, verbose: bool = False) -> list[str]:
 
 def _npu_estimate_lines(est: MethodEstimate) -> list[str]:
     lines = [
-        f"  NPU estimate         {est.time_us} us ({cycles_text(est.cycles)}, {est.macs} MACs) "
+        f"  NPU estimate         {us_text(est.time_us)} ({cycles_text(est.cycles)}, {macs_text(est.macs)}) "
         f"over {est.partitions} partition(s), busiest {est.busiest}; "
         f"{estimate_target_text(est.target)}"
     ]
     frag = est.fragmentation
     share = frag.share_of_npu_time
     lines.append(
-        f"  boundary cost (est.) {frag.time_us} us"
+        f"  boundary cost (est.) {us_text(frag.time_us)}"
         + (f" ({share:.1%} of NPU time)" if share is not None else "")
         + f": {bytes_text(frag.boundary_bytes)} across boundaries via "
         f"{frag.boundary_memory}, {frag.invocations} invocation(s); CPU islands not timed"

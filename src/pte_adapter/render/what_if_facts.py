@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pte_adapter.analysis.what_if import MAX_ISLAND_SCENARIOS, MethodWhatIf, WhatIf
-from pte_adapter.wording import plural, signed_bytes
+from pte_adapter.wording import plural, signed_bytes, us_text
 
 
 def _signed(n: int) -> str:
@@ -13,8 +13,8 @@ def _signed(n: int) -> str:
 
 
 def outcome_text(s: WhatIf) -> str:
-    """`→ 1 NPU partition (−10 calls), −25 crossings / −38.7 KiB, −30 glue kernels; NPU ≈ 1012.2
-    us (1,100,476 cycles as Vela)`."""
+    """`→ 1 NPU partition (−10 calls), −25 crossings / −38.7 KiB, −30 glue kernels; NPU ≈ 1.01
+    ms (1,012,176 cycles, 1,100,476 as Vela prices it; ...)`."""
     if not s.groups:
         return "nothing to merge with: " + "; ".join(s.notes)
     n = s.npu_partitions_after
@@ -27,19 +27,19 @@ def outcome_text(s: WhatIf) -> str:
     text = ", ".join(parts)
     text += "; " + npu_text(s)
     if s.cpu_time_removed_us is not None:
-        text += f"; CPU −{s.cpu_time_removed_us:g} us measured"
+        text += f"; CPU −{us_text(s.cpu_time_removed_us)} measured"
     return text
 
 
 def npu_text(s: WhatIf) -> str:
-    if s.npu_cycles_after is None:
+    if s.npu_cycles_after is None or s.npu_time_after_us is None:
         return next(
             (n for n in s.notes if n.startswith(("no cost model", "NPU time"))),
             "NPU time not estimated",
         )
     bound = "≥ " if s.lower_bound else "≈ "
     text = (
-        f"NPU {bound}{s.npu_time_after_us} us ({s.npu_cycles_after:,} cycles, "
+        f"NPU {bound}{us_text(s.npu_time_after_us)} ({s.npu_cycles_after:,} cycles, "
         f"{s.npu_cycles_after_as_compiler:,} as {s.compiler or 'its compiler'} prices it; was "
         f"{s.npu_cycles_before:,}; "
         f"boundary layout work −{s.boundary_cycles_removed or 0:,}, the island +"
@@ -111,12 +111,8 @@ def scenario_json(s: WhatIf) -> dict[str, Any]:
     }
 
 
-def _ms(us: float) -> str:
-    return f"{us / 1000:.4g} ms" if us >= 1000 else f"{us:.4g} us"
-
-
 def headline(s: WhatIf) -> str:
-    """What fits where Model Explorer's panel cuts a value: `1 partition, −10 calls, NPU 1.012
+    """What fits where Model Explorer's panel cuts a value: `1 partition, −10 calls, NPU 1.01
     ms` (the time before is in the detail)."""
     if not s.groups:
         return "nothing to merge with"
@@ -125,7 +121,7 @@ def headline(s: WhatIf) -> str:
     if s.npu_time_after_us is None:
         other = any(n.startswith("NPU time on the other target") for n in s.notes)
         return text + (", NPU: another target's" if other else ", NPU: no cost model")
-    return f"{text}, NPU {'≥ ' if s.lower_bound else ''}{_ms(s.npu_time_after_us)}"
+    return f"{text}, NPU {'≥ ' if s.lower_bound else ''}{us_text(s.npu_time_after_us)}"
 
 
 def what_if_method_facts(w: MethodWhatIf | None) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """VGF payloads (`VgfBackend`): the container, the SPIR-V inside and the partition's graph.
 
-The examples are built by `examples/build_vgf_example.py` (ExecuTorch's VGF backend + Arm
+The examples are built by `examples/builders/vgf.py` (ExecuTorch's VGF backend + Arm
 model-converter 0.11.0): a small CNN (INT8 in a delegate segment, float inline), MobileNetV2 (INT8
 inline, float in a segment) and a grid_sample model whose warp is a compute shader between two
 graph segments. Here: invariants and hand-checked facts on those real files; the independent

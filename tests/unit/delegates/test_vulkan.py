@@ -1,4 +1,4 @@
-"""The Vulkan decoder on the real examples (examples/build_vulkan_examples.py, ExecuTorch's own
+"""The Vulkan decoder on the real examples (examples/builders/vulkan.py, ExecuTorch's own
 VulkanPartitioner): facts checked by hand, the hand-kept table against ExecuTorch's mapping, the
 generated tables against ExecuTorch's schema classes, and the reasons' wording."""
 

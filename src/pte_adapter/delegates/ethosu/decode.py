@@ -46,7 +46,7 @@ from pte_adapter.program.delegate_graph import (
     OpNode,
     TensorInfo,
 )
-from pte_adapter.wording import shape_compact
+from pte_adapter.wording import cycles_text, shape_compact, us_text
 
 __all__ = ["decode", "decode_stream"]
 
@@ -202,7 +202,7 @@ def _estimate(
     total.boundary_out_cycles, total.boundary_out_cycles_as_compiler = layout[2], layout[3]
     result.stats.update(estimate_stats(total))
     result.summary["npu_estimate"] = (
-        f"{total.cycles} cycles = {total.time_us} us at "
+        f"{cycles_text(total.cycles)} = {us_text(total.time_us)} at "
         f"{target.clock_hz / 1e6:g} MHz, busiest {total.busiest} "
         f"({target.system_config} / {target.memory_mode})"
     )
@@ -211,7 +211,8 @@ def _estimate(
     if total.notes:
         # Where the command stream does what Vela's own estimate prices another way.
         result.summary["npu_estimate_notes"] = "; ".join(total.notes)
-        result.summary["npu_estimate_as_vela"] = f"{total.cycles_as_compiler} cycles"
+    if total.cycles_as_compiler is not None:
+        result.summary["npu_estimate_as_vela"] = cycles_text(total.cycles_as_compiler)
 
 
 def partition_estimate(estimates: list[OpEstimate], target: Target) -> DelegateEstimate:

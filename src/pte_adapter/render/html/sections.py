@@ -11,7 +11,15 @@ from pte_adapter.render.facts import crossings_text, estimate_target_text
 from pte_adapter.render.group_facts import partition_group_names
 from pte_adapter.render.html.runs import drift_block, drift_marks
 from pte_adapter.render.html.svg import esc, line, path, rect, svg, table, text, ticks
-from pte_adapter.wording import bytes_short, bytes_text, counts_text, cycles_text, ms_text, us_text
+from pte_adapter.wording import (
+    bytes_short,
+    bytes_text,
+    counts_text,
+    cycles_text,
+    ms_text,
+    thousands,
+    us_text,
+)
 
 SIZE_COLOURS = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#9e9d24")
 COLLAPSE_ABOVE = 12  # table rows shown open; a longer table opens on a click
@@ -155,9 +163,9 @@ def estimate_table(ma: MethodAnalysis) -> str:
             [
                 p.name,
                 p.inner_ops if p.inner_ops is not None else "",
-                est.cycles,
+                thousands(est.cycles),
                 us_text(est.time_us),
-                est.macs,
+                thousands(est.macs),
                 est.busiest,
                 est.not_covered or "",
             ]

@@ -9,7 +9,7 @@ from pte_adapter.analysis.what_if import WhatIf
 from pte_adapter.render.html.strip import box_colour, short_name
 from pte_adapter.render.html.svg import esc, rect, svg, table, text
 from pte_adapter.render.what_if_facts import npu_text, summarised_text
-from pte_adapter.wording import bytes_text
+from pte_adapter.wording import bytes_text, us_text
 
 _WIDTH, _HEIGHT = 960.0, 34.0
 
@@ -24,7 +24,7 @@ def _row(parts: MethodPartitions, s: WhatIf) -> list[object]:
         f"{s.crossings_removed} / {bytes_text(s.boundary_bytes_removed)}",
         s.glue_kernels_removed,
         npu_text(s),
-        "not timed" if s.cpu_time_removed_us is None else f"{s.cpu_time_removed_us:g} us",
+        "not timed" if s.cpu_time_removed_us is None else us_text(s.cpu_time_removed_us),
     ]
 
 
