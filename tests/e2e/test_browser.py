@@ -27,6 +27,7 @@ from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
 from pte_adapter.program.model import Method
 from pte_adapter.render.plan.boundaries import tensor_label
+from pte_adapter.render.plan.instructions import drawn_kernel_label
 from tests.support.browser import (
     KEEP_SINGLE_CHILD_LAYERS,
     LAYER_ID_SUFFIX,
@@ -241,9 +242,9 @@ def test_inputs_show_their_source_s_metadata_and_edgeless_ones_are_attributes(
         me.expand_layer(expected.group(part))
         me.select_node(expected.ids[ins.index])
         (source, rows), *_ = me.inputs()
-        assert (
-            source == method.operators[method.instructions[ins.index - 1].op_index or 0].full_name
-        )
+        # The source is named by its drawn label (the rule: tests/unit/render/test_defaults.py).
+        writer = method.operators[method.instructions[ins.index - 1].op_index or 0].full_name
+        assert source == drawn_kernel_label(writer), (source, writer)
         assert rows["value_index"] == str(ins.args[0]), (source, rows)
         assert rows["shape"] == str(list(tensor.sizes)) and rows["dtype"] == tensor.dtype
     # An NPU partition's call heads its group without edges (its tensors flow through the

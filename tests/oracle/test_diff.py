@@ -305,8 +305,8 @@ def test_the_pair_has_the_same_weights() -> None:
 
 def test_model_explorer_graphs_of_the_pair_line_up() -> None:
     """Split view with 'match node id': each instruction node of the fixed export has a node with
-    the same id and label in the fragmented export (labels are the deserializer's operator names,
-    checked in test_graph.py), and the nodes only the fragmented export has belong to the LRN's
+    the same id and operator in the fragmented export (the deserializer's operator names, checked
+    in test_graph.py), and the nodes only the fragmented export has belong to the LRN's
     island and the second NPU partition (or the boundaries around them)."""
     from pte_adapter.explorer.convert import convert_path
     from pte_adapter.render.model_explorer import graphs_to_json
@@ -314,7 +314,11 @@ def test_model_explorer_graphs_of_the_pair_line_up() -> None:
     def method_nodes(name: str) -> dict[str, str]:
         data = json.loads(json.dumps(graphs_to_json(convert_path(example(name)))))
         (g,) = [g for g in data["graphs"] if g["id"] == "forward"]
-        return {n["id"]: n["label"] for n in g["nodes"]}
+        # A kernel call's full operator name (its label says it short), else the label.
+        return {
+            n["id"]: next((a["value"] for a in n["attrs"] if a["key"] == "operator"), n["label"])
+            for n in g["nodes"]
+        }
 
     frag, fixed = method_nodes(FRAGMENTED), method_nodes(FIXED)
     program: Any = oracle(example(FIXED)).program  # type: ignore[attr-defined]

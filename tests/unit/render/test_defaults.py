@@ -124,8 +124,9 @@ def test_a_program_without_xnnpack_or_flagged_tensors_has_only_the_tensor_defaul
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_an_instruction_node_says_its_kind_unless_it_is_a_kernel_call(name: str) -> None:
-    """A kernel call is labelled with its operator, a delegate call with its backend id: neither
-    is repeated as an attribute; every other kind (a move, a jump, a free) is."""
+    """A kernel call is labelled with its operator (its full name the `operator` attribute), a
+    delegate call with its backend id: neither kind is an attribute; every other kind (a move, a
+    jump, a free) is."""
     pte = example(name)
     theirs: Any = oracle(pte).program  # type: ignore[attr-defined]
     graphs = {g.id: g for g in convert_path(pte)}
@@ -141,11 +142,13 @@ def test_an_instruction_node_says_its_kind_unless_it_is_a_kernel_call(name: str)
             seen[kind] = seen.get(kind, 0) + 1
             if kind == "KernelCall":
                 assert "kind" not in attrs, node.id
-                assert node.label == plan.operators[args.op_index].name + (
-                    f".{plan.operators[args.op_index].overload}"
-                    if plan.operators[args.op_index].overload
-                    else ""
-                )
+                op = plan.operators[args.op_index]
+                assert attrs["operator"] == op.name + (f".{op.overload}" if op.overload else "")
+                # Drawn without ATen's namespace and the out variant's suffix, which every kernel
+                # has: `aten::mul.Scalar_out` as `mul.Scalar`, `aten::add.out` as `add`.
+                name = op.name[len("aten::") :] if op.name.startswith("aten::") else op.name
+                overload = op.overload.removesuffix("out").removesuffix("_")
+                assert node.label == (f"{name}.{overload}" if overload else name), node.id
             elif kind == "DelegateCall":
                 assert (
                     "backend_id" not in attrs

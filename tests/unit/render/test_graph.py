@@ -53,11 +53,15 @@ def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -
                 assert e["sourceNodeId"] in known, f"{g['id']}: edge from missing {e}"
             for sub in n["subgraphIds"]:
                 assert sub in by_id, f"{n['id']} links missing subgraph {sub}"
-    # One graph per method; one node per instruction (plus Graph Inputs / Graph Outputs), labelled
-    # with the operator or delegate id the deserializer reads.
+    # One graph per method; one node per instruction (plus Graph Inputs / Graph Outputs), a kernel
+    # call's `operator` the full name the deserializer reads (its label says it short:
+    # test_defaults.py), a delegate call labelled with the delegate id it reads.
     for plan in theirs.execution_plan:
         g = by_id[plan.name]
         labels = {n["id"]: n["label"] for n in g["nodes"]}
+        operators = {
+            n["id"]: a["value"] for n in g["nodes"] for a in n["attrs"] if a["key"] == "operator"
+        }
         calls = [x.instr_args for c in plan.chains for x in c.instructions]
         assert {"inputs", "outputs"} <= set(labels)
         ids = node_ids_of[plan.name]
@@ -67,7 +71,7 @@ def test_graph_invariants(example_pte: Path, oracle_cache: dict[Path, object]) -
             if type(ins).__name__ == "KernelCall":
                 op = plan.operators[ins.op_index]
                 full = f"{op.name}.{op.overload}" if op.overload else op.name
-                assert labels[ids[i]] == full
+                assert operators[ids[i]] == full
             elif type(ins).__name__ == "DelegateCall":
                 assert labels[ids[i]] == plan.delegates[ins.delegate_index].id
         # Partition groups: one per run of the oracle's instruction stream (inside its block in a

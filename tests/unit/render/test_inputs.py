@@ -83,7 +83,7 @@ def test_a_constant_weight_is_an_attribute_of_its_reader() -> None:
     segment: no node writes them, so no edge brings them, and its attributes show both."""
     program = pte_adapter.load(example("tiny_gpt_xnnpack"))
     graph = plan_program.program_plan(pte_adapter.analyse(program)).graphs[0]
-    norms = [n for n in graph.nodes if n.label == "aten::native_layer_norm.out"]
+    norms = [n for n in graph.nodes if n.attrs.get("operator") == "aten::native_layer_norm.out"]
     assert norms
     method = program.methods[0]
     for node in norms:

@@ -25,6 +25,24 @@ INPUTS_ID = "inputs"
 OUTPUTS_ID = "outputs"
 
 
+# The operator namespace a kernel's drawn label leaves out (every other namespace is kept).
+DEFAULT_NAMESPACE = "aten::"
+
+
+def drawn_kernel_label(full_name: str) -> str:
+    """A kernel call's node label: `aten::mul.Scalar_out` drawn as `mul.Scalar`, `aten::add.out`
+    as `add`, `quantized_decomposed::quantize_per_tensor.out` as
+    `quantized_decomposed::quantize_per_tensor`. Every kernel of a program is an out variant and
+    most are ATen's, so that much says nothing on the canvas, while each character is a glyph
+    Model Explorer draws on every frame: the label's characters are most of the time a large
+    expanded graph takes to draw (docs/benchmarks.md). The full name is the node's first
+    attribute, `operator`."""
+    name, dot, overload = full_name.partition(".")
+    overload = overload.removesuffix("out").removesuffix("_") if dot else ""
+    name = name.removeprefix(DEFAULT_NAMESPACE) or name
+    return f"{name}.{overload}" if overload else name
+
+
 def _instruction_colour(method: Method, ins: Instruction, part: Partition) -> Colour:
     if ins.kind is InstructionKind.DELEGATE:
         return backend_colour(part.backend)
@@ -134,13 +152,17 @@ def instruction_node(
 ) -> Node:
     """The instruction's node in `group`, its partition's group (`render/group_facts.py`); `known` as
     for `tensor_port`."""
+    label = instruction_label(method, ins)
+    kernel = ins.kind is InstructionKind.KERNEL
     node = Node(
         id=ids[ins.index],
-        label=instruction_label(method, ins),
+        label=drawn_kernel_label(label) if kernel else label,
         namespace=group,
         colour=_instruction_colour(method, ins, part),
     )
-    attrs: dict[str, str] = {"instruction": str(ins.index)}
+    # A kernel's full name, where the panel opens (its drawn label is short: drawn_kernel_label).
+    attrs: dict[str, str] = {"operator": label} if kernel else {}
+    attrs["instruction"] = str(ins.index)
     if ins.kind is not InstructionKind.KERNEL:  # a node named by its operator is a kernel call
         attrs["kind"] = ins.kind.value
     attrs["partition"] = part.name
