@@ -230,7 +230,9 @@ def test_summary_report_and_model_explorer_say_it(capsys: pytest.CaptureFixture[
     plan = program_plan(result)
     graph = plan.graphs[0]
     assert graph.group_attrs[""]["runtime_needs"].startswith(line.removeprefix("needs "))
-    keys = {n.label: n.attrs["kernel_key"] for n in graph.nodes if "kernel_key" in n.attrs}
+    keys = {
+        n.attrs["operator"]: n.attrs["kernel_key"] for n in graph.nodes if "kernel_key" in n.attrs
+    }
     assert keys["aten::avg_pool3d.out"] == "v1/6;0,1,2,3,4|6;0,1,2,3,4|6;0,1,2,3,4 (float32 ×3)"
     assert len(keys) == 3
 
