@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from model_explorer import graph_builder as gb
 
+from pte_adapter import no_cycle_collection
 from pte_adapter.analysis.program_analysis import ProgramAnalysis
 from pte_adapter.api import open_analysis
 from pte_adapter.api.sidefiles import ETRECORD_SUFFIXES
@@ -59,39 +58,6 @@ def convert_with_folders(path: Path) -> tuple[list[gb.Graph], tuple[Path, ...]]:
         graphs, folders = made.graphs, made.folders
         del made
     return graphs, folders
-
-
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector paused while the graphs are made, then as it was.
-
-    A conversion allocates a few hundred objects per instruction and frees none of them until it
-    ends, and almost none form cycles; each collection walks every object alive, so with it running
-    a third to a half of the conversion went into collections that found nothing (issue 25). What
-    is freed is freed by reference counting as before; the collector runs again after, what is
-    left alive moved to its oldest generation (`_to_oldest_generation`)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            _to_oldest_generation()
-            gc.enable()
-
-
-def _to_oldest_generation() -> None:
-    """Move what the conversion left alive to the collector's oldest generation, as it is.
-
-    Left young, the graphs were walked by the first collection after the pause (allocations had
-    counted up all along: it came at once) and again on their way to the oldest generation: 12-20
-    ms on a 48-layer XNNPACK program, 3-5 % of its conversion. `freeze` then `unfreeze` moves
-    every tracked object of the process there by splicing lists, without walking them, and
-    restarts the young count; the next full collection looks at them as at any old object. Only
-    when nothing else is frozen: `unfreeze` would release another's frozen objects too."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def _convert(path: Path, open_program: Callable[[Path], ProgramAnalysis]) -> Conversion:
