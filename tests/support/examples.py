@@ -40,3 +40,28 @@ def oracle(path: Path, cache: dict[Path, object] | None = None) -> object:
     if cache is not None:
         cache[path] = result
     return result
+
+
+def run_support_module(module: str, args: list[str], timeout: float, what: str) -> str:
+    """`python -m module args` in a fresh interpreter with this checkout's sources first on its
+    path (the `pte_adapter` this process imported: a worktree's, not the installed one) and the
+    repository after; its stdout, or a RuntimeError naming `what` with the end of its stderr."""
+    import os
+    import subprocess
+    import sys
+
+    import pte_adapter
+
+    src = Path(pte_adapter.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-3000:]}")
+    return done.stdout

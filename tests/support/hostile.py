@@ -699,29 +699,15 @@ def run_in_subprocess(
 ) -> list[dict[str, Any]]:
     """Run `cases` ([name, program path]) through `main` in a fresh interpreter with this
     checkout's sources first on its path; the records it printed, one per case."""
-    import subprocess
-
-    import pte_adapter
-    from tests.support.examples import ROOT
+    from tests.support.examples import run_support_module
 
     spec: dict[str, Any] = {"cases": cases, "out": str(root / "out")}
     if commands is not None:
         spec["commands"] = commands
     spec_path = root / "spec.json"
     spec_path.write_text(json.dumps(spec))
-    src = Path(pte_adapter.__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.support.hostile", str(spec_path)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if run.returncode != 0:
-        raise RuntimeError(f"the hostile runner failed:\n{run.stderr[-3000:]}")
-    return [json.loads(line) for line in run.stdout.splitlines()]
+    out = run_support_module("tests.support.hostile", [str(spec_path)], 900, "the hostile runner")
+    return [json.loads(line) for line in out.splitlines()]
 
 
 def main(spec_path: str) -> int:

@@ -19,14 +19,13 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.examples import EXAMPLES, ROOT
+from tests.support.examples import EXAMPLES, run_support_module
 
 MAX_PROGRAM_BYTES = 1_000_000  # small programs: what is measured is the side files' work
 
@@ -117,21 +116,10 @@ def run(n: int, seed: int) -> dict[str, Any]:
 
 def run_in_subprocess(n: int, seed: int) -> dict[str, Any]:
     """`run` in a fresh interpreter with this checkout's sources first on its path."""
-    import pte_adapter
-
-    src = Path(pte_adapter.__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.server_memory", str(n), str(seed)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
+    out = run_support_module(
+        "tests.support.server_memory", [str(n), str(seed)], 1800, "the server-memory run"
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"the server-memory run failed:\n{done.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])
     return result
 
 
