@@ -84,10 +84,10 @@ PHASES = [
     ("analysis: roles", "pte_adapter.analysis.program_analysis", "partition_roles"),
     ("analysis: roles", "pte_adapter.analysis.program_analysis", "instruction_role_ids"),
     ("analysis: blocks", "pte_adapter.analysis.program_analysis", "fold_partitions"),
-    ("analysis: bundle", "pte_adapter.analysis.program_analysis", "analyse_bundle"),
+    ("analysis: bundle", "pte_adapter.analysis.bundle", "analyse_bundle"),
     ("analysis: what-if", "pte_adapter.analysis.program_analysis", "method_what_if"),
-    ("profile: ETDump placed", "pte_adapter.analysis.program_analysis", "join_profile"),
-    ("profile: measured", "pte_adapter.analysis.program_analysis", "measure_program"),
+    ("profile: ETDump placed", "pte_adapter.analysis.profile.join", "join_profile"),
+    ("profile: measured", "pte_adapter.analysis.profile.measure", "measure_program"),
     ("render: plan", "pte_adapter.explorer.convert", "program_plan"),
     ("render: Model Explorer builder", "pte_adapter.explorer.convert", "build_graphs"),
 ]
@@ -96,8 +96,15 @@ ALWAYS = ["read: map + container", "analysis: partitions", "render: plan",
           "render: Model Explorer builder"]
 spent = {}
 
+# Imported by `analyse` where they are used, so wrapped where they are defined; a tree from
+# before (`--src`) imported them at the top of program_analysis, and there they are wrapped.
+WHEN_USED = ("analyse_bundle", "join_profile", "measure_program")
+
 def wrap(phase, module, name):
     mod = importlib.import_module(module)
+    older = importlib.import_module("pte_adapter.analysis.program_analysis")
+    if name in WHEN_USED and hasattr(older, name):
+        mod = older
     fn = getattr(mod, name)
     def timed(*args, **kwargs):
         t = time.process_time()

@@ -56,7 +56,6 @@ def _to_oldest_generation() -> None:
 
 with no_cycle_collection():
     from pte_adapter.api import (
-        NumericsOptions,
         Report,
         Summary,
         analyse,
@@ -69,7 +68,20 @@ with no_cycle_collection():
     from pte_adapter.errors import PteFormatError
 
 if TYPE_CHECKING:
+    from pte_adapter.api import NumericsOptions
     from pte_adapter.explorer.visualize import Visualization
+
+
+def __getattr__(name: str) -> Any:
+    """`NumericsOptions`, imported on first use with the numeric gap's modules (`api/numerics.py`):
+    a program opened without them does not pay for them (issue 49)."""
+    if name == "NumericsOptions":
+        from pte_adapter.api import NumericsOptions
+
+        globals()[name] = NumericsOptions
+        return NumericsOptions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 __all__ = [

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pte_adapter.analysis.blocks import Block, fold_partitions
-from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, analyse_bundle
-from pte_adapter.analysis.bundle_size import file_size_report
 from pte_adapter.analysis.constants import ConstantValue, MethodConstants, method_constants
 from pte_adapter.analysis.deployment import DeploymentMap, deployment_map, program_runner
 from pte_adapter.analysis.memory import MethodMemory, method_memory
@@ -28,12 +26,8 @@ from pte_adapter.analysis.needs import (
 )
 from pte_adapter.analysis.npu_estimate import MethodEstimate, method_estimate
 from pte_adapter.analysis.partitions import MethodPartitions, partition_method
-from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile, join_profile
-from pte_adapter.analysis.profile.measure import MethodMeasurement, measure_program
-from pte_adapter.analysis.profile.report_types import ProfileSummary
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.roles import instruction_role_ids, partition_roles
-from pte_adapter.analysis.size import SizeReport
 from pte_adapter.analysis.source import (
     MethodSource,
     PartitionSource,
@@ -45,12 +39,20 @@ from pte_adapter.analysis.summary import MethodSummary, method_summary
 from pte_adapter.analysis.what_if import MethodWhatIf, add_measured_time, method_what_if
 from pte_adapter.analysis.why import Reason, why_not_delegated
 from pte_adapter.backends import Runner
-from pte_adapter.container.etdump import ETDump
 from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Method, Program
 
-if TYPE_CHECKING:  # the numeric gap is made by `api/numerics.py`, when asked for
+# What serves only a side file (a bundle's tests, an ETDump's profile, the numeric gap) and the
+# byte breakdown are imported where they are used, when the program has it: a conversion of a
+# program alone does not pay for them (issue 49; tests/project/test_dependencies.py).
+if TYPE_CHECKING:
+    from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests
     from pte_adapter.analysis.numerics.rows import MethodNumerics, ProgramNumerics
+    from pte_adapter.analysis.profile.join import MethodProfile, ProgramProfile
+    from pte_adapter.analysis.profile.measure import MethodMeasurement
+    from pte_adapter.analysis.profile.report_types import ProfileSummary
+    from pte_adapter.analysis.size import SizeReport
+    from pte_adapter.container.etdump import ETDump
 
 
 @dataclass
@@ -140,6 +142,8 @@ class ProgramAnalysis:
     def size(self) -> SizeReport:
         """The byte breakdown of the file (made on first use)."""
         if self._size is None:
+            from pte_adapter.analysis.bundle_size import file_size_report
+
             self._size = file_size_report(self.program)
         return self._size
 
@@ -216,11 +220,16 @@ def analyse(
     if runner is not None:
         result.deployment = result.deployment_under(runner)
     if program.bundle is not None:
+        from pte_adapter.analysis.bundle import analyse_bundle
+
         result.bundle = analyse_bundle(program.bundle, program.methods)
         problems.extend(f"bundle: {p}" for p in result.bundle.problems)
         for m in methods:
             m.tests = result.bundle.methods.get(m.name)
     if etdump is not None:
+        from pte_adapter.analysis.profile.join import join_profile
+        from pte_adapter.analysis.profile.measure import measure_program
+
         try:
             result.profile = join_profile(program, etdump, {m.name: m.partitions for m in methods})
         except PteFormatError as e:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pte_adapter.analysis.partitions import MethodPartitions, Partition, is_glue
-from pte_adapter.container.etrecord import FxNode
 from pte_adapter.program.model import InstructionKind, Method
+
+if TYPE_CHECKING:  # the ETRecord's reader is imported when there is one (api/sidefiles.py)
+    from pte_adapter.container.etrecord import FxNode
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ the reader, and a method's joins in total by `MAX_JOINED_NODES`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pte_adapter.analysis.source import (
     MethodSource,
@@ -30,11 +31,13 @@ from pte_adapter.analysis.source import (
     instruction_source,
 )
 from pte_adapter.backends import with_hook
-from pte_adapter.container.etrecord import EtRecord, EtRecordMethod, FxNode
 from pte_adapter.delegates import hooks
 from pte_adapter.delegates.hooks import KernelRewrites
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Program
+
+if TYPE_CHECKING:  # the ETRecord's reader is imported when there is one (api/sidefiles.py)
+    from pte_adapter.container.etrecord import EtRecord, EtRecordMethod, FxNode
 
 Rewrites = Callable[[str], KernelRewrites]
 

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pte_adapter.analysis.profile.time_scale import NANOSECONDS, TimeScale
 from pte_adapter.analysis.program_analysis import ProgramAnalysis, analyse
-from pte_adapter.api.numerics import AotUnavailable, NumericsOptions, add_numerics
 from pte_adapter.api.report import Report, Summary
 from pte_adapter.api.sidefiles import EtDumpChoice, choose_etdump, choose_etrecord
 from pte_adapter.container import files
-from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
-from pte_adapter.container.etrecord import read_etrecord
-from pte_adapter.container.pte import PteFile, map_file
+from pte_adapter.container.pte import PTE_IDENTIFIER, PteFile, map_file
 from pte_adapter.delegates.hooks import DecodeContext
 from pte_adapter.delegates.registry import (
     attach_partition_reports,
@@ -35,7 +33,32 @@ from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import DecodedDelegate
 from pte_adapter.program.model import Program
 from pte_adapter.program.reader import read_program
-from pte_adapter.render.summary_json import summary_json
+
+# What serves only side files (a bundle's reader, the ETRecord's, the numeric gap) and what only
+# `summarize` uses is imported when used: a conversion of a program alone does not pay for it
+# (issue 49; tests/project/test_dependencies.py). The public names among them are looked up on
+# first use (`__getattr__`). (`api/report.py` is imported here: importing it later would make
+# this package's `report` the module, not the function below.)
+if TYPE_CHECKING:
+    from pte_adapter.api.numerics import AotUnavailable, NumericsOptions
+
+_LAZY = {
+    "AotUnavailable": "pte_adapter.api.numerics",
+    "NumericsOptions": "pte_adapter.api.numerics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public names whose modules are imported on first use (`_LAZY`)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AotUnavailable",
@@ -88,6 +111,8 @@ def load(
 def read_etrecord_into(program: Program, path: Path, *, explicit: bool = False) -> None:
     """Read the ETRecord at `path` onto the program. A missing file is silent when it was only
     looked for beside the `.pte`; an unreadable one is a problem of the program."""
+    from pte_adapter.container.etrecord import read_etrecord
+
     try:
         if not explicit and not files.probe(path):
             return
@@ -99,6 +124,10 @@ def read_etrecord_into(program: Program, path: Path, *, explicit: bool = False) 
 def read_container(data: memoryview | bytes, name: str, path: Path | None) -> Program:
     """The program of a `.pte`, or of the BundledProgram that wraps one (told by its identifier,
     whatever the file is called); no delegate decoding."""
+    if bytes(data[4:8]) == PTE_IDENTIFIER:  # a program: the bundle's reader is not needed
+        return read_program(PteFile(data, name), path)
+    from pte_adapter.container.bundle import is_bundle, read_bundle, reading_program_of
+
     bundle = read_bundle(data, name) if is_bundle(data) else None
     with reading_program_of(bundle):
         if bundle is None:
@@ -202,6 +231,8 @@ def open_analysis(
     if choice.error is not None:
         result.profile_error = choice.error
     if numerics is not None:
+        from pte_adapter.api.numerics import add_numerics
+
         add_numerics(result, choice, numerics)
     return result
 
@@ -209,6 +240,8 @@ def open_analysis(
 def summarize(program: Program | ProgramAnalysis) -> Summary:
     """The numbers of `pte-adapter summary --json`, as plain data (docs/json.md): a dict, which
     a notebook shows as the partition strip and the numbers."""
+    from pte_adapter.render.summary_json import summary_json
+
     result = program if isinstance(program, ProgramAnalysis) else analyse(program)
     return Summary(summary_json(result), result)
 

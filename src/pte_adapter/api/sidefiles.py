@@ -30,17 +30,20 @@ import copy
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from pte_adapter.analysis.profile.join import join_profile
 from pte_adapter.analysis.profile.time_scale import TimeScale, scale_in_name
 from pte_adapter.analysis.source_match import match_source
 from pte_adapter.container import files
-from pte_adapter.container.debug_buffer import DebugBuffer, elements, load_debug_buffer
-from pte_adapter.container.etdump import ETDump, TensorRef, load_etdump
-from pte_adapter.container.etrecord import EtRecord, read_etrecord
 from pte_adapter.errors import PteFormatError, detached
 from pte_adapter.program.model import Program
+
+# The readers of the files found are imported when one is found: a program alone never reads
+# them (issue 49; tests/project/test_dependencies.py).
+if TYPE_CHECKING:
+    from pte_adapter.container.debug_buffer import DebugBuffer
+    from pte_adapter.container.etdump import ETDump, TensorRef
+    from pte_adapter.container.etrecord import EtRecord
 
 ETRECORD_NAMES: Final = ("{stem}.etrecord", "{stem}_etrecord.bin", "etrecord.bin")
 # The suffixes an ETRecord goes by (`<stem>.etrecord`, `<stem>_etrecord.bin`, `etrecord.bin`).
@@ -111,12 +114,16 @@ def candidates(program_path: Path, names: tuple[str, ...], scaled: bool = False)
 def _read_etrecord(c: Candidate, folder: Path) -> EtRecord:
     if c.error is not None:
         raise copy.copy(c.error)  # the kept one stays without a traceback (`detached`)
+    from pte_adapter.container.etrecord import read_etrecord
+
     return read_etrecord(c.path, inside=folder)
 
 
 def _read_etdump(c: Candidate, folder: Path | None) -> ETDump:
     if c.error is not None:
         raise copy.copy(c.error)
+    from pte_adapter.container.etdump import load_etdump
+
     return load_etdump(c.path, inside=folder)
 
 
@@ -225,6 +232,7 @@ def _debug_buffer_note(program_path: Path, dump_path: Path) -> list[str]:
 def misfit(buffer: DebugBuffer, dump: ETDump) -> str:
     """'' when every tensor the ETDump logged lies inside the debug buffer, else one line."""
     from pte_adapter.analysis.numerics.logged import element_size
+    from pte_adapter.container.debug_buffer import elements
 
     refs: list[TensorRef] = []
     for run in dump.runs:
@@ -280,6 +288,8 @@ def choose_debug_buffer(
             f"{', '.join(c for c in _buffer_names(program_path, dump_path))}): pass --debug-buffer"
         )
         return choice
+    from pte_adapter.container.debug_buffer import load_debug_buffer
+
     read = []
     for c in found:
         try:
@@ -360,6 +370,8 @@ def _fitting_etdump(
     read: list[tuple[Candidate, ETDump]],
     choice: EtDumpChoice,
 ) -> EtDumpChoice:
+    from pte_adapter.analysis.profile.join import join_profile
+
     fits = []
     for c, dump in read:
         try:

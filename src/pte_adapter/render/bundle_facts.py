@@ -4,16 +4,20 @@ Explorer graph attributes of each method, `summary` text lines and the `bundle` 
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pte_adapter.analysis.bundle import TOLERANCES, BundleAnalysis, MethodTests, ValueFacts
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.wording import bytes_text
+
+if TYPE_CHECKING:  # a bundle's analysis is imported when the program came in one
+    from pte_adapter.analysis.bundle import BundleAnalysis, MethodTests, ValueFacts
 
 CASES_SHOWN: Final = 8  # test cases listed one by one; the rest are counted
 
 
 def tolerance_text() -> str:
+    from pte_adapter.analysis.bundle import TOLERANCES
+
     runners = "; ".join(f"{name}: rtol {rtol:g}, atol {atol:g}" for name, rtol, atol in TOLERANCES)
     return (
         "not in the bundle; the runner sets it ("
@@ -114,6 +118,8 @@ def bundle_json(bundle: BundleAnalysis | None) -> dict[str, Any] | None:
     """The `bundle` object of `summary --json`; None for a plain `.pte`."""
     if bundle is None:
         return None
+    from pte_adapter.analysis.bundle import TOLERANCES
+
     return {
         "version": bundle.version,
         "program_offset": bundle.program_offset,

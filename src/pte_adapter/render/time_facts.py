@@ -7,11 +7,13 @@ numbers, never to text.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from pte_adapter.analysis.profile.report_types import ProfileSummary
 from pte_adapter.analysis.profile.time_scale import NS_PER
 from pte_adapter.wording import TimeFormat
+
+if TYPE_CHECKING:  # a profile's modules are imported when there is one
+    from pte_adapter.analysis.profile.report_types import ProfileSummary
 
 
 def time_format(summary: ProfileSummary) -> TimeFormat:

@@ -15,14 +15,16 @@ never stops the `.pte` from opening.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from pte_adapter.analysis.profile.report_types import DriftJSON, PartitionTimes
-from pte_adapter.analysis.profile.stats import Stats  # the type of measured statistics
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, Node
 from pte_adapter.render.time_facts import SPLIT_LABELS, scale_text, time_format
 from pte_adapter.wording import TimeFormat, plural
+
+if TYPE_CHECKING:  # the profile's modules are imported when an ETDump is there
+    from pte_adapter.analysis.profile.report_types import DriftJSON, PartitionTimes
+    from pte_adapter.analysis.profile.stats import Stats  # the type of measured statistics
 
 PROBLEM_KEY: Final = "measured profile problem"
 
