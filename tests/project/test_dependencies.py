@@ -61,6 +61,7 @@ def test_a_program_without_tosa_never_imports_the_tosa_reader() -> None:
 # What serves only a side file, or only `summarize` and `size`: a conversion of a program without
 # side files imports none of it (issue 49); each group is imported once its file (or API) is used.
 SIDE_FILE_MODULES = {
+    "ptd": ["container.ptd"],
     "etrecord": ["container.etrecord", "container.export_json"],
     "etdump": [
         "container.etdump",
@@ -106,6 +107,7 @@ def step(use):
                             if any("pte_adapter." + m in sys.modules for m in mods))))
 alone, examples = sys.argv[2:4]
 step(lambda: [PteAdapter().convert(f"{alone}/{n}", {}) for n in ("a.pte", "b.pte")])
+step(lambda: PteAdapter().convert(f"{examples}/mv2_ethosu85_ptd.pte", {}))
 step(lambda: PteAdapter().convert(f"{examples}/mv2_lrn_ethosu85.pte", {}))
 step(lambda: PteAdapter().convert(f"{examples}/mv2_xnnpack_int8.pte", {}))
 step(lambda: PteAdapter().convert(f"{examples}/bundle_ethosu55.bpte", {}))
@@ -120,8 +122,8 @@ step(lambda: (pte_adapter.summarize(result), result.size()))
 def test_a_program_without_side_files_never_imports_their_readers(tmp_path: Path) -> None:
     """`import pte_adapter.main` and converting programs alone (an XNNPACK and an Ethos-U one,
     copied without their ETDump, ETRecord and `.tosa` files) import none of the modules that serve
-    only side files; with its ETRecord, ETDump, bundle, the numeric gap and `summarize` each group
-    is imported (so the check can fail), one at a time, in a fresh interpreter."""
+    only side files; with its `.ptd`, ETRecord, ETDump, bundle, the numeric gap and `summarize`
+    each group is imported (so the check can fail), one at a time, in a fresh interpreter."""
     shutil.copy(example("mv2_xnnpack_int8"), tmp_path / "a.pte")
     shutil.copy(example("mv2_lrn_ethosu85"), tmp_path / "b.pte")
     out = subprocess.run(
@@ -138,5 +140,5 @@ def test_a_program_without_side_files_never_imports_their_readers(tmp_path: Path
         check=True,
     )
     seen = [json.loads(line) for line in out.stdout.splitlines()]
-    order = ["etrecord", "etdump", "bundle", "numerics", "summary"]
+    order = ["ptd", "etrecord", "etdump", "bundle", "numerics", "summary"]
     assert seen == [sorted(order[:i]) for i in range(len(order) + 1)]

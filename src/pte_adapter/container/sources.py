@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pte_adapter.container.ptd import PtdFile
 from pte_adapter.container.pte import PteFile, Span, map_file
 from pte_adapter.errors import PteFormatError
+
+if TYPE_CHECKING:  # the `.ptd` reader is imported when there is one beside the `.pte`
+    from pte_adapter.container.ptd import PtdFile
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class DataSources:
             self._ptds = []
             if self.folder is not None and self.folder.is_dir():
                 for p in sorted(self.folder.glob("*.ptd")):
+                    from pte_adapter.container.ptd import PtdFile
+
                     try:
                         self._ptds.append(PtdFile(map_file(p, inside=self.folder), p.name))
                     except (PteFormatError, OSError) as e:
