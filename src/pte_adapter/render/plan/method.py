@@ -31,12 +31,7 @@ from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.render.group_facts import (
-    block_group_names,
-    drawn_group_names,
-    partition_group_names,
-    run_group_name,
-)
+from pte_adapter.render.group_facts import block_group_names, drawn_group_names, run_group_name
 from pte_adapter.render.memory_facts import fit_facts, memory_facts, partition_memory_facts
 from pte_adapter.render.needs_facts import key_text, needs_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
@@ -303,10 +298,10 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
     }
     graph.group_styles = []
     sides = crossing_sides(parts)
-    full = partition_group_names(ma) if ma.blocks else names
+    in_block = {i for b in ma.blocks for i in b.partitions}
     for part in parts.partitions:
-        # A short name inside a block: the partition's own name first.
-        attrs = {"partition": part.name} if names[part.index] != full[part.index] else {}
+        # A short name inside a block (`drawn_group_names`): the partition's own name first.
+        attrs = {"partition": part.name} if part.index in in_block else {}
         # An island's what-if first: what fixing it would buy is the point of opening it.
         attrs.update(what_if_island_facts(ma.what_if, part.index))
         attrs.update(facts.partition_facts(method, part))
