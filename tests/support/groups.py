@@ -10,7 +10,7 @@ import pte_adapter
 from pte_adapter.analysis.partitions import CPU, Partition, partition_method
 from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
-from pte_adapter.render.group_facts import block_group_names, drawn_group_names, run_group_name
+from pte_adapter.render.group_facts import block_and_run_names, drawn_group_names
 
 
 def group_names(path: Path) -> dict[str, list[str]]:
@@ -27,10 +27,10 @@ def group_paths(path: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for ma in result.methods:
         names = drawn_group_names(ma)
-        labels = block_group_names(ma)
-        for run in ma.block_runs:
+        labels, runs = block_and_run_names(ma)
+        for run, run_label in zip(ma.block_runs, runs, strict=True):
             for k in run.blocks:
-                labels[k] = f"{run_group_name(ma, run)}/{labels[k]}"
+                labels[k] = f"{run_label}/{labels[k]}"
         for b, label in zip(ma.blocks, labels, strict=True):
             for i in b.partitions:
                 names[i] = f"{label}/{names[i]}"

@@ -21,7 +21,7 @@ paths at "/" and draws labels with an ASCII-only font), and short: the operators
 
 from __future__ import annotations
 
-from pte_adapter.analysis.blocks import Block, BlockRun
+from pte_adapter.analysis.blocks import Block
 from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.backends import group_prefix
@@ -107,15 +107,16 @@ def drawn_group_names(ma: MethodAnalysis) -> list[str]:
     """Each partition's group name as the method graph draws it: short inside a block, in full
     elsewhere (`partition_group_names`). Short names that would not be unique in the method (two
     backends of one prefix) are drawn in full."""
-    names = partition_group_names(ma)
-    in_block = [i for b in ma.blocks for i in b.partitions]
     parts = ma.partitions.partitions
-    short = {i: short_partition_name(parts[i]) for i in in_block}
+    short = {i: short_partition_name(parts[i]) for b in ma.blocks for i in b.partitions}
     if len(set(short.values())) < len(short):
-        return names
-    for i, name in short.items():
-        detail = _short_detail(ma, parts[i])
-        names[i] = ascii_name(name + (SEPARATOR + detail if detail else ""))
+        return partition_group_names(ma)
+    names = []
+    for part in parts:
+        name = short.get(part.index)
+        detail = partition_detail(ma, part) if name is None else _short_detail(ma, part)
+        name = part.name if name is None else name
+        names.append(ascii_name(name + (SEPARATOR + detail if detail else "")))
     return names
 
 
@@ -146,25 +147,21 @@ def block_facets(ma: MethodAnalysis, block: Block) -> list[str]:
     return facets
 
 
-def run_group_name(ma: MethodAnalysis, run: BlockRun) -> str:
-    """ "repeats 1-12 of 192 | XNNPACK 5 | CPU aten::mul x2": the run, and what each of its blocks
-    holds when they all hold the same; its blocks are then named by their own names alone
-    (`block_group_names`)."""
-    facets = _shared_facets(ma, run)
-    return ascii_name(BLOCK_SEPARATOR.join([run.name, *(facets or [])]))
-
-
-def _shared_facets(ma: MethodAnalysis, run: BlockRun) -> list[str] | None:
-    each = [block_facets(ma, ma.blocks[i]) for i in run.blocks]
-    return each[0] if all(f == each[0] for f in each) else None
-
-
-def block_group_names(ma: MethodAnalysis) -> list[str]:
-    """Each block's group name: its name and facets, or its name alone inside a run whose name
-    says what every one of its blocks holds."""
-    names = [block_group_name(ma, b) for b in ma.blocks]
+def block_and_run_names(ma: MethodAnalysis) -> tuple[list[str], list[str]]:
+    """Each block's group name and each run's (`ma.block_runs`). A run whose blocks all hold the
+    same carries their facets ("repeats 1-12 of 192 | XNNPACK 5 | CPU aten::mul x2"), and its
+    blocks are named by their own names alone; otherwise each block has its own facets."""
+    facets = [block_facets(ma, b) for b in ma.blocks]
+    blocks = [
+        ascii_name(BLOCK_SEPARATOR.join([b.name, *f]))
+        for b, f in zip(ma.blocks, facets, strict=True)
+    ]
+    runs = []
     for run in ma.block_runs:
-        if _shared_facets(ma, run) is not None:
+        first = facets[run.blocks[0]]
+        shared = all(facets[i] == first for i in run.blocks)
+        runs.append(ascii_name(BLOCK_SEPARATOR.join([run.name, *(first if shared else [])])))
+        if shared:
             for i in run.blocks:
-                names[i] = ascii_name(ma.blocks[i].name)
-    return names
+                blocks[i] = ascii_name(ma.blocks[i].name)
+    return blocks, runs

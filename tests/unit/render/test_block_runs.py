@@ -16,7 +16,7 @@ import pte_adapter
 from pte_adapter.analysis import blocks as blocks_module
 from pte_adapter.analysis.blocks import Block, block_runs
 from pte_adapter.explorer.convert import convert_path
-from pte_adapter.render.group_facts import block_group_names, run_group_name
+from pte_adapter.render.group_facts import block_and_run_names
 from pte_adapter.render.model_explorer import graphs_to_json
 from pte_adapter.wording import bytes_short
 from tests.support.examples import EXAMPLES
@@ -78,14 +78,13 @@ def test_the_first_screen_is_runs_and_no_edge_reaches_into_a_run_past_its_node(b
     ma = pte_adapter.open_analysis(GPT).methods[0]
     assert ma.block_runs
     paths = group_paths(GPT)["forward"]
-    runs = {run_group_name(ma, r) for r in ma.block_runs}
+    labels, run_labels = block_and_run_names(ma)
+    runs = set(run_labels)
     in_block = {i for b in ma.blocks for i in b.partitions}
     lone = {paths[p.index] for p in ma.partitions.partitions if p.index not in in_block}
     tops = {n["namespace"].split("/")[0] for n in g["nodes"]} - {""}
     assert tops == runs | lone
-    labels = block_group_names(ma)
-    for run in ma.block_runs:
-        label = run_group_name(ma, run)
+    for run, label in zip(ma.block_runs, run_labels, strict=True):
         for k in run.blocks:
             for i in ma.blocks[k].partitions:
                 assert paths[i].split("/")[:2] == [label, labels[k]]
@@ -110,8 +109,8 @@ def test_the_first_screen_is_runs_and_no_edge_reaches_into_a_run_past_its_node(b
         else:
             assert n["label"].endswith(", " + size) and n["label"].startswith("[")
     groups = g["groupNodeAttributes"]
-    for run in ma.block_runs:
-        attrs = groups[run_group_name(ma, run)]
+    for run, label in zip(ma.block_runs, run_labels, strict=True):
+        attrs = groups[label]
         first, last = ma.blocks[run.blocks[0]], ma.blocks[run.blocks[-1]]
         assert attrs["blocks"] == f"{first.name} to {last.name} ({len(run.blocks)})"
         assert {"crossings_into_run", "crossings_out_of_run", "crossings_inside_run"} <= set(attrs)

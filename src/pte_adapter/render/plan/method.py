@@ -31,7 +31,7 @@ from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.render.group_facts import block_group_names, drawn_group_names, run_group_name
+from pte_adapter.render.group_facts import block_and_run_names, drawn_group_names
 from pte_adapter.render.memory_facts import fit_facts, memory_facts, partition_memory_facts
 from pte_adapter.render.needs_facts import key_text, needs_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
@@ -322,8 +322,9 @@ def method_plan(
     graph = Graph(id=graph_id)
     names = drawn_group_names(ma)
     placement = MethodPlacement(graph_id, list(ma.instruction_ids), groups=list(names))
-    placement.blocks = {b.name: n for b, n in zip(ma.blocks, block_group_names(ma), strict=True)}
-    placement.runs = {r.name: run_group_name(ma, r) for r in ma.block_runs}
+    blocks, runs = block_and_run_names(ma)
+    placement.blocks = {b.name: n for b, n in zip(ma.blocks, blocks, strict=True)}
+    placement.runs = {r.name: n for r, n in zip(ma.block_runs, runs, strict=True)}
     b = _Builder(ma, graph, placement, names)
     inputs = Node(id=INPUTS_ID, label="Graph Inputs")
     inputs.attrs.update(_constant_attrs("input", ma.constants.inputs))
