@@ -10,24 +10,28 @@ import pte_adapter
 from pte_adapter.analysis.partitions import CPU, Partition, partition_method
 from pte_adapter.analysis.roles import instruction_role_ids
 from pte_adapter.program.delegate_graph import DelegateGraph
-from pte_adapter.render.group_facts import block_group_name, partition_group_names
+from pte_adapter.render.group_facts import block_and_run_names, drawn_group_names
 
 
 def group_names(path: Path) -> dict[str, list[str]]:
     """Per method, each partition's group name, as the adapter draws the program (its ETRecord and
-    ETDump beside it are read, as `convert_path` reads them)."""
+    ETDump beside it are read, as `convert_path` reads them; short inside a block)."""
     result = pte_adapter.open_analysis(path)
-    return {ma.name: partition_group_names(ma) for ma in result.methods}
+    return {ma.name: drawn_group_names(ma) for ma in result.methods}
 
 
 def group_paths(path: Path) -> dict[str, list[str]]:
-    """Per method, each partition's group path: "<block group>/<group>" inside a block."""
+    """Per method, each partition's group path: "<block group>/<group>" inside a block,
+    "<run group>/<block group>/<group>" inside a run of blocks."""
     result = pte_adapter.open_analysis(path)
     out: dict[str, list[str]] = {}
     for ma in result.methods:
-        names = partition_group_names(ma)
-        for b in ma.blocks:
-            label = block_group_name(ma, b)
+        names = drawn_group_names(ma)
+        labels, runs = block_and_run_names(ma)
+        for run, run_label in zip(ma.block_runs, runs, strict=True):
+            for k in run.blocks:
+                labels[k] = f"{run_label}/{labels[k]}"
+        for b, label in zip(ma.blocks, labels, strict=True):
             for i in b.partitions:
                 names[i] = f"{label}/{names[i]}"
         out[ma.name] = names

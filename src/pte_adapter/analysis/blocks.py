@@ -24,6 +24,10 @@ named by what they are:
 A partition that belongs to none (the CPU island at the start that builds every layer's attention
 mask, the final layer norm) stays on its own between the blocks. Blocks only change how the
 partitions are grouped: the partitions, their names and every number stay the same.
+
+A model of more than MAX_TOP_LEVEL layers (a 192-layer transformer) would still open on a screen
+of hundreds of blocks, so consecutive blocks are grouped once more into at most MAX_TOP_LEVEL runs
+of blocks ("repeats 1-12 of 192"): the first screen stays a few dozen items at any depth.
 """
 
 from __future__ import annotations
@@ -59,6 +63,15 @@ class Block:
     name: str  # unique, no "/": the group's name in Model Explorer ("blocks.3", "repeat 2 of 12")
     partitions: tuple[int, ...]  # consecutive partition indices, in order
     basis: str  # how it was found: "ETRecord module blocks.3 (Block)", "repeating structure", ...
+    repeat: tuple[int, int] | None = None  # (k, n) of "repeat k of n"; None for other blocks
+
+
+@dataclass(frozen=True)
+class BlockRun:
+    """Consecutive blocks grouped together when a method has more than MAX_TOP_LEVEL of them."""
+
+    name: str  # unique among the method's blocks and runs, no "/": "repeats 1-12 of 192"
+    blocks: tuple[int, ...]  # consecutive indices into the method's blocks, in order
 
 
 def first_screen_cost(parts: MethodPartitions, blocks: list[Block]) -> int:
@@ -219,6 +232,7 @@ def _by_repetition(method: Method, partitions: list[Partition]) -> list[Block]:
                     f"repeat {r + 1} of {repeats}",
                     tuple(p.index for p in partitions[first : first + period]),
                     f"repeating structure: {period} partitions repeat {repeats} times",
+                    (r + 1, repeats),
                 )
             )
         return blocks
@@ -249,3 +263,31 @@ def _unique(name: str, blocks: list[Block]) -> str:
     while f"{name} ({k})" in taken:
         k += 1
     return f"{name} ({k})"
+
+
+def block_runs(blocks: list[Block]) -> list[BlockRun]:
+    """Runs of consecutive blocks (adjacent in partition order: a partition left on its own ends a
+    run) of equal length, about MAX_TOP_LEVEL of them; [] when there are no more blocks than
+    MAX_TOP_LEVEL. A block that would be a run of one stays on its own."""
+    most = MAX_TOP_LEVEL  # read at each call: tests fold a small program as a large one
+    if len(blocks) <= most:
+        return []
+    size = math.ceil(len(blocks) / most)
+    runs: list[BlockRun] = []
+    start = 0
+    for i in range(1, len(blocks) + 1):
+        adjacent = i < len(blocks) and blocks[i].partitions[0] == blocks[i - 1].partitions[-1] + 1
+        if adjacent and i - start < size:
+            continue
+        if i - start > 1:
+            run = blocks[start:i]
+            runs.append(BlockRun(_run_name(run), tuple(range(start, i))))
+        start = i
+    return runs
+
+
+def _run_name(run: list[Block]) -> str:
+    first, last = run[0], run[-1]
+    if first.repeat is not None and last.repeat is not None:
+        return f"repeats {first.repeat[0]}-{last.repeat[0]} of {first.repeat[1]}"
+    return f"{first.name} to {last.name}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pte_adapter.analysis.blocks import Block, fold_partitions
+from pte_adapter.analysis.blocks import Block, BlockRun, block_runs, fold_partitions
 from pte_adapter.analysis.constants import ConstantValue, MethodConstants, method_constants
 from pte_adapter.analysis.deployment import DeploymentMap, deployment_map, program_runner
 from pte_adapter.analysis.memory import MethodMemory, method_memory
@@ -80,6 +80,8 @@ class MethodAnalysis:
     # method needs from a runtime (analysis/needs.py).
     kernel_keys: dict[int, KernelKey] = field(default_factory=dict)
     needs: RuntimeNeeds = field(default_factory=RuntimeNeeds)
+    # Consecutive blocks grouped once more when there are many (`analysis/blocks.py`).
+    block_runs: list[BlockRun] = field(default_factory=list)
     # The numeric gap of a recorded run (analysis/numerics/), when it was asked for.
     numerics: MethodNumerics | None = None
 
@@ -163,6 +165,7 @@ def analyse_method(
     roles = partition_roles(parts)
     keys, key_problems = method_kernel_keys(method)
     label = str(program.path) if program is not None and program.path is not None else ""
+    blocks = fold_partitions(method, parts, source) or []
     return MethodAnalysis(
         method=method,
         partitions=parts,
@@ -171,7 +174,7 @@ def analyse_method(
         source=source,
         partition_sources=psources,
         reasons=reasons,
-        blocks=fold_partitions(method, parts, source) or [],
+        blocks=blocks,
         estimate=estimate,
         memory=memory,
         summary=summary,
@@ -179,6 +182,7 @@ def analyse_method(
         what_if=method_what_if(method, parts, reasons, psources),
         kernel_keys=keys,
         needs=method_needs(label, method, parts, source, keys, key_problems),
+        block_runs=block_runs(blocks),
     )
 
 

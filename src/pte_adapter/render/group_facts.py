@@ -11,7 +11,11 @@ the CPU operators between them:
 
 Each name starts with the partition's own name (`Partition.name`, unique in its method), so names
 stay unique and every other view (summary, diff, attributes) still lines up; node ids are the
-role ids and do not change. Names are printable ASCII without "/" (Model Explorer splits group
+role ids and do not change. Inside a block (a method of many partitions, `analysis/blocks.py`)
+the names are short, "XNNPACK 7 - 5 ops", "CPU 8 - split_with_sizes_copy", since there they are
+drawn by the thousand: Model Explorer's drawing time follows the characters it draws
+(docs/benchmarks.md), and the block already says where one is. The full name is the group's
+`partition` attribute. Names are printable ASCII without "/" (Model Explorer splits group
 paths at "/" and draws labels with an ASCII-only font), and short: the operators that fit in MAX_DETAIL characters, the rest counted.
 """
 
@@ -27,6 +31,7 @@ from pte_adapter.wording import us_text
 SEPARATOR = " - "  # between a partition's name and what it holds
 BLOCK_SEPARATOR = " | "  # between a block's facets
 MAX_DETAIL = 40  # characters of operator names in a group name; the rest are counted
+MAX_SHORT_DETAIL = 24  # the same, in a block's short names
 
 
 def ascii_name(text: str) -> str:
@@ -37,9 +42,9 @@ def ascii_name(text: str) -> str:
     return out.strip()
 
 
-def _ops_text(counts: dict[str, int], short: bool = False) -> str:
+def _ops_text(counts: dict[str, int], short: bool = False, width: int = MAX_DETAIL) -> str:
     """The most frequent operators (overloads dropped; `short`: namespaces too) while they fit in
-    MAX_DETAIL characters (at least one), the rest as "+k"."""
+    `width` characters (at least one), the rest as "+k"."""
     merged: dict[str, int] = {}
     for name, n in counts.items():
         base = kernel_base(name)
@@ -49,7 +54,7 @@ def _ops_text(counts: dict[str, int], short: bool = False) -> str:
     shown: list[str] = []
     for k in ranked:
         text = f"{k} x{merged[k]}" if merged[k] > 1 else k
-        if shown and len(", ".join([*shown, text])) > MAX_DETAIL:
+        if shown and len(", ".join([*shown, text])) > width:
             break
         shown.append(text)
     more = len(ranked) - len(shown)
@@ -83,10 +88,47 @@ def partition_group_names(ma: MethodAnalysis) -> list[str]:
     return names
 
 
+def short_partition_name(part: Partition) -> str:
+    """ "XNNPACK 7", "CPU 8": the backend's short prefix and the partition's number."""
+    prefix = "CPU" if part.is_cpu else group_prefix(part.backend).removesuffix(" partition")
+    return f"{prefix} {part.number}"
+
+
+def _short_detail(ma: MethodAnalysis, part: Partition) -> str:
+    if part.is_cpu:
+        ops = dict(part.compute_ops) or dict(part.glue_ops)
+        if ops:
+            return _ops_text(ops, short=True, width=MAX_SHORT_DETAIL)
+        return "control" if part.control else ""
+    return partition_detail(ma, part)
+
+
+def drawn_group_names(ma: MethodAnalysis) -> list[str]:
+    """Each partition's group name as the method graph draws it: short inside a block, in full
+    elsewhere (`partition_group_names`). Short names that would not be unique in the method (two
+    backends of one prefix) are drawn in full."""
+    parts = ma.partitions.partitions
+    short = {i: short_partition_name(parts[i]) for b in ma.blocks for i in b.partitions}
+    if len(set(short.values())) < len(short):
+        return partition_group_names(ma)
+    names = []
+    for part in parts:
+        name = short.get(part.index)
+        detail = partition_detail(ma, part) if name is None else _short_detail(ma, part)
+        name = part.name if name is None else name
+        names.append(ascii_name(name + (SEPARATOR + detail if detail else "")))
+    return names
+
+
 def block_group_name(ma: MethodAnalysis, block: Block) -> str:
     """`blocks.3 | NPU 2 | CPU aten::add`: the block, its partitions by backend, its CPU work."""
+    return ascii_name(BLOCK_SEPARATOR.join([block.name, *block_facets(ma, block)]))
+
+
+def block_facets(ma: MethodAnalysis, block: Block) -> list[str]:
+    """What a block holds: its partitions by backend, its CPU work ("NPU 2", "CPU aten::add")."""
     mine = [ma.partitions.partitions[i] for i in block.partitions]
-    facets = [block.name]
+    facets: list[str] = []
     by_backend: dict[str, int] = {}
     for p in mine:
         if not p.is_cpu:
@@ -102,4 +144,24 @@ def block_group_name(ma: MethodAnalysis, block: Block) -> str:
         facets.append(f"CPU {_ops_text(compute)}")
     elif islands:
         facets.append(f"CPU glue x{islands}" if islands > 1 else "CPU glue")
-    return ascii_name(BLOCK_SEPARATOR.join(facets))
+    return facets
+
+
+def block_and_run_names(ma: MethodAnalysis) -> tuple[list[str], list[str]]:
+    """Each block's group name and each run's (`ma.block_runs`). A run whose blocks all hold the
+    same carries their facets ("repeats 1-12 of 192 | XNNPACK 5 | CPU aten::mul x2"), and its
+    blocks are named by their own names alone; otherwise each block has its own facets."""
+    facets = [block_facets(ma, b) for b in ma.blocks]
+    blocks = [
+        ascii_name(BLOCK_SEPARATOR.join([b.name, *f]))
+        for b, f in zip(ma.blocks, facets, strict=True)
+    ]
+    runs = []
+    for run in ma.block_runs:
+        first = facets[run.blocks[0]]
+        shared = all(facets[i] == first for i in run.blocks)
+        runs.append(ascii_name(BLOCK_SEPARATOR.join([run.name, *(first if shared else [])])))
+        if shared:
+            for i in run.blocks:
+                blocks[i] = ascii_name(ma.blocks[i].name)
+    return blocks, runs

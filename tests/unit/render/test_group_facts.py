@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 
 import pte_adapter
+from pte_adapter.operator_names import kernel_base
 from pte_adapter.render.group_facts import (
     MAX_DETAIL,
     ascii_name,
     block_group_name,
+    drawn_group_names,
     partition_group_names,
+    short_partition_name,
 )
 from pte_adapter.wording import us_text
 from tests.support.examples import EXAMPLE_PTES, example
@@ -68,3 +71,33 @@ def test_long_operator_lists_are_counted_not_spelled() -> None:
 def test_ascii_and_times() -> None:
     assert ascii_name("features.0 … features.4/x") == "features.0 ... features.4_x"
     assert us_text(812.34) == "812 us" and us_text(1868.8) == "1.87 ms"
+
+
+@pytest.mark.parametrize("pte", EXAMPLE_PTES, ids=[p.stem for p in EXAMPLE_PTES])
+def test_inside_a_block_names_are_short_and_unique(pte: Path) -> None:
+    """Drawn by the thousand in a large program, a partition's group inside a block is "XNNPACK 7 -
+    5 ops" or "CPU 8 - mul x2": its backend's short prefix and number, then what it holds; outside
+    every block, the full name."""
+    for ma in pte_adapter.open_analysis(pte, profile=False).methods:
+        full, drawn = partition_group_names(ma), drawn_group_names(ma)
+        assert len(set(drawn)) == len(drawn)
+        in_block = {i for b in ma.blocks for i in b.partitions}
+        for part in ma.partitions.partitions:
+            name = drawn[part.index]
+            if part.index not in in_block:
+                assert name == full[part.index]
+                continue
+            short = short_partition_name(part)
+            assert name == short or name.startswith(short + " - "), name
+            assert len(name) < len(full[part.index]), (name, full[part.index])
+            assert all(" " <= c <= "~" for c in name) and "/" not in name, name
+            if part.is_cpu:
+                ops = dict(part.compute_ops) or dict(part.glue_ops)
+                if ops:
+                    # the most frequent operator, without its namespace and overload
+                    top = max(ops.values())
+                    named = [kernel_base(op).split("::")[-1] for op, n in ops.items() if n == top]
+                    assert any(op in name for op in named), name
+                    assert "aten::" not in name
+            elif part.inner_ops is not None:
+                assert f" - {part.inner_ops} op" in name

@@ -3,7 +3,6 @@ nodes and groups, and the folding of a method of many partitions into blocks."""
 
 from __future__ import annotations
 
-from pte_adapter.analysis.blocks import Block
 from pte_adapter.analysis.partitions import Crossing
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
@@ -67,39 +66,54 @@ def source_annotations(ma: MethodAnalysis, graph: Graph, names: list[str]) -> No
 
 def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> None:
     """Put each folded partition's group inside its block's group (`analysis/blocks.py`, named by
-    `render/group_facts.py`): the method's first screen is then its blocks, each opening onto its
-    partitions and CPU islands. Boundary nodes between two partitions of one block were placed
-    inside it already (`placement.blocks` names every block's group). The placement learns each
-    partition's new group path."""
-    labels = placement.blocks
-    names = list(placement.groups)
-    block_of = {names[i]: labels[b.name] for b in ma.blocks for i in b.partitions}
-    for b in ma.blocks:
+    `render/group_facts.py`), and each block inside its run of blocks when there are runs: the
+    method's first screen is then its blocks (or runs), each opening onto its partitions and CPU
+    islands. Boundary nodes between two partitions of one block were placed inside it already, and
+    those between two blocks of one run inside the run (`placement.blocks` and `placement.runs`
+    name their groups). The placement learns each partition's new group path."""
+    labels, names = placement.blocks, list(placement.groups)
+    run_of = {i: run for run in ma.block_runs for i in run.blocks}
+    path_of: dict[str, str] = {}  # a group drawn at the top level so far -> its full path
+    for k, b in enumerate(ma.blocks):
+        run = run_of.get(k)
+        block_path = f"{placement.runs[run.name]}/{labels[b.name]}" if run else labels[b.name]
+        if run:
+            path_of[labels[b.name]] = block_path
         for i in b.partitions:
-            placement.groups[i] = f"{labels[b.name]}/{names[i]}"
+            path_of[names[i]] = placement.groups[i] = f"{block_path}/{names[i]}"
     for node in graph.nodes:
-        top = node.namespace.split("/")[0]
-        if top in block_of:
-            node.namespace = f"{block_of[top]}/{node.namespace}"
+        top, sep, rest = node.namespace.partition("/")
+        if top in path_of:
+            node.namespace = path_of[top] + sep + rest
     groups = graph.group_attrs or {}
-    graph.group_attrs = {
-        (f"{block_of[k.split('/')[0]]}/{k}" if k.split("/")[0] in block_of else k): v
-        for k, v in groups.items()
-    }
-    moved = {
-        f"^{regex_escape(name)}$": f"^{regex_escape(block + '/' + name)}$"
-        for name, block in block_of.items()
+    moved: dict[str, dict[str, str]] = {}
+    for path, attrs in groups.items():
+        top, sep, rest = path.partition("/")
+        moved[path_of[top] + sep + rest if top in path_of else path] = attrs
+    graph.group_attrs = moved
+    regexes = {
+        f"^{regex_escape(name)}$": f"^{regex_escape(path)}$" for name, path in path_of.items()
     }
     for style in graph.group_styles or []:
-        style.namespace_regex = moved.get(style.namespace_regex, style.namespace_regex)
+        style.namespace_regex = regexes.get(style.namespace_regex, style.namespace_regex)
     sides = crossing_sides(ma.partitions)  # each block reads its own partitions' crossings
     for b in ma.blocks:
-        graph.group_attrs[labels[b.name]] = _block_facts(ma, b, sides)
+        label = labels[b.name]
+        facts = {"block": b.basis, **_span_facts(ma, b.partitions, sides)}
+        graph.group_attrs[path_of.get(label, label)] = facts
+    for run in ma.block_runs:
+        blocks = [ma.blocks[i] for i in run.blocks]
+        facts = {"blocks": f"{blocks[0].name} to {blocks[-1].name} ({len(blocks)})"}
+        span = tuple(i for b in blocks for i in b.partitions)
+        graph.group_attrs[placement.runs[run.name]] = facts | _span_facts(ma, span, sides, "run")
 
 
-def _block_facts(ma: MethodAnalysis, block: Block, sides: CrossingSides) -> dict[str, str]:
+def _span_facts(
+    ma: MethodAnalysis, partitions: tuple[int, ...], sides: CrossingSides, what: str = "block"
+) -> dict[str, str]:
+    """A block's (or a run's) partitions and what crosses into, out of and inside it."""
     parts = ma.partitions
-    mine = [parts.partitions[i] for i in block.partitions]
+    mine = [parts.partitions[i] for i in partitions]
     names = {p.name for p in mine}
     backends: dict[str, int] = {}
     for p in mine:
@@ -113,13 +127,12 @@ def _block_facts(ma: MethodAnalysis, block: Block, sides: CrossingSides) -> dict
         return f"{len(cs)} tensors, {bytes_text(sum(c.nbytes for c in cs))}"
 
     return {
-        "block": block.basis,
         "partitions": f"{mine[0].name} to {mine[-1].name} ({len(mine)})",
         "partitions_by_backend": ", ".join(
             f"{'CPU islands' if b == 'CPU' else b} ×{n}" for b, n in backends.items()
         ),
         "instructions": str(sum(len(p.instructions) for p in mine)),
-        "crossings_into_block": tensors(into),
-        "crossings_out_of_block": tensors(out),
-        "crossings_inside_block": tensors(inside),
+        f"crossings_into_{what}": tensors(into),
+        f"crossings_out_of_{what}": tensors(out),
+        f"crossings_inside_{what}": tensors(inside),
     }

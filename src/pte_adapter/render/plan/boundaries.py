@@ -3,7 +3,9 @@
 A boundary node sits outside every group, so it stays visible when the partitions are collapsed,
 and its label says what crosses: "[1, 3, 224, 224] int8, 147.0 KiB", or "[1, 128, 768] float32 +1
 more, 768.0 KiB" when several tensors take the same way (all of them are in its attributes, input
-k and output k being tensor k). Model Explorer's own edge labels are a user setting, off by default,
+k and output k being tensor k). Inside a block or a run of blocks (a method of many partitions,
+where there are thousands of them) the label is the bytes alone, "16.0 KiB": Model Explorer's
+drawing time follows the characters it draws, and the tensors are one click away. Model Explorer's own edge labels are a user setting, off by default,
 and its edge overlays are only drawn between visible op nodes: neither shows on a collapsed
 partition. One node per pair of partitions, not per tensor, because every edge costs drawing time
 (most of the time to the first screen of a large program goes into edges).
@@ -95,16 +97,18 @@ class _Layout:
 
     node_partition: dict[str, str]
     part_order: dict[str, int]
-    top_order: dict[str, int]  # position of each top-level item (a block, or a lone partition)
+    top_order: dict[str, int]  # position of each block and partition on its own
     cpu_sides: set[str]
     roles: dict[str, str]
     block_of: dict[str, str]  # partition group -> its block's group
-    text: dict[str, str]  # group -> the partition's (or block's) own name
+    text: dict[str, str]  # group -> the partition's (or block's, or run's) own name
+    run_of: dict[str, str]  # block group -> its run's group, for blocks in a run
+    outer_order: dict[str, int]  # position of each top-level item (run, block, partition)
 
     @cached
     def block_names(self) -> set[str]:
-        """The blocks' groups (asked once per routed edge)."""
-        return set(self.block_of.values())
+        """The blocks' and runs' groups (asked once per routed edge)."""
+        return set(self.block_of.values()) | set(self.run_of.values())
 
     @classmethod
     def of(cls, ma: MethodAnalysis, graph: Graph, placement: MethodPlacement) -> _Layout:
@@ -122,10 +126,30 @@ class _Layout:
         text.update({label: name for name, label in placement.blocks.items()})
         # Boundary node ids name a block by its own name, which stays when its contents change.
         roles.update({label: name for name, label in placement.blocks.items()})
+        text.update({label: name for name, label in placement.runs.items()})
+        roles.update({label: name for name, label in placement.runs.items()})
+        run_of = {
+            placement.blocks[ma.blocks[i].name]: placement.runs[run.name]
+            for run in ma.block_runs
+            for i in run.blocks
+        }
         top_order: dict[str, int] = {}
+        outer_order: dict[str, int] = {}
         for name in sorted(part_order, key=part_order.__getitem__):
-            top_order.setdefault(block_of.get(name, name), len(top_order))
-        return cls(node_partition, part_order, top_order, cpu_sides, roles, block_of, text)
+            item = block_of.get(name, name)
+            top_order.setdefault(item, len(top_order))
+            outer_order.setdefault(run_of.get(item, item), len(outer_order))
+        return cls(
+            node_partition,
+            part_order,
+            top_order,
+            cpu_sides,
+            roles,
+            block_of,
+            text,
+            run_of,
+            outer_order,
+        )
 
     def say(self, side: str) -> str:
         return self.text.get(side, side)
@@ -140,57 +164,68 @@ def _route(
     source_value: dict[Source, int],
     known: dict[int, dict[str, str]] | None,
 ) -> None:
-    """Send one partition-crossing edge through its boundary node (made on first use; `known` as
-    for `tensor_port`)."""
+    """Send one partition-crossing edge through its boundary node, or nodes (made on first use;
+    `known` as for `tensor_port`)."""
     source_part, target_part = lay.node_partition[e.source], lay.node_partition[node.id]
     src = (e.source, e.source_output)
     v = source_value.get(src)
-    # Between two partitions of one block: inside that block. Between blocks: one node per pair
-    # of blocks (or of a block and a partition on its own), at the top level.
-    inside = lay.block_of.get(source_part, 1) == lay.block_of.get(target_part, 2)
-    ends = (
-        (source_part, target_part)
-        if inside
-        else (
-            lay.block_of.get(source_part, source_part),
-            lay.block_of.get(target_part, target_part),
-        )
-    )
-    # Everything entering a block from outside it shares one node: "into blocks.3".
-    key = ("", ends[1]) if ends[1] in lay.block_names and not inside else ends
-    b = bounds.get(key)
-    if b is None:
-        b = bounds[key] = _Boundary(
-            Node(
-                id=f"b.{lay.roles.get(key[0], key[0] or 'into')}.{lay.roles.get(key[1], key[1])}",
-                label="",
-                namespace=lay.block_of[source_part] if inside else "",
-                colour=BOUNDARY_TENSOR_COLOUR,
-            )
-        )
-    b.froms.setdefault(lay.say(ends[0]))
-    if v is not None:
-        b.crossings.setdefault((v, lay.say(source_part), lay.say(target_part)))
+    # Between two partitions of one block: inside that block. Between two blocks of one run:
+    # inside that run. Otherwise one node per pair of top-level items (runs, blocks, partitions on
+    # their own), at the top level; everything entering a block (or a run) from outside it shares
+    # one node: "into blocks.3". Into a block of a run from outside the run: through the run's
+    # node, then the block's, so no edge crosses more than one level of groups (an edge into the
+    # depths of a run is drawn long and costs Model Explorer as much to draw as many short ones).
+    source_block = lay.block_of.get(source_part, source_part)
+    target_block = lay.block_of.get(target_part, target_part)
+    run = lay.run_of.get(target_block)
+    hops: list[tuple[tuple[str, str], str, dict[str, int] | None, tuple[str, str]]]
+    if source_block == target_block:
+        ends = (source_part, target_part)
+        hops = [(ends, source_block, lay.part_order, ends)]
+    elif run is not None and lay.run_of.get(source_block) == run:
+        hops = [(("", target_block), run, lay.top_order, (source_block, target_block))]
+    else:
+        ends = (lay.run_of.get(source_block, source_block), run or target_block)
+        key = ("", ends[1]) if ends[1] in lay.block_names else ends
+        hops = [(key, "", lay.outer_order, ends)]
+        if run is not None:
+            hops.append((("", target_block), run, None, (run, target_block)))
     tensor: int | Source = v if v is not None else src
-    if tensor not in b.values:
-        b.values[tensor] = len(b.values)
-        pos = str(len(b.values) - 1)
-        attrs = tensor_port(method, 0, v, known).attrs if v is not None else {}
-        b.node.inputs.append(Port(pos, attrs))
-        b.node.outputs.append(Port(pos, attrs))
-    pos = str(b.values[tensor])
-    # A tensor read far downstream (an attention mask every layer reads) is shown beside each
-    # distant reader without an edge across the whole graph: long edges make the layout slow and
-    # the picture unreadable. Between blocks, the distance counts blocks (and lone partitions).
-    order = lay.part_order if inside else lay.top_order
-    far = (
-        len(lay.part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
-        and order[ends[1]] - order[ends[0]] > NEAR_PARTITIONS
-    )
-    if not far and src not in b.sources:
-        b.sources.add(src)
-        b.node.edges.append(Edge(src[0], src[1], pos))
-    e.source, e.source_output = b.node.id, pos
+    for key, namespace, order, ends in hops:
+        b = bounds.get(key)
+        if b is None:
+            b = bounds[key] = _Boundary(
+                Node(
+                    id=f"b.{lay.roles.get(key[0], key[0] or 'into')}.{lay.roles.get(key[1], key[1])}",
+                    label="",
+                    namespace=namespace,
+                    colour=BOUNDARY_TENSOR_COLOUR,
+                )
+            )
+        b.froms.setdefault(lay.say(ends[0]))
+        if v is not None:
+            b.crossings.setdefault((v, lay.say(source_part), lay.say(target_part)))
+        if tensor not in b.values:
+            b.values[tensor] = len(b.values)
+            pos = str(len(b.values) - 1)
+            attrs = tensor_port(method, 0, v, known).attrs if v is not None else {}
+            b.node.inputs.append(Port(pos, attrs))
+            b.node.outputs.append(Port(pos, attrs))
+        pos = str(b.values[tensor])
+        # A tensor read far downstream (an attention mask every layer reads) is shown beside each
+        # distant reader without an edge across the whole graph: long edges make the layout slow
+        # and the picture unreadable. Between blocks, the distance counts blocks (and lone
+        # partitions); between runs, runs. From a run's node into its block's: always an edge.
+        far = (
+            order is not None
+            and len(lay.part_order) - 2 > SMALL_METHOD  # the order holds method input/output too
+            and order[ends[1]] - order[ends[0]] > NEAR_PARTITIONS
+        )
+        if not far and src not in b.sources:
+            b.sources.add(src)
+            b.node.edges.append(Edge(src[0], src[1], pos))
+        src = (b.node.id, pos)
+    e.source, e.source_output = src
 
 
 def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) -> None:
@@ -198,9 +233,12 @@ def _finish(method: Method, lay: _Layout, key: tuple[str, str], b: _Boundary) ->
     source_part, target_part = key
     tensors = [v for v in b.values if isinstance(v, int)]
     total = sum(t.nbytes for v in tensors if (t := method.tensor(v)) is not None)
-    first = tensor_label(method, tensors[0]).rsplit(",", 1)[0] if tensors else "tensor"
-    more = f" +{len(b.values) - 1} more" if len(b.values) > 1 else ""
-    b.node.label = f"{first}{more}, {bytes_short(total)}"
+    if b.node.namespace:  # inside a block or run, drawn by the thousand: the bytes alone
+        b.node.label = bytes_short(total)
+    else:
+        first = tensor_label(method, tensors[0]).rsplit(",", 1)[0] if tensors else "tensor"
+        more = f" +{len(b.values) - 1} more" if len(b.values) > 1 else ""
+        b.node.label = f"{first}{more}, {bytes_short(total)}"
     attrs = {
         "boundary": f"{' and '.join(b.froms)} to {lay.say(target_part)}",
         "tensors": "\n".join(tensor_label(method, v) + f" (%{v})" for v in tensors),

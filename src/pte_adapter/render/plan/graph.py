@@ -85,6 +85,7 @@ class MethodPlacement:
     # Each partition's group path ("<block group>/<partition group>" when folded into a block).
     groups: list[str] = field(default_factory=list)
     blocks: dict[str, str] = field(default_factory=dict)  # block name -> its group name
+    runs: dict[str, str] = field(default_factory=dict)  # run of blocks name -> its group name
 
 
 @dataclass

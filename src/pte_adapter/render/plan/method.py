@@ -31,7 +31,7 @@ from pte_adapter.program.model import Delegate, Instruction, InstructionKind
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.render.group_facts import block_group_name, partition_group_names
+from pte_adapter.render.group_facts import block_and_run_names, drawn_group_names
 from pte_adapter.render.memory_facts import fit_facts, memory_facts, partition_memory_facts
 from pte_adapter.render.needs_facts import key_text, needs_facts
 from pte_adapter.render.plan.annotations import fold_into_blocks, source_annotations
@@ -298,9 +298,12 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
     }
     graph.group_styles = []
     sides = crossing_sides(parts)
+    in_block = {i for b in ma.blocks for i in b.partitions}
     for part in parts.partitions:
+        # A short name inside a block (`drawn_group_names`): the partition's own name first.
+        attrs = {"partition": part.name} if part.index in in_block else {}
         # An island's what-if first: what fixing it would buy is the point of opening it.
-        attrs = what_if_island_facts(ma.what_if, part.index)
+        attrs.update(what_if_island_facts(ma.what_if, part.index))
         attrs.update(facts.partition_facts(method, part))
         if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
@@ -317,9 +320,11 @@ def method_plan(
 ) -> tuple[Graph, list[Graph], MethodPlacement]:
     """The method graph, the separate graphs its nodes open, and where everything was drawn."""
     graph = Graph(id=graph_id)
-    names = partition_group_names(ma)
+    names = drawn_group_names(ma)
     placement = MethodPlacement(graph_id, list(ma.instruction_ids), groups=list(names))
-    placement.blocks = {b.name: block_group_name(ma, b) for b in ma.blocks}
+    blocks, runs = block_and_run_names(ma)
+    placement.blocks = {b.name: n for b, n in zip(ma.blocks, blocks, strict=True)}
+    placement.runs = {r.name: n for r, n in zip(ma.block_runs, runs, strict=True)}
     b = _Builder(ma, graph, placement, names)
     inputs = Node(id=INPUTS_ID, label="Graph Inputs")
     inputs.attrs.update(_constant_attrs("input", ma.constants.inputs))
