@@ -5,9 +5,9 @@ and its label says what crosses: "[1, 3, 224, 224] int8, 147.0 KiB", or "[1, 128
 more, 768.0 KiB" when several tensors take the same way (all of them are in its attributes, input
 k and output k being tensor k). Inside a block or a run of blocks (a method of many partitions,
 where there are thousands of them) the label is the bytes alone, "16.0 KiB": Model Explorer's
-drawing time follows the characters it draws, and the tensors are one click away. Model Explorer's own edge labels are a user setting, off by default,
-and its edge overlays are only drawn between visible op nodes: neither shows on a collapsed
-partition. One node per pair of partitions, not per tensor, because every edge costs drawing time
+drawing time follows the characters it draws, and the tensors are one click away. Model
+Explorer's own edge labels are a user setting, off by default, and its edge overlays are only
+drawn between visible op nodes: neither shows on a collapsed partition. One node per pair of partitions, not per tensor, because every edge costs drawing time
 (most of the time to the first screen of a large program goes into edges).
 """
 
@@ -155,6 +155,47 @@ class _Layout:
         return self.text.get(side, side)
 
 
+# One step of a crossing's way: the boundary node's key, its namespace, the order that measures
+# how far the tensor goes (None: always an edge), and the two sides it stands between.
+Hop = tuple[tuple[str, str], str, dict[str, int] | None, tuple[str, str]]
+
+
+def _hops(lay: _Layout, source_part: str, target_part: str) -> list[Hop]:
+    """The boundary nodes a crossing passes. Between two partitions of one block: one, inside that
+    block. Between two blocks of one run: one, inside that run. Otherwise one node per pair of
+    top-level items (runs, blocks, partitions on their own), at the top level; everything entering
+    a block (or a run) from outside it shares one node: "into blocks.3". Into a block of a run from
+    outside the run: through the run's node, then the block's, so no edge crosses more than one
+    level of groups (an edge into the depths of a run is drawn long, and costs Model Explorer as
+    much to draw as many short ones)."""
+    source_block = lay.block_of.get(source_part, source_part)
+    target_block = lay.block_of.get(target_part, target_part)
+    run = lay.run_of.get(target_block)
+    if source_block == target_block:
+        ends = (source_part, target_part)
+        return [(ends, source_block, lay.part_order, ends)]
+    if run is not None and lay.run_of.get(source_block) == run:
+        return [(("", target_block), run, lay.top_order, (source_block, target_block))]
+    ends = (lay.run_of.get(source_block, source_block), run or target_block)
+    key = ("", ends[1]) if ends[1] in lay.block_names else ends
+    hops: list[Hop] = [(key, "", lay.outer_order, ends)]
+    if run is not None:
+        hops.append((("", target_block), run, None, (run, target_block)))
+    return hops
+
+
+def _boundary(lay: _Layout, key: tuple[str, str], namespace: str) -> _Boundary:
+    source, target = key
+    return _Boundary(
+        Node(
+            id=f"b.{lay.roles.get(source, source or 'into')}.{lay.roles.get(target, target)}",
+            label="",
+            namespace=namespace,
+            colour=BOUNDARY_TENSOR_COLOUR,
+        )
+    )
+
+
 def _route(
     method: Method,
     lay: _Layout,
@@ -164,44 +205,16 @@ def _route(
     source_value: dict[Source, int],
     known: dict[int, dict[str, str]] | None,
 ) -> None:
-    """Send one partition-crossing edge through its boundary node, or nodes (made on first use;
-    `known` as for `tensor_port`)."""
+    """Send one partition-crossing edge through its boundary node, or nodes (`_hops`; each made
+    on first use; `known` as for `tensor_port`)."""
     source_part, target_part = lay.node_partition[e.source], lay.node_partition[node.id]
     src = (e.source, e.source_output)
     v = source_value.get(src)
-    # Between two partitions of one block: inside that block. Between two blocks of one run:
-    # inside that run. Otherwise one node per pair of top-level items (runs, blocks, partitions on
-    # their own), at the top level; everything entering a block (or a run) from outside it shares
-    # one node: "into blocks.3". Into a block of a run from outside the run: through the run's
-    # node, then the block's, so no edge crosses more than one level of groups (an edge into the
-    # depths of a run is drawn long and costs Model Explorer as much to draw as many short ones).
-    source_block = lay.block_of.get(source_part, source_part)
-    target_block = lay.block_of.get(target_part, target_part)
-    run = lay.run_of.get(target_block)
-    hops: list[tuple[tuple[str, str], str, dict[str, int] | None, tuple[str, str]]]
-    if source_block == target_block:
-        ends = (source_part, target_part)
-        hops = [(ends, source_block, lay.part_order, ends)]
-    elif run is not None and lay.run_of.get(source_block) == run:
-        hops = [(("", target_block), run, lay.top_order, (source_block, target_block))]
-    else:
-        ends = (lay.run_of.get(source_block, source_block), run or target_block)
-        key = ("", ends[1]) if ends[1] in lay.block_names else ends
-        hops = [(key, "", lay.outer_order, ends)]
-        if run is not None:
-            hops.append((("", target_block), run, None, (run, target_block)))
     tensor: int | Source = v if v is not None else src
-    for key, namespace, order, ends in hops:
+    for key, namespace, order, ends in _hops(lay, source_part, target_part):
         b = bounds.get(key)
         if b is None:
-            b = bounds[key] = _Boundary(
-                Node(
-                    id=f"b.{lay.roles.get(key[0], key[0] or 'into')}.{lay.roles.get(key[1], key[1])}",
-                    label="",
-                    namespace=namespace,
-                    colour=BOUNDARY_TENSOR_COLOUR,
-                )
-            )
+            b = bounds[key] = _boundary(lay, key, namespace)
         b.froms.setdefault(lay.say(ends[0]))
         if v is not None:
             b.crossings.setdefault((v, lay.say(source_part), lay.say(target_part)))
