@@ -110,9 +110,9 @@ class FlatBuffer:
         # Tables handed out by `iter_tables(..., once=True)`, per kind: their position -> where
         # (the position of the table whose vector holds it, the index in that vector).
         self.claimed: dict[str, dict[int, tuple[int, int]]] = {}
-        # Vtables read so far, checked: position -> (length, table size, field offsets). Writers
-        # share one vtable among all the tables of a type with the same fields present.
-        self._vtables: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        # Vtables read so far, checked: position -> (table size, its `Fields`). Writers share one
+        # vtable among all the tables of a type with the same fields present.
+        self._vtables: dict[int, tuple[int, Fields]] = {}
 
     def claim(self, kind: str, pos: int, owner: int, index: int) -> None:
         """Refuse a second use of the table at `pos` as a `kind` (an instruction, a method, an
@@ -198,22 +198,45 @@ class FlatBuffer:
         if pos % 4 or pos < 0 or pos + 4 > self.size:
             self._table_error(pos, _label(parent, what, index))
         vt: int = pos - _I32.unpack_from(self.data, pos)[0]
-        vtable = self._vtables.get(vt)
+        vtable = self._vtables.get(vt) or self._vtable(vt)
         if vtable is None:
-            if vt % 2 or vt < 0 or vt + 4 > self.size:
-                self._table_error(pos, _label(parent, what, index), vt)
-            vt_len, inline = _VTABLE_HEAD.unpack_from(self.data, vt)
-            if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
-                self._table_error(pos, _label(parent, what, index), vt)
-            n = (vt_len - 4) >> 1
-            entries = _VTABLE_ENTRIES.get(n)
-            if entries is None:
-                entries = _VTABLE_ENTRIES[n] = struct.Struct(f"<{n}H")
-            vtable = self._vtables[vt] = (vt_len, inline, entries.unpack_from(self.data, vt + 4))
-        vt_len, inline, offsets = vtable
+            self._table_error(pos, _label(parent, what, index), vt)
+            raise AssertionError("unreachable")  # pragma: no cover
+        inline, fields = vtable
         if pos + inline > self.size:
             self._need(pos, inline, _label(parent, what, index))
-        return Table(self, pos, vt, offsets, what, parent, index)
+        return Table(self, pos, vt, fields[0], what, parent, index)
+
+    def _vtable(self, vt: int) -> tuple[int, Fields] | None:
+        """The vtable at `vt` read and checked (then kept: see `_vtables`), or None when it is
+        not a valid vtable (`_table_error` words why)."""
+        if vt % 2 or vt < 0 or vt + 4 > self.size:
+            return None
+        vt_len, inline = _VTABLE_HEAD.unpack_from(self.data, vt)
+        if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
+            return None
+        n = (vt_len - 4) >> 1
+        entries = _VTABLE_ENTRIES.get(n)
+        if entries is None:
+            entries = _VTABLE_ENTRIES[n] = struct.Struct(f"<{n}H")
+        offsets: tuple[int, ...] = entries.unpack_from(self.data, vt + 4)
+        present = [off for off in offsets if off]
+        reach = max(present, default=0) if all(off >= 4 for off in present) else _NO_REACH
+        vtable = self._vtables[vt] = (inline, (offsets, reach))
+        return vtable
+
+    def checked_fields(self, pos: int) -> Fields | None:
+        """The `Fields` of the table at `pos` when `table_at` would hand it out (counted against
+        the budget as it counts), or None, nothing counted, when it would raise: a reader that
+        reads fields straight from the buffer then calls `table_at` for the error."""
+        if self.tables_left <= 0 or pos % 4 or pos < 0 or pos + 4 > self.size:
+            return None
+        vt: int = pos - _I32.unpack_from(self.data, pos)[0]
+        vtable = self._vtables.get(vt) or self._vtable(vt)
+        if vtable is None or pos + vtable[0] > self.size:
+            return None
+        self.tables_left -= 1
+        return vtable[1]
 
     def _table_error(self, pos: int, what: str, vt: int | None = None) -> None:
         """Raise the error of the first check `table_at` failed, as it words them."""
@@ -246,6 +269,14 @@ class FlatBuffer:
                 pos,
             )
         return start, n
+
+
+# A table's field offsets (0: absent) and its reach: the largest offset when every present field
+# starts past the table's header, else `_NO_REACH`. A reader that finds `pos + reach + 8` inside
+# the buffer may read any field of up to 8 bytes (a scalar, or a reference's uoffset) unchecked:
+# every check `Table` makes of the field's place would pass.
+Fields = tuple[tuple[int, ...], int]
+_NO_REACH: Final = 1 << 62
 
 
 def _label(parent: Table | None, what: str, index: int = -1) -> str:
@@ -456,6 +487,16 @@ class Table:
     def iter_tables(self, slot: _int, what: str = "vector", once: _bool = False) -> Iterator[Table]:
         """The tables of a vector; with `once`, each table may appear once in the whole buffer as
         a `what` (`FlatBuffer.claim`)."""
+        fb = self.fb
+        for i, target in enumerate(self.iter_positions(slot, what)):
+            table = fb.table_at(target, what, self, i)
+            if once:
+                fb.claim(what, table.pos, self.pos, i)
+            yield table
+
+    def iter_positions(self, slot: _int, what: str = "vector") -> Iterator[_int]:
+        """Where the tables of a vector are, each uoffset checked as it is reached (the tables
+        themselves are not: `table_at` or `FlatBuffer.checked_offsets` does that)."""
         pos = self._ref(slot, what)
         if pos == 0:
             return
@@ -473,10 +514,7 @@ class Table:
                 target = elem + uoffset
                 if target >= fb.size:
                     self.follow(elem, what, i)  # raises, with the message it always had
-                table = fb.table_at(target, what, self, i)
-                if once:
-                    fb.claim(what, table.pos, self.pos, i)
-                yield table
+                yield target
 
     def strings(self, slot: _int, what: str = "vector") -> list[str]:
         pos = self._ref(slot, what)
