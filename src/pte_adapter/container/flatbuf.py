@@ -205,7 +205,7 @@ class FlatBuffer:
         inline, fields = vtable
         if pos + inline > self.size:
             self._need(pos, inline, _label(parent, what, index))
-        return Table(self, pos, vt, fields[0], what, parent, index)
+        return Table(self, pos, vt, fields, what, parent, index)
 
     def _vtable(self, vt: int) -> tuple[int, Fields] | None:
         """The vtable at `vt` read and checked (then kept: see `_vtables`), or None when it is
@@ -220,8 +220,9 @@ class FlatBuffer:
         if entries is None:
             entries = _VTABLE_ENTRIES[n] = struct.Struct(f"<{n}H")
         offsets: tuple[int, ...] = entries.unpack_from(self.data, vt + 4)
-        present = [off for off in offsets if off]
-        reach = max(present, default=0) if all(off >= 4 for off in present) else _NO_REACH
+        present = set(offsets)
+        present.discard(0)
+        reach = max(present, default=0) if min(present, default=4) >= 4 else _NO_REACH
         vtable = self._vtables[vt] = (inline, (offsets, reach))
         return vtable
 
@@ -293,14 +294,14 @@ class Table:
     none of them unless something is wrong."""
 
     # `table_at` checks the vtable's length and the inline size; no reader needs them kept.
-    __slots__ = ("_index", "_name", "_parent", "fb", "offsets", "pos", "vt")
+    __slots__ = ("_index", "_name", "_parent", "fb", "offsets", "pos", "reach", "vt")
 
     def __init__(
         self,
         fb: FlatBuffer,
         pos: _int,
         vt: _int,
-        offsets: tuple[_int, ...],
+        fields: Fields,
         what: str,
         parent: Table | None = None,
         index: _int = -1,
@@ -309,8 +310,8 @@ class Table:
         self.pos = pos
         self.vt = vt
         # Every slot's offset from the table's start (0: absent), read with the vtable: most
-        # tables are read for most of their fields.
-        self.offsets = offsets
+        # tables are read for most of their fields; and their reach (`Fields`).
+        self.offsets, self.reach = fields
         self._name = what
         self._parent = parent
         self._index = index
