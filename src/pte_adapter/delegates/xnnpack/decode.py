@@ -153,26 +153,10 @@ def _graph(
 
 
 def _xnode(index: int, t: Table, problems: list[str]) -> OpNode:
-    """XNode `index` (`t`): read as `read_record(t, "XNode")` reads it, without the record when
-    it has an operation of a known kind, no `output_min_max`, and its fields lie inside the
-    buffer (nothing but its union's table can then fail a check, and that is read the same)."""
-    offsets = t.offsets
-    fb = t.fb
-    if (
-        len(offsets) > _XNODE_HANDLE
-        and offsets[_XNODE_UNION]
-        and offsets[_XNODE_UNION + 1]
-        and not (len(offsets) > _XNODE_MIN_MAX and offsets[_XNODE_MIN_MAX])
-        and t.pos + t.reach + 8 <= fb.size
-    ):
-        member = _XNODE_KINDS.get(fb.data[t.pos + offsets[_XNODE_UNION]])
-        if member is not None:
-            sub = t.table(_XNODE_UNION + 1, "xnode_union")
-            if sub is not None:
-                union = member[0], read_record(sub, member[1])
-                off = offsets[_XNODE_HANDLE]
-                handle = _U32.unpack_from(fb.data, t.pos + off)[0] if off else 0
-                return _node(index, union, handle, None, problems)
+    """XNode `index` (`t`), as `read_record(t, "XNode")` reads it."""
+    node = _known_xnode(index, t, problems)
+    if node is not None:
+        return node
     fields = read_record(t, "XNode").fields
     return _node(
         index,
@@ -181,6 +165,31 @@ def _xnode(index: int, t: Table, problems: list[str]) -> OpNode:
         fields.get("output_min_max"),
         problems,
     )
+
+
+def _known_xnode(index: int, t: Table, problems: list[str]) -> OpNode | None:
+    """XNode `index` read without its own record when it has an operation of a known kind, no
+    `output_min_max`, and its fields lie inside the buffer (nothing but its operation's table
+    can then fail a check, and that is read as the record reads it); else None, nothing read."""
+    offsets = t.offsets
+    fb = t.fb
+    if not (
+        len(offsets) > _XNODE_HANDLE
+        and offsets[_XNODE_UNION]
+        and offsets[_XNODE_UNION + 1]
+        and not (len(offsets) > _XNODE_MIN_MAX and offsets[_XNODE_MIN_MAX])
+        and t.pos + t.reach + 8 <= fb.size
+    ):
+        return None
+    member = _XNODE_KINDS.get(fb.data[t.pos + offsets[_XNODE_UNION]])
+    if member is None:
+        return None
+    sub = t.table(_XNODE_UNION + 1, "xnode_union")
+    assert sub is not None  # its offset is not 0: a table, or an error
+    union = member[0], read_record(sub, member[1])
+    off = offsets[_XNODE_HANDLE]
+    handle = _U32.unpack_from(fb.data, t.pos + off)[0] if off else 0
+    return _node(index, union, handle, None, problems)
 
 
 _XNODE = {f.name: f for f in TABLES["XNode"]}
