@@ -69,6 +69,28 @@ class TensorLife:
     producer: int | None  # the instruction that first writes it (None: never written)
     kind: str  # INPUT, OUTPUT, INPUT_OUTPUT, STATE or INTERMEDIATE
 
+    def __init__(  # the fields at once: a frozen dataclass's own sets each by object.__setattr__
+        self,
+        value: int,
+        arena: int,
+        offset: int,
+        nbytes: int,
+        first: int,
+        last: int,
+        producer: int | None,
+        kind: str,
+    ) -> None:
+        self.__dict__.update(
+            value=value,
+            arena=arena,
+            offset=offset,
+            nbytes=nbytes,
+            first=first,
+            last=last,
+            producer=producer,
+            kind=kind,
+        )
+
 
 @dataclass
 class ArenaUse:
