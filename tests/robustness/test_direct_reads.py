@@ -33,8 +33,8 @@ def checked_reads_only() -> Iterator[None]:
     """Every direct read declines, so everything is read the checked way."""
     mp = pytest.MonkeyPatch()
     for module, name in [
-        (reader, "_value_at"),
-        (reader, "_instruction_at"),
+        (reader, "value_at"),
+        (reader, "instruction_at"),
         (decode, "tensor_value_at"),
         (decode, "_known_xnode"),
     ]:
