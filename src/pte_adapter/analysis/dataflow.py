@@ -71,45 +71,38 @@ LOOP_WORK_BASE = 1_000_000
 
 def tensor_values(method: Method, value_indices: list[int]) -> list[int]:
     """Expand TensorList / OptionalTensorList values into their tensors; drop non-tensors."""
+    items = method.tensor_items
+    n = len(items)
     out: list[int] = []
     for v in value_indices:
-        if not 0 <= v < len(method.values):
-            continue
-        val = method.values[v]
-        if val.kind is ValueKind.TENSOR:
-            out.append(v)
-        elif val.kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST) and isinstance(
-            val.payload, list
-        ):
-            out.extend(
-                int(i)
-                for i in val.payload
-                if 0 <= int(i) < len(method.values)
-                and method.values[int(i)].kind is ValueKind.TENSOR
-            )
+        if 0 <= v < n:
+            out.extend(items[v])
     return out
 
 
 def _kernel_io(method: Method, ins: Instruction) -> InstructionIO:
-    if not ins.args:
+    args = ins.args
+    if not args:
         return InstructionIO()
-    result = ins.args[-1]
-    written = set(tensor_values(method, [result]))
+    items = method.tensor_items
+    n = len(items)
+    result = args[-1]
+    written = set(items[result]) if 0 <= result < n else set()
     outs = {result, *written}
     # The `out` list of an op returning nothing (`split_with_sizes_copy.out(..., Tensor(a!)[] out)`)
     # is a list value of its own holding the same tensors as the result: it is written too.
-    for a in ins.args[:-1]:
-        if (
-            0 <= a < len(method.values)
-            and method.values[a].kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
-            and written
-            and set(tensor_values(method, [a])) <= written
-        ):
-            outs.add(a)
-    outputs = [a for a in ins.args if a in outs]
+    if written:
+        values = method.values
+        for a in args[:-1]:
+            if (
+                0 <= a < n
+                and values[a].kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+                and set(items[a]) <= written
+            ):
+                outs.add(a)
     # Keep each output once, in argument order.
-    outputs = list(dict.fromkeys(outputs))
-    inputs = [a for a in ins.args if a not in outs]
+    outputs = list(dict.fromkeys([a for a in args if a in outs]))
+    inputs = [a for a in args if a not in outs]
     return InstructionIO(inputs, outputs)
 
 

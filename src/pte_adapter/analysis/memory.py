@@ -69,6 +69,28 @@ class TensorLife:
     producer: int | None  # the instruction that first writes it (None: never written)
     kind: str  # INPUT, OUTPUT, INPUT_OUTPUT, STATE or INTERMEDIATE
 
+    def __init__(  # the fields at once: a frozen dataclass's own sets each by object.__setattr__
+        self,
+        value: int,
+        arena: int,
+        offset: int,
+        nbytes: int,
+        first: int,
+        last: int,
+        producer: int | None,
+        kind: str,
+    ) -> None:
+        self.__dict__.update(
+            value=value,
+            arena=arena,
+            offset=offset,
+            nbytes=nbytes,
+            first=first,
+            last=last,
+            producer=producer,
+            kind=kind,
+        )
+
 
 @dataclass
 class ArenaUse:
@@ -295,10 +317,12 @@ def tensor_lives(method: Method, parts: MethodPartitions) -> list[TensorLife]:
     return lives
 
 
-def _union(ranges: list[tuple[int, int]]) -> int:
-    """Bytes covered by these [start, end) ranges, each byte once."""
+def _union(ranges: list[tuple[int, int]] | list[tuple[int, int, int]]) -> int:
+    """Bytes covered by these [start, end) ranges, each byte once (a range may carry more after
+    its end: it is not read)."""
     total, reach = 0, None
-    for start, end in sorted(ranges):
+    for r in sorted(ranges):
+        start, end = r[0], r[1]
         if reach is None or start >= reach:
             total += end - start
             reach = end
@@ -332,14 +356,15 @@ def _segments(lives: list[TensorLife]) -> tuple[list[int], dict[int, int]]:
 
 
 def _live_bytes_by_step(lives: list[TensorLife], steps: int) -> list[int]:
-    starting: dict[int, list[TensorLife]] = {}
+    # Each tensor as its byte range and last instruction, made once (not once per step).
+    starting: dict[int, list[tuple[int, int, int]]] = {}
     for t in lives:
-        starting.setdefault(t.first, []).append(t)
-    active: list[TensorLife] = []
+        starting.setdefault(t.first, []).append((t.offset, t.offset + t.nbytes, t.last))
+    active: list[tuple[int, int, int]] = []
     out: list[int] = []
     for i in range(steps):
-        active = [t for t in active if t.last >= i] + starting.get(i, [])
-        out.append(_union([(t.offset, t.offset + t.nbytes) for t in active]))
+        active = [r for r in active if r[2] >= i] + starting.get(i, [])
+        out.append(_union(active))
     return out
 
 
@@ -415,7 +440,8 @@ def method_memory(method: Method, parts: MethodPartitions) -> MethodMemory:
     steps = len(method.instructions)
     lives = tensor_lives(method, parts)
     arenas = _arena_uses(method, lives, steps)
-    total = [sum(a.live_bytes[i] for a in arenas) for i in range(steps)]
+    # Per instruction, every arena's live bytes (each arena's list has one entry per instruction).
+    total = [sum(per) for per in zip(*(a.live_bytes for a in arenas), strict=True)] or [0] * steps
     peak = max(total, default=0)
     at = total.index(peak) if total else -1
     at_peak = sorted(

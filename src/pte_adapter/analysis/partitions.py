@@ -235,10 +235,13 @@ def crossings_of(
     partition_of: Sequence[int],
     only: list[TensorEdge] | None = None,
     origins: Origins | None = None,
+    moved: dict[int, Partition] | None = None,
 ) -> list[Crossing]:
     """Crossings and handoffs by the definition in this module's docstring (`only`: of these
     reads alone, a subset of the method's, for a partitioning that changed in one place;
-    `origins`: the method's, when already made)."""
+    `origins`: the method's, when already made; `moved`: instructions that partitioning put in
+    partitions of its own, each in place of its partition in `partition_of`)."""
+    moved = moved or {}
     n = len(method.instructions)
     if origins is None or only is None:
         reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
@@ -261,7 +264,7 @@ def crossings_of(
         if e.consumer >= n:
             dst_backend, dst_name = CPU, METHOD_OUTPUT
         else:
-            dst = partitions[partition_of[e.consumer]]
+            dst = moved.get(e.consumer) or partitions[partition_of[e.consumer]]
             dst_backend, dst_name = dst.backend, dst.name
         for origin in origins(e.producer):
             # The writing side; constants and never-written buffers do not cross.
@@ -271,7 +274,7 @@ def crossings_of(
             elif origin < 0:
                 continue
             else:
-                src = partitions[partition_of[origin]]
+                src = moved.get(origin) or partitions[partition_of[origin]]
                 src_backend, src_name = src.backend, src.name
             if src_name == dst_name or (src_backend == CPU and dst_backend == CPU):
                 continue

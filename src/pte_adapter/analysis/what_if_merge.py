@@ -5,8 +5,6 @@ the merged groups with the one crossing definition of `partitions.py`."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import overload
 
 from pte_adapter.analysis.dataflow import TensorEdge, instruction_readers
 from pte_adapter.analysis.partitions import (
@@ -111,46 +109,6 @@ class MethodFlow:
                 self.crossings_at.setdefault(c.target, []).append(c)
 
 
-class _Extended(Sequence[Partition]):
-    """The method's partitions with a scenario's new ones after them, without a copy of the
-    method's (a scenario per island would otherwise copy them all, once per island)."""
-
-    def __init__(self, base: list[Partition], new: list[Partition]) -> None:
-        self.base, self.new = base, new
-
-    @overload
-    def __getitem__(self, i: int) -> Partition: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Partition]: ...
-    def __getitem__(self, i: int | slice) -> Partition | Sequence[Partition]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(len(self))[i]]
-        n = len(self.base)
-        return self.base[i] if i < n else self.new[i - n]
-
-    def __len__(self) -> int:
-        return len(self.base) + len(self.new)
-
-
-class _Moved(Sequence[int]):
-    """`partition_of` with some instructions moved to new partitions."""
-
-    def __init__(self, base: list[int], moved: dict[int, int]) -> None:
-        self.base, self.moved = base, moved
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[int]: ...
-    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(len(self))[i]]
-        return self.moved.get(i, self.base[i])
-
-    def __len__(self) -> int:
-        return len(self.base)
-
-
 def kept_on_cpu(
     method: Method, parts: MethodPartitions, group: list[int], flow: MethodFlow
 ) -> list[int]:
@@ -194,7 +152,7 @@ def crossings_removed(
     """(crossings, bytes) removed when the merged groups become one partition each, `kept`
     instructions staying on the CPU: only the reads that touch the groups are recounted."""
     new: list[Partition] = []
-    moved: dict[int, int] = {}
+    moved: dict[int, Partition] = {}
     base = len(parts.partitions)
     names: set[str] = set()
     numbers: Counter[str] = Counter()
@@ -209,7 +167,7 @@ def crossings_removed(
             for i in p.instructions:
                 target = stay if i in kept else part
                 target.instructions.append(i)
-                moved[i] = target.index
+                moved[i] = target
         new.append(part)
         new.append(stay)
     before = {id(c): c for name in names for c in flow.crossings_at.get(name, [])}
@@ -220,10 +178,11 @@ def crossings_removed(
     after = crossings_of(
         method,
         parts.dataflow,
-        _Extended(parts.partitions, new),
-        _Moved(parts.partition_of, moved),
+        parts.partitions,
+        parts.partition_of,
         only=list(reads.values()),
         origins=flow.origins,
+        moved=moved,
     )
     seen: dict[tuple[int, str, str], int] = {}
     for c in after:

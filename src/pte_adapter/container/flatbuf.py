@@ -28,7 +28,8 @@ import struct
 from collections.abc import Iterator
 from typing import Final, cast
 
-from pte_adapter.errors import LimitExceededError, PteFormatError
+from pte_adapter.container.flatbuf_refusals import refuse_shared, refuse_table, refuse_unpacking
+from pte_adapter.errors import PteFormatError
 
 _U8: Final = struct.Struct("<B")
 _U16: Final = struct.Struct("<H")
@@ -110,9 +111,9 @@ class FlatBuffer:
         # Tables handed out by `iter_tables(..., once=True)`, per kind: their position -> where
         # (the position of the table whose vector holds it, the index in that vector).
         self.claimed: dict[str, dict[int, tuple[int, int]]] = {}
-        # Vtables read so far, checked: position -> (length, table size, field offsets). Writers
-        # share one vtable among all the tables of a type with the same fields present.
-        self._vtables: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        # Vtables read so far, checked: position -> (table size, its `Fields`). Writers share one
+        # vtable among all the tables of a type with the same fields present.
+        self._vtables: dict[int, tuple[int, Fields]] = {}
 
     def claim(self, kind: str, pos: int, owner: int, index: int) -> None:
         """Refuse a second use of the table at `pos` as a `kind` (an instruction, a method, an
@@ -121,45 +122,30 @@ class FlatBuffer:
         would multiply the work of everything after the reader."""
         first = self.claimed.setdefault(kind, {}).setdefault(pos, (owner, index))
         if first != (owner, index):
-            raise self.error(
-                f"{kind}[{index}] of the table at byte {owner} is the same table as "
-                f"{kind}[{first[1]}] of the table at byte {first[0]}: ExecuTorch writes each of "
-                f"its {kind} as a table of its own (shared tables are refused)",
-                pos,
-            )
-
-    # -- errors -----------------------------------------------------------------------------------
+            refuse_shared(self, kind, pos, (owner, index), first)
 
     def error(self, what: str, pos: int) -> PteFormatError:
         return PteFormatError(what, part=self.part, offset=self.base + pos)
 
-    def _need(self, pos: int, n: int, what: str) -> None:
+    def need(self, pos: int, n: int, what: str) -> None:
         if pos < 0 or n < 0 or pos + n > self.size:
             raise self.error(
                 f"{what} needs {n} bytes at {pos}, but the buffer has {self.size} bytes", pos
             )
 
-    # -- raw reads ----------------------------------------------------------------------------------
-
     def u16(self, pos: int) -> int:
-        self._need(pos, 2, "u16")
+        self.need(pos, 2, "u16")
         return int(_U16.unpack_from(self.data, pos)[0])
 
     def u32(self, pos: int) -> int:
-        self._need(pos, 4, "u32")
+        self.need(pos, 4, "u32")
         return int(_U32.unpack_from(self.data, pos)[0])
 
     def charge(self, nbytes: int, pos: int, what: str) -> None:
         """Count vector bytes about to be unpacked against the buffer's budget."""
         self.unpack_left -= nbytes
         if self.unpack_left < 0:
-            raise LimitExceededError(
-                f"{what}: the vectors read so far add up to more than "
-                f"{UNPACKED_BYTES_PER_BYTE} times the buffer's size (offsets pointing at shared "
-                "data?)",
-                part=self.part,
-                offset=self.base + pos,
-            )
+            refuse_unpacking(self, pos, what)
 
     def follow(self, pos: int, what: str) -> int:
         """Read the uoffset at `pos` and return the absolute position it points to."""
@@ -168,10 +154,8 @@ class FlatBuffer:
             raise self.error(f"{what}: offset points past the end ({target} >= {self.size})", pos)
         return target
 
-    # -- entry point ------------------------------------------------------------------------------
-
     def identifier(self) -> bytes:
-        self._need(0, 8, "file identifier")
+        self.need(0, 8, "file identifier")
         return bytes(self.data[4:8])
 
     def root(self, identifier: bytes | None = None) -> Table:
@@ -187,51 +171,46 @@ class FlatBuffer:
     def table_at(self, pos: int, what: str, parent: Table | None = None, index: int = -1) -> Table:
         """The table at `pos`, named `what` (inside `parent`, at `index` of a vector: the full
         name is made only when an error needs it)."""
-        self.tables_left -= 1
-        if self.tables_left < 0:
-            raise LimitExceededError(
-                "more tables than this reader will walk for a buffer of this size "
-                "(a corrupt length, or offsets pointing at shared tables?)",
-                part=self.part,
-                offset=self.base + pos,
-            )
-        if pos % 4 or pos < 0 or pos + 4 > self.size:
-            self._table_error(pos, _label(parent, what, index))
-        vt: int = pos - _I32.unpack_from(self.data, pos)[0]
-        vtable = self._vtables.get(vt)
-        if vtable is None:
-            if vt % 2 or vt < 0 or vt + 4 > self.size:
-                self._table_error(pos, _label(parent, what, index), vt)
-            vt_len, inline = _VTABLE_HEAD.unpack_from(self.data, vt)
-            if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
-                self._table_error(pos, _label(parent, what, index), vt)
-            n = (vt_len - 4) >> 1
-            entries = _VTABLE_ENTRIES.get(n)
-            if entries is None:
-                entries = _VTABLE_ENTRIES[n] = struct.Struct(f"<{n}H")
-            vtable = self._vtables[vt] = (vt_len, inline, entries.unpack_from(self.data, vt + 4))
-        vt_len, inline, offsets = vtable
-        if pos + inline > self.size:
-            self._need(pos, inline, _label(parent, what, index))
-        return Table(self, pos, vt, offsets, what, parent, index)
+        fields = self.checked_fields(pos)
+        if fields is None:
+            refuse_table(self, pos, _label(parent, what, index))
+        return Table(self, pos, fields, what, parent, index)
 
-    def _table_error(self, pos: int, what: str, vt: int | None = None) -> None:
-        """Raise the error of the first check `table_at` failed, as it words them."""
-        if pos % 4:
-            raise self.error(f"{what}: table at {pos} is not 4-byte aligned", pos)
-        self._need(pos, 4, what)
-        assert vt is not None
-        if vt % 2:
-            raise self.error(f"{what}: vtable at {vt} is not 2-byte aligned", pos)
-        self._need(vt, 4, f"{what} vtable")
-        vt_len = int(_U16.unpack_from(self.data, vt)[0])
-        inline = int(_U16.unpack_from(self.data, vt + 2)[0])
-        if vt_len < 4 or vt_len % 2:
-            raise self.error(f"{what}: bad vtable length {vt_len}", vt)
-        self._need(vt, vt_len, f"{what} vtable")
-        if inline < 4:
-            raise self.error(f"{what}: bad table size {inline}", vt)
-        raise AssertionError("no check failed")  # pragma: no cover
+    def vtable(self, vt: int) -> tuple[int, Fields] | None:
+        """The vtable at `vt`: (the table size it gives, its `Fields`); None when invalid."""
+        return self._vtables.get(vt) or self._vtable(vt)
+
+    def _vtable(self, vt: int) -> tuple[int, Fields] | None:
+        """The vtable at `vt` read and checked (then kept: see `_vtables`), or None when it is
+        not a valid vtable (`flatbuf_refusals` words why)."""
+        if vt % 2 or vt < 0 or vt + 4 > self.size:
+            return None
+        vt_len, inline = _VTABLE_HEAD.unpack_from(self.data, vt)
+        if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
+            return None
+        n = (vt_len - 4) >> 1
+        entries = _VTABLE_ENTRIES.get(n)
+        if entries is None:
+            entries = _VTABLE_ENTRIES[n] = struct.Struct(f"<{n}H")
+        offsets: tuple[int, ...] = entries.unpack_from(self.data, vt + 4)
+        present = set(offsets)
+        present.discard(0)
+        reach = max(present, default=0) if min(present, default=4) >= 4 else _NO_REACH
+        vtable = self._vtables[vt] = (inline, (offsets, reach))
+        return vtable
+
+    def checked_fields(self, pos: int) -> Fields | None:
+        """The `Fields` of the table at `pos` when `table_at` would hand it out (counted against
+        the budget as it counts), or None, nothing counted, when it would raise: a reader that
+        reads fields straight from the buffer then calls `table_at` for the error."""
+        if self.tables_left <= 0 or pos % 4 or pos < 0 or pos + 4 > self.size:
+            return None
+        vt: int = pos - _I32.unpack_from(self.data, pos)[0]
+        vtable = self._vtables.get(vt) or self._vtable(vt)
+        if vtable is None or pos + vtable[0] > self.size:
+            return None
+        self.tables_left -= 1
+        return vtable[1]
 
     def vector_at(self, pos: int, elem_size: int, what: str) -> tuple[int, int]:
         """Return (start of elements, element count) of the vector whose length sits at `pos`."""
@@ -248,6 +227,14 @@ class FlatBuffer:
         return start, n
 
 
+# A table's field offsets (0: absent) and its reach: the largest offset when every present field
+# starts past the table's header, else `_NO_REACH`. A reader that finds `pos + reach + 8` inside
+# the buffer may read any field of up to 8 bytes (a scalar, or a reference's uoffset) unchecked:
+# every check `Table` makes of the field's place would pass.
+Fields = tuple[tuple[int, ...], int]
+_NO_REACH: Final = 1 << 62
+
+
 def _label(parent: Table | None, what: str, index: int = -1) -> str:
     """A table's or field's full name: `<parent>.<what>`, `[<index>]` for a vector's element."""
     name = what if parent is None else f"{parent.what}.{what}"
@@ -262,24 +249,22 @@ class Table:
     none of them unless something is wrong."""
 
     # `table_at` checks the vtable's length and the inline size; no reader needs them kept.
-    __slots__ = ("_index", "_name", "_parent", "fb", "offsets", "pos", "vt")
+    __slots__ = ("_index", "_name", "_parent", "fb", "offsets", "pos", "reach")
 
     def __init__(
         self,
         fb: FlatBuffer,
         pos: _int,
-        vt: _int,
-        offsets: tuple[_int, ...],
+        fields: Fields,
         what: str,
         parent: Table | None = None,
         index: _int = -1,
     ):
         self.fb = fb
         self.pos = pos
-        self.vt = vt
         # Every slot's offset from the table's start (0: absent), read with the vtable: most
-        # tables are read for most of their fields.
-        self.offsets = offsets
+        # tables are read for most of their fields; and their reach (`Fields`).
+        self.offsets, self.reach = fields
         self._name = what
         self._parent = parent
         self._index = index
@@ -287,6 +272,11 @@ class Table:
     @property
     def what(self) -> str:
         return _label(self._parent, self._name, self._index)
+
+    @property
+    def vt(self) -> _int:
+        """Where its vtable is."""
+        return self.pos - _int(_I32.unpack_from(self.fb.data, self.pos)[0])
 
     def _field(self, slot: _int, size: _int) -> _int:
         """Absolute position of a field, or 0 when the field is absent."""
@@ -303,7 +293,7 @@ class Table:
             raise self.fb.error(f"{self.what}: field {slot} overlaps the table header", self.pos)
         pos = self.pos + off
         if pos + size > self.fb.size:
-            self.fb._need(pos, size, f"{self.what} field {slot}")
+            self.fb.need(pos, size, f"{self.what} field {slot}")
         return pos
 
     def has(self, slot: _int) -> _bool:
@@ -371,7 +361,7 @@ class Table:
         """`FlatBuffer.follow` of the uoffset at `pos`, the field named only on an error."""
         fb = self.fb
         if pos + 4 > fb.size:
-            fb._need(pos, 4, "u32")
+            fb.need(pos, 4, "u32")
         target: _int = pos + _U32.unpack_from(fb.data, pos)[0]
         if target >= fb.size:
             fb.follow(pos, _label(self, what, index))  # raises, with the message it always had
@@ -456,6 +446,16 @@ class Table:
     def iter_tables(self, slot: _int, what: str = "vector", once: _bool = False) -> Iterator[Table]:
         """The tables of a vector; with `once`, each table may appear once in the whole buffer as
         a `what` (`FlatBuffer.claim`)."""
+        fb = self.fb
+        for i, target in enumerate(self.iter_positions(slot, what)):
+            table = fb.table_at(target, what, self, i)
+            if once:
+                fb.claim(what, table.pos, self.pos, i)
+            yield table
+
+    def iter_positions(self, slot: _int, what: str = "vector") -> Iterator[_int]:
+        """Where the tables of a vector are, each uoffset checked as it is reached (the tables
+        themselves are not: `table_at` or `FlatBuffer.checked_offsets` does that)."""
         pos = self._ref(slot, what)
         if pos == 0:
             return
@@ -473,10 +473,7 @@ class Table:
                 target = elem + uoffset
                 if target >= fb.size:
                     self.follow(elem, what, i)  # raises, with the message it always had
-                table = fb.table_at(target, what, self, i)
-                if once:
-                    fb.claim(what, table.pos, self.pos, i)
-                yield table
+                yield target
 
     def strings(self, slot: _int, what: str = "vector") -> list[str]:
         pos = self._ref(slot, what)

@@ -318,11 +318,34 @@ class Method:
         return op.full_name if op is not None else ""
 
     def tensor(self, index: int) -> Tensor | None:
-        if 0 <= index < len(self.values):
-            payload = self.values[index].payload
-            if isinstance(payload, Tensor):
-                return payload
-        return None
+        tensors = self.tensors
+        return tensors[index] if 0 <= index < len(tensors) else None
+
+    # Cached, as a read method's values never change: the analysis and the plan ask for tensors
+    # by value index tens of thousands of times on a large program.
+    @cached
+    def tensors(self) -> list[Tensor | None]:
+        """Each value's tensor (None for a value that holds none), by value index."""
+        return [v.payload if isinstance(v.payload, Tensor) else None for v in self.values]
+
+    @cached
+    def tensor_items(self) -> list[tuple[int, ...]]:
+        """The tensors each value stands for, by value index: a tensor value itself, the items of
+        a (optional) tensor list that are tensor values, nothing for any other value."""
+        n = len(self.values)
+        tensor = ValueKind.TENSOR
+        lists = (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+        kinds = [v.kind for v in self.values]
+        out: list[tuple[int, ...]] = []
+        for index, v in enumerate(self.values):
+            if v.kind is tensor:
+                out.append((index,))
+            elif v.kind in lists and isinstance(v.payload, list):
+                items = [int(i) for i in v.payload]
+                out.append(tuple(i for i in items if 0 <= i < n and kinds[i] is tensor))
+            else:
+                out.append(())
+        return out
 
 
 @dataclass

@@ -10,12 +10,14 @@ instruction or value becomes a problem on its method, not an exception that lose
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from pte_adapter.container._generated import program_schema as S
 from pte_adapter.container.flatbuf import Table
 from pte_adapter.container.pte import PteFile
 from pte_adapter.container.sources import DataSources
 from pte_adapter.errors import LimitExceededError, PteFormatError
+from pte_adapter.program.direct_reads import instruction_at, value_at
 from pte_adapter.program.model import (
     INSTRUCTION_KIND_BY_TAG,
     SHAPE_DYNAMISM,
@@ -248,6 +250,22 @@ def _read_value(index: int, ev: Table, constants: _ConstantIndex, sources: DataS
     return Value(index, kind, payload)
 
 
+def _read_values(plan: Table, constants: _ConstantIndex, sources: DataSources) -> list[Value]:
+    """`_read_value` of each EValue, read straight from the buffer (`value_at`) when every check
+    passes; a value that fails one (a corrupt file, or a kind read seldom) is read again the
+    checked way, with the budget as it was, and so raises or reads as it always did."""
+    fb = plan.fb
+    values: list[Value] = []
+    for i, pos in enumerate(plan.iter_positions(S.ExecutionPlan.values, "values")):
+        tables_left, unpack_left = fb.tables_left, fb.unpack_left
+        value = value_at(fb, i, pos, constants)
+        if value is None:
+            fb.tables_left, fb.unpack_left = tables_left, unpack_left
+            value = _read_value(i, fb.table_at(pos, "values", plan, i), constants, sources)
+        values.append(value)
+    return values
+
+
 def _read_instruction(ins: Table, index: int, chain: int, position: int) -> Instruction:
     tag, call = ins.union(S.Instruction.instr_args, "instr_args")
     kind = INSTRUCTION_KIND_BY_TAG.get(tag, InstructionKind.UNKNOWN)
@@ -328,10 +346,7 @@ def _read_method(
     budget: _Budget,
 ) -> Method:
     name = plan.string(S.ExecutionPlan.name, "name") or f"method_{plan_index}"
-    values = [
-        _read_value(i, ev, constants, sources)
-        for i, ev in enumerate(plan.iter_tables(S.ExecutionPlan.values, "values"))
-    ]
+    values = _read_values(plan, constants, sources)
     operators = [
         Operator(
             t.string(S.Operator.name, "name") or "", t.string(S.Operator.overload, "overload") or ""
@@ -345,12 +360,20 @@ def _read_method(
     ]
     chains: list[Chain] = []
     instructions: list[Instruction] = []
+    fb = plan.fb
     for ci, chain in enumerate(plan.iter_tables(S.ExecutionPlan.chains, "chains", once=True)):
         first = len(instructions)
         budget.chain(chain.vector_len(S.Chain.instructions))
-        chain_instructions = chain.iter_tables(S.Chain.instructions, "instructions", once=True)
-        for pos, ins in enumerate(chain_instructions):
-            instruction = _read_instruction(ins, len(instructions), ci, pos)
+        for pos, at in enumerate(chain.iter_positions(S.Chain.instructions, "instructions")):
+            # As `_read_values`: straight from the buffer, else (the budget restored) the
+            # checked way; each instruction's table claimed once (`iter_tables(once=True)`).
+            tables_left, unpack_left = fb.tables_left, fb.unpack_left
+            instruction = instruction_at(fb, at, len(instructions), ci, pos, chain.pos)
+            if instruction is None:
+                fb.tables_left, fb.unpack_left = tables_left, unpack_left
+                ins = fb.table_at(at, "instructions", chain, pos)
+                fb.claim("instructions", at, chain.pos, pos)
+                instruction = _read_instruction(ins, len(instructions), ci, pos)
             if instruction.kind is InstructionKind.DELEGATE:
                 budget.call()
             instructions.append(instruction)
@@ -395,15 +418,23 @@ def _check_indices(m: Method) -> list[str]:
 
     for v in m.values:
         if (
-            v.kind in (ValueKind.TENSOR_LIST, ValueKind.INT_LIST)
+            (v.kind is ValueKind.TENSOR_LIST or v.kind is ValueKind.INT_LIST)
             and isinstance(v.payload, list)
-            and outside([int(x) for x in v.payload])
+            and outside(cast(list[int], v.payload))  # the reader's ints
         ):
             problems.append(f"value {v.index}: tensor list refers to a missing value")
     for i in m.inputs + m.outputs:
         if outside([i]):
             problems.append(f"method input/output refers to value {i}; there are {nv}")
+    calls = {InstructionKind.KERNEL: len(m.operators), InstructionKind.DELEGATE: len(m.delegates)}
     for ins in m.instructions:
+        # The commonest case first: a call whose operator or delegate and arguments all exist.
+        number = ins.op_index if ins.kind is InstructionKind.KERNEL else ins.delegate_index
+        args = ins.args
+        if 0 <= (number or 0) < calls.get(ins.kind, 0) and (
+            not args or (min(args) >= 0 and max(args) < nv)
+        ):
+            continue
         found: list[str] = []  # what is wrong with the instruction (seldom anything)
         if ins.kind is InstructionKind.UNKNOWN:
             found.append("unknown instruction kind")

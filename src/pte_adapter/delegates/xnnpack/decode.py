@@ -18,6 +18,7 @@ per-channel scales, which are small and say more than a count.
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
 from itertools import islice
 
@@ -27,6 +28,7 @@ from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
     FILE_IDENTIFIER,
     RUNTIME_FILE_IDENTIFIER,
     TABLES,
+    UNIONS,
 )
 from pte_adapter.delegates.xnnpack.records import (
     _GRAPH,
@@ -47,8 +49,9 @@ from pte_adapter.delegates.xnnpack.values import (
     _node,
     _tensor,
     _tensor_id,
+    tensor_value_at,
 )
-from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph
+from pte_adapter.program.delegate_graph import DecodedDelegate, DelegateGraph, OpNode
 
 __all__ = [
     "UINT64_MAX",
@@ -109,13 +112,20 @@ def _graph(
     root: Table, consts: _Constants, problems: list[str]
 ) -> tuple[DelegateGraph, Counter[str]]:
     graph = DelegateGraph(name="XNNPACK graph")
-    for i, t in enumerate(root.iter_tables(_GRAPH["xvalues"].slot, "xvalues", once=True)):
-        union = read_union(t, _XVALUE["xvalue_union"])  # an XValue is its union alone
-        info = _tensor(union, consts, problems)
-        if info is None:
-            continue
-        if "dims" in _inner(union).counts:
-            info.shape = _full_dims(t)
+    fb = root.fb
+    for i, at in enumerate(root.iter_positions(_GRAPH["xvalues"].slot, "xvalues")):
+        tables_left, unpack_left = fb.tables_left, fb.unpack_left
+        info = tensor_value_at(fb, at, root.pos, i, consts)
+        if info is None:  # read again the checked way, as `iter_tables(once=True)` gives it
+            fb.tables_left, fb.unpack_left = tables_left, unpack_left
+            t = fb.table_at(at, "xvalues", root, i)
+            fb.claim("xvalues", at, root.pos, i)
+            union = read_union(t, _XVALUE["xvalue_union"])  # an XValue is its union alone
+            info = _tensor(union, consts, problems)
+            if info is None:
+                continue
+            if "dims" in _inner(union).counts:
+                info.shape = _full_dims(t)
         if info.id in graph.tensors:
             problems.append(f"xvalues[{i}] reuses value id {info.id}")
         graph.tensors[info.id] = info
@@ -128,7 +138,7 @@ def _graph(
         )
     xnodes = root.iter_tables(_GRAPH["xnodes"].slot, "xnodes", once=True)
     for i, t in enumerate(islice(xnodes, MAX_OPERATIONS)):
-        node = _node(i, read_record(t, "XNode"), problems)
+        node = _xnode(i, t, problems)
         kinds[node.kind] += 1
         for tid in node.inputs + node.outputs:
             if tid not in graph.tensors:
@@ -140,6 +150,54 @@ def _graph(
         if tid not in graph.tensors:
             problems.append(f"graph input/output {tid} is not a defined value")
     return graph, kinds
+
+
+def _xnode(index: int, t: Table, problems: list[str]) -> OpNode:
+    """XNode `index` (`t`), as `read_record(t, "XNode")` reads it."""
+    node = _known_xnode(index, t, problems)
+    if node is not None:
+        return node
+    fields = read_record(t, "XNode").fields
+    return _node(
+        index,
+        fields.get("xnode_union"),
+        fields.get("debug_handle"),
+        fields.get("output_min_max"),
+        problems,
+    )
+
+
+def _known_xnode(index: int, t: Table, problems: list[str]) -> OpNode | None:
+    """XNode `index` read without its own record when it has an operation of a known kind, no
+    `output_min_max`, and its fields lie inside the buffer (nothing but its operation's table
+    can then fail a check, and that is read as the record reads it); else None, nothing read."""
+    offsets = t.offsets
+    fb = t.fb
+    if not (
+        len(offsets) > _XNODE_HANDLE
+        and offsets[_XNODE_UNION]
+        and offsets[_XNODE_UNION + 1]
+        and not (len(offsets) > _XNODE_MIN_MAX and offsets[_XNODE_MIN_MAX])
+        and t.pos + t.reach + 8 <= fb.size
+    ):
+        return None
+    member = _XNODE_KINDS.get(fb.data[t.pos + offsets[_XNODE_UNION]])
+    if member is None:
+        return None
+    sub = t.table(_XNODE_UNION + 1, "xnode_union")
+    assert sub is not None  # its offset is not 0: a table, or an error
+    union = member[0], read_record(sub, member[1])
+    off = offsets[_XNODE_HANDLE]
+    handle = _U32.unpack_from(fb.data, t.pos + off)[0] if off else 0
+    return _node(index, union, handle, None, problems)
+
+
+_XNODE = {f.name: f for f in TABLES["XNode"]}
+_XNODE_UNION = _XNODE["xnode_union"].slot
+_XNODE_HANDLE = _XNODE["debug_handle"].slot
+_XNODE_MIN_MAX = _XNODE["output_min_max"].slot
+_XNODE_KINDS = UNIONS[_XNODE["xnode_union"].ref]
+_U32 = struct.Struct("<I")
 
 
 def _summary(

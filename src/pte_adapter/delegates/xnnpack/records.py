@@ -132,6 +132,9 @@ def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
     offsets = t.offsets
     n = len(offsets)
     data = t.fb.data
+    pos = t.pos
+    # A table whose every field lies inside the buffer (`Fields`) has its scalars read unchecked.
+    whole = pos + t.reach + 8 <= t.fb.size
     for f, reader, names in _steps(type_name):
         slot = f.slot
         off = offsets[slot] if slot < n else 0
@@ -141,11 +144,15 @@ def read_record(t: Table, type_name: str, limit: int = PREVIEW) -> Record:
                 fields[f.name] = 0
                 continue
             assert reader is not None
-            value = reader.unpack_from(data, t.field_at(slot, off, reader.size))[0]
+            at = pos + off if whole else t.field_at(slot, off, reader.size)
+            value = reader.unpack_from(data, at)[0]
             fields[f.name] = int(value) if isinstance(value, bool) else value
         elif kind == "enum":
             assert reader is not None
-            value = reader.unpack_from(data, t.field_at(slot, off, reader.size))[0] if off else 0
+            value = 0
+            if off:
+                at = pos + off if whole else t.field_at(slot, off, reader.size)
+                value = reader.unpack_from(data, at)[0]
             name = names.get(value)
             fields[f.name] = name if name is not None else f"{f.ref}_{value}"
         elif off == 0:  # an absent reference: what reading it would give

@@ -8,10 +8,15 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
 
-from pte_adapter.container.flatbuf import Table
+from pte_adapter.container.flatbuf import FlatBuffer, Table
 from pte_adapter.delegates.hooks import DecodeContext
-from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import DEFAULT_DEBUG_HANDLE, UNIONS
+from pte_adapter.delegates.xnnpack._generated.xnnpack_schema import (
+    DEFAULT_DEBUG_HANDLE,
+    ENUMS,
+    UNIONS,
+)
 from pte_adapter.delegates.xnnpack.records import (
     _QTENSOR,
     _TENSOR,
@@ -20,6 +25,7 @@ from pte_adapter.delegates.xnnpack.records import (
     UINT64_MAX,
     VALUE_FLAGS,
     XNN_INVALID_VALUE_ID,
+    AttrValue,
     Header,
     Record,
     Scalar,
@@ -203,25 +209,48 @@ def _tensor(
         problems.append(f"XValue of unknown kind {kind} (newer schema?)")
         return None
     f = rec.fields
-    vid = _int(f.get("id_out"))
     dims = f.get("dims")
     shape = [int(d) for d in dims] if isinstance(dims, list) else []
     if "dims" in rec.counts:  # more dims than the preview: read them all, they are the shape
         shape = []  # filled by the caller from the table when needed; shapes are short in practice
+    dq = f.get("dq_datatype")
+    return _tensor_info(
+        _int(f.get("id_out")),
+        shape,
+        str(f.get("datatype")),
+        _int(f.get("flags")),
+        _int(f.get("external_id")),
+        dq if isinstance(dq, str) else None,
+        _int(f.get("constant_buffer_idx")),
+        quant,
+        consts,
+    )
+
+
+def _tensor_info(
+    vid: int,
+    shape: list[int],
+    datatype: str,
+    flags: int,
+    ext: int,
+    dq: str | None,
+    constant_idx: int,
+    quant: tuple[str, Record] | None,
+    consts: _Constants,
+) -> TensorInfo:
+    """A tensor value from its fields (`_tensor` or `tensor_value_at`)."""
     attrs: dict[str, str] = {}
-    flags = _int(f.get("flags"))
     if flags not in (0, 1, 2):  # external_input (1) or external_output (2) alone: the name says it
         names = [n for bit, n in VALUE_FLAGS.items() if flags & bit]
         rest = flags & ~sum(VALUE_FLAGS)
         attrs["flags"] = ", ".join(names + ([hex(rest)] if rest else []))
-    ext = _int(f.get("external_id"))
     if ext != XNN_INVALID_VALUE_ID:
         attrs["external_id"] = str(ext)
-    dq = f.get("dq_datatype")
-    if isinstance(dq, str) and dq != "xnn_datatype_invalid":
+    if dq is not None and dq != "xnn_datatype_invalid":
         attrs["dq_datatype"] = _dtype(dq)
-    attrs.update(_quant_attrs(quant, consts))
-    constant = consts.describe(_int(f.get("constant_buffer_idx")))
+    if quant is not None:
+        attrs.update(_quant_attrs(quant, consts))
+    constant = consts.describe(constant_idx)
     attrs.update(constant.attrs)
     role = "constant" if constant.nbytes is not None else ""
     if flags & 1:
@@ -232,10 +261,82 @@ def _tensor(
         id=_tensor_id(vid),
         name=f"{role} {_tensor_id(vid)}".strip(),
         shape=shape,
-        dtype=_dtype(str(f.get("datatype"))),
+        dtype=_dtype(datatype),
         attrs=attrs,
         constant_bytes=constant.nbytes,
         quant=_per_tensor(quant),
+    )
+
+
+_ABSENT = (0,) * len(_TENSOR)  # the slots past a vtable's end
+_U32 = struct.Struct("<I")
+_I16 = struct.Struct("<h")
+_DATATYPES = ENUMS["XNNDatatype"]
+_TENSOR_TAG = next(tag for tag, (m, _) in UNIONS["XValueUnion"].items() if m == "XNNTensorValue")
+# The offsets of these fields, from an XNNTensorValue's vtable offsets.
+_TENSOR_FIELDS = itemgetter(
+    *(
+        _TENSOR[name].slot
+        for name in (
+            "datatype",
+            "dims",
+            "constant_buffer_idx",
+            "external_id",
+            "flags",
+            "id_out",
+            "dq_datatype",
+        )
+    )
+)
+
+
+def tensor_value_at(
+    fb: FlatBuffer, at: int, owner: int, index: int, consts: _Constants
+) -> TensorInfo | None:
+    """XValue `index` of the graph at `owner` (at `at`), claimed as `iter_tables(once=True)`
+    claims it, read as `read_union` and `_tensor` read it, when it is a plain tensor value of at
+    most `PREVIEW` dims and every check `Table` makes passes (each table's fields at once, by its
+    reach: `flatbuf.Fields`); else None, for the caller to read it again the checked way, with
+    the budgets as they were. No `Table` or `Record` is made."""
+    got = fb.checked_fields(at)
+    data, size = fb.data, fb.size
+    if got is None or at + got[1] + 8 > size:
+        return None
+    fb.claim("xvalues", at, owner, index)
+    xvalue = got[0]
+    if len(xvalue) < 2 or not xvalue[0] or not xvalue[1] or data[at + xvalue[0]] != _TENSOR_TAG:
+        return None
+    ref = at + xvalue[1]
+    value = ref + _U32.unpack_from(data, ref)[0]
+    if value >= size:
+        return None
+    got = fb.checked_fields(value)
+    if got is None or value + got[1] + 8 > size:
+        return None
+    dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(got[0] + _ABSENT)
+    shape: list[int] = []
+    if dims_at:
+        ref = value + dims_at
+        vec = ref + _U32.unpack_from(data, ref)[0]
+        if vec >= size or vec % 4 or vec + 4 > size:
+            return None
+        n = _U32.unpack_from(data, vec)[0]
+        if n > PREVIEW or 4 * n > size - vec - 4 or fb.unpack_left - 4 * n < 0:
+            return None
+        fb.unpack_left -= 4 * n
+        shape = list(struct.unpack_from(f"<{n}I", data, vec + 4))
+    datatype = _I16.unpack_from(data, value + dt)[0] if dt else 0
+    dq = _I16.unpack_from(data, value + dq_at)[0] if dq_at else 0
+    return _tensor_info(
+        _U32.unpack_from(data, value + id_at)[0] if id_at else 0,
+        shape,
+        _DATATYPES.get(datatype) or f"XNNDatatype_{datatype}",
+        _U32.unpack_from(data, value + flags_at)[0] if flags_at else 0,
+        _U32.unpack_from(data, value + ext_at)[0] if ext_at else 0,
+        _DATATYPES.get(dq) or f"XNNDatatype_{dq}",
+        _U32.unpack_from(data, value + const_at)[0] if const_at else 0,
+        None,
+        consts,
     )
 
 
@@ -267,8 +368,10 @@ def _operand(name: str) -> tuple[bool, bool] | None:
     return name.startswith("output"), _GENERIC_OPERAND.fullmatch(name) is not None
 
 
-def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
-    union = xnode.fields.get("xnode_union")
+def _node(
+    index: int, union: AttrValue, handle: AttrValue, mm: AttrValue, problems: list[str]
+) -> OpNode:
+    """XNode `index` from its fields: its union, `debug_handle` and `output_min_max`."""
     attrs: dict[str, str] = {}
     params: dict[str, int] = {}  # the integer fields as numbers (geometry, groups, flags)
     inputs: list[str] = []
@@ -302,12 +405,10 @@ def _node(index: int, xnode: Record, problems: list[str]) -> OpNode:
                 params[name] = v
         if "num_dims" in attrs and _num_dims_said(rec):
             del attrs["num_dims"]
-    handle = xnode.fields.get("debug_handle")
     attrs["debug_handle"] = format_value(handle)
     handles: tuple[int, ...] = ()
     if isinstance(handle, int) and not isinstance(handle, bool) and handle != DEFAULT_DEBUG_HANDLE:
         handles = (handle,)
-    mm = xnode.fields.get("output_min_max")
     if isinstance(mm, Record):
         attrs["output_min"] = format_value(mm.fields.get("output_min"))
         attrs["output_max"] = format_value(mm.fields.get("output_max"))

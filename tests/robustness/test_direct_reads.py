@@ -1,0 +1,105 @@
+"""The readers that read straight from the buffer (the program's values and calls, XNNPACK's
+tensor values and nodes: `program/reader.py`, `delegates/xnnpack/`) give exactly what the checked
+reads give, on real programs and on corrupted copies of them: the same program and decoded graphs,
+or the same error.
+
+The direct reads fall back to the checked ones for anything a check would refuse, so the checked
+reads alone (each direct read made to decline) are the reference.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from pte_adapter import api
+from pte_adapter.delegates.xnnpack import decode
+from pte_adapter.program import reader
+from tests.support.corruption import Outcomes, byte_edits
+from tests.support.examples import example
+
+# Small programs with each kind of direct read: portable kernels and values, XNNPACK graphs fp32
+# and int8 (quantized values, which are read the checked way), Ethos-U calls.
+PROGRAMS = ["tiny_gpt_xnnpack", "mv2_xnnpack_int8", "two_methods", "mv2_lrn_ethosu85"]
+EDITS = 60  # corrupted copies per program, spread over its FlatBuffers
+
+
+@contextmanager
+def checked_reads_only() -> Iterator[None]:
+    """Every direct read declines, so everything is read the checked way."""
+    mp = pytest.MonkeyPatch()
+    for module, name in [
+        (reader, "value_at"),
+        (reader, "instruction_at"),
+        (decode, "tensor_value_at"),
+        (decode, "_known_xnode"),
+    ]:
+        mp.setattr(module, name, lambda *args: None)
+    try:
+        yield
+    finally:
+        mp.undo()
+
+
+def _read(data: bytes) -> str:
+    """What a user of the reading sees: every method's values, calls, problems and decoded
+    delegates, and the program's problems."""
+    program = api.load_bytes(data, "corrupt.pte")
+    return repr(
+        [
+            (m.name, m.values, m.instructions, m.chains, m.problems, m.delegates)
+            for m in program.methods
+        ]
+        + [program.problems]
+    )
+
+
+def _regions(data: bytes) -> list[tuple[int, int]]:
+    """The program's FlatBuffer, and its first three delegate payloads' FlatBuffers (past their
+    XH00 header)."""
+    program = api.read_container(data, "x", None)
+    size = program.program_size
+    regions = [(8, size)]
+    for method in program.methods:
+        for d in method.delegates:
+            if d.payload_offset is None or d.payload_size is None or d.payload_size < 32:
+                continue
+            start, n = d.payload_offset, d.payload_size
+            if data[start + 4 : start + 8] == b"XH00":
+                offset, n = struct.unpack_from("<II", data, start + 10)
+                start += offset
+            regions.append((start + 8, start + n))
+    return regions[:4]
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_direct_reads_read_real_programs_as_the_checked_reads(name: str) -> None:
+    data = example(name).with_suffix(".pte").read_bytes()
+    with checked_reads_only():
+        checked = _read(data)
+    assert _read(data) == checked
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_direct_reads_of_corrupt_copies_give_what_the_checked_reads_give(name: str) -> None:
+    data = example(name).with_suffix(".pte").read_bytes()
+    rng = random.Random(f"direct reads {name}")
+    direct: Outcomes[str] = Outcomes(f"{name}, direct reads")
+    checked: Outcomes[str] = Outcomes(f"{name}, checked reads")
+    regions = _regions(data)
+    for k in range(EDITS):
+        corrupt, edits = byte_edits(rng, data, most=3, span=regions[k % len(regions)])
+        label = tuple(edits)
+        direct.attempt(label, _read, corrupt)
+        with checked_reads_only():
+            checked.attempt(label, _read, corrupt)
+    assert direct.rejected == checked.rejected
+    assert [str(e) for e in direct.errors] == [str(e) for e in checked.errors]
+    assert direct.accepted == checked.accepted
+    # The edits reach what is read: some copies are refused, some read differently.
+    assert direct.rejected, direct
+    assert any(result != _read(data) for _, result in direct.accepted), direct
