@@ -41,6 +41,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pte_adapter.explorer.convert import convert
+    from pte_adapter.explorer.served import served
     from pte_adapter.render.model_explorer import graphs_to_json
 
     out = output_path(args.output, "graph.json")
@@ -51,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     )
     model = Path(args.model)
     made = convert(model, _with_vela(args.timeout) if args.vela else _with_etdump(args))
-    data = graphs_to_json(made.graphs, model.name)
+    # The same JSON, each shared object's dict made once (as the server's: explorer/served.py).
+    data = graphs_to_json(served(made.graphs), model.name)
     write_output(out, json.dumps(data, ensure_ascii=False))
     n = len(data["graphs"])
     print(f"wrote {out} ({n} graph{'' if n == 1 else 's'})")
