@@ -26,6 +26,7 @@ MAX_VALUES: Final = 200_000
 _VARINT = {"int32", "int64", "uint32", "uint64", "sint32", "sint64", "bool", "enum"}
 _FIXED32 = {"fixed32": "<I", "sfixed32": "<i", "float": "<f"}
 _FIXED64 = {"fixed64": "<Q", "sfixed64": "<q", "double": "<d"}
+_SCALARS = frozenset(_VARINT | set(_FIXED32) | set(_FIXED64))  # what a packed list may hold
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ class ProtoReader:
         return PteFormatError(what, part=self.part, offset=self.base + pos)
 
     def varint(self, pos: int, end: int) -> tuple[int, int]:
+        if pos < end:  # most keys and lengths are one byte
+            b = self.data[pos]
+            if b < 0x80:
+                return b, pos + 1
         value, shift = 0, 0
         for i in range(10):
             if pos + i >= end:
@@ -126,7 +131,7 @@ class ProtoReader:
     def _field(
         self, f: Field, wire: int, pos: int, end: int, depth: int, out: dict[str, Any]
     ) -> int:
-        if wire == 2 and f.kind in _VARINT | set(_FIXED32) | set(_FIXED64):
+        if wire == 2 and f.kind in _SCALARS:
             if not f.repeated:
                 raise self.error(f"{f.name} is one {f.kind}, not a packed list", pos)
             size, pos = self.varint(pos, end)  # a packed repeated scalar
