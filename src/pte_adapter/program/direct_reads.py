@@ -26,27 +26,41 @@ if TYPE_CHECKING:
     from pte_adapter.program.reader import _ConstantIndex
 
 
+def direct_fields(fb: FlatBuffer, pos: int) -> tuple[int, ...] | None:
+    """The field offsets of the table at `pos` when any field of up to 8 bytes may be read
+    straight from the buffer (`FlatBuffer.checked_fields`, and the table's reach inside the
+    buffer); None otherwise, for the caller to read it the checked way."""
+    got = fb.checked_fields(pos)
+    if got is None or pos + got[1] + 8 > fb.size:
+        return None
+    return got[0]
+
+
+def direct_table(fb: FlatBuffer, pos: int, off: int) -> tuple[int, tuple[int, ...]] | None:
+    """The table the reference field at `pos + off` points to, and its field offsets, read as
+    `direct_fields` reads them; None where that, or the reference, would not pass."""
+    ref = pos + off
+    target = ref + _U32.unpack_from(fb.data, ref)[0]
+    if target >= fb.size:
+        return None
+    fields = direct_fields(fb, target)
+    return None if fields is None else (target, fields)
+
+
 def value_at(fb: FlatBuffer, index: int, pos: int, constants: _ConstantIndex) -> Value | None:
     """The EValue at `pos` as `reader._read_value` reads it, or None when any of its checks would fail or
     the value is of a kind read here seldom (a string, a list of doubles or bools, a tensor with
     extra info, an unknown tag). Every offset, length and budget is checked as `Table` checks it
     (a table's fields at once, by its reach); no `Table` is made."""
-    got = fb.checked_fields(pos)
-    data, size = fb.data, fb.size
-    if got is None or pos + got[1] + 8 > size:
-        return None
-    ev = got[0]
-    if len(ev) < 2 or not ev[0] or not ev[1]:
+    ev = direct_fields(fb, pos)
+    data = fb.data
+    if ev is None or len(ev) < 2 or not ev[0] or not ev[1]:
         return None
     tag = data[pos + ev[0]]
-    ref = pos + ev[1]
-    at = ref + _U32.unpack_from(data, ref)[0]
-    if at >= size:
+    got = direct_table(fb, pos, ev[1])
+    if got is None:
         return None
-    got = fb.checked_fields(at)
-    if got is None or at + got[1] + 8 > size:
-        return None
-    val = got[0]
+    at, val = got
     off = val[0] if val else 0
     if tag == _TAG_INT:
         return Value(index, ValueKind.INT, _I64.unpack_from(data, at + off)[0] if off else 0)
@@ -107,18 +121,14 @@ def _tensor_at(
         t = t + (0,) * (10 - len(t))  # slots 0-9 of `table Tensor`; absent past the vtable
     if t[9]:  # extra_tensor_info
         return None
-    data, size = fb.data, fb.size
+    data = fb.data
     memory: MemoryPlan | None = None
     off = t[6]  # allocation_info
     if off:
-        ref = at + off
-        where = ref + _U32.unpack_from(data, ref)[0]
-        if where >= size:
+        got = direct_table(fb, at, off)
+        if got is None:
             return None
-        got = fb.checked_fields(where)
-        if got is None or where + got[1] + 8 > size:
-            return None
-        a = got[0] + (0, 0, 0)  # memory_id, memory_offset_low, memory_offset_high: uint
+        where, a = got[0], got[1] + (0, 0, 0)  # memory_id, memory_offset_low, _high: uint
         memory = MemoryPlan(
             _U32.unpack_from(data, where + a[0])[0] if a[0] else 0,
             (_U32.unpack_from(data, where + a[1])[0] if a[1] else 0)
@@ -158,23 +168,21 @@ def instruction_at(
 ) -> Instruction | None:
     """The kernel or delegate call at `at` as `reader._read_instruction` reads it, its table claimed, or
     None where a check would fail or for another kind of instruction (as `value_at`)."""
-    got = fb.checked_fields(at)
-    data, size = fb.data, fb.size
-    if got is None or at + got[1] + 8 > size:
+    ins = direct_fields(fb, at)
+    data = fb.data
+    if ins is None:
         return None
     fb.claim("instructions", at, owner, position)
-    ins = got[0]
     if len(ins) < 2 or not ins[0] or not ins[1]:
         return None
     tag = data[at + ins[0]]
-    ref = at + ins[1]
-    call = ref + _U32.unpack_from(data, ref)[0]
-    if call >= size:
+    got = direct_table(fb, at, ins[1])
+    if got is None or tag not in (_TAG_KERNEL, _TAG_DELEGATE):
         return None
-    got = fb.checked_fields(call)
-    if got is None or call + got[1] + 8 > size or tag not in (_TAG_KERNEL, _TAG_DELEGATE):
-        return None
-    fields = got[0] + (0, 0)  # KernelCall and DelegateCall: an index (int), then args ([int])
+    call, fields = (
+        got[0],
+        got[1] + (0, 0),
+    )  # KernelCall and DelegateCall: an index (int), then args ([int])
     number = _I32.unpack_from(data, call + fields[0])[0] if fields[0] else 0
     args = _ints_at(fb, call, fields[1], "i")
     if args is None:

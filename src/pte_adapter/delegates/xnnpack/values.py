@@ -34,6 +34,7 @@ from pte_adapter.delegates.xnnpack.records import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import OpNode, TensorInfo
+from pte_adapter.program.direct_reads import direct_fields, direct_table
 
 
 def _dtype(name: str) -> str:
@@ -298,22 +299,18 @@ def tensor_value_at(
     most `PREVIEW` dims and every check `Table` makes passes (each table's fields at once, by its
     reach: `flatbuf.Fields`); else None, for the caller to read it again the checked way, with
     the budgets as they were. No `Table` or `Record` is made."""
-    got = fb.checked_fields(at)
+    xvalue = direct_fields(fb, at)
     data, size = fb.data, fb.size
-    if got is None or at + got[1] + 8 > size:
+    if xvalue is None:
         return None
     fb.claim("xvalues", at, owner, index)
-    xvalue = got[0]
     if len(xvalue) < 2 or not xvalue[0] or not xvalue[1] or data[at + xvalue[0]] != _TENSOR_TAG:
         return None
-    ref = at + xvalue[1]
-    value = ref + _U32.unpack_from(data, ref)[0]
-    if value >= size:
+    got = direct_table(fb, at, xvalue[1])
+    if got is None:
         return None
-    got = fb.checked_fields(value)
-    if got is None or value + got[1] + 8 > size:
-        return None
-    dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(got[0] + _ABSENT)
+    value = got[0]
+    dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(got[1] + _ABSENT)
     shape: list[int] = []
     if dims_at:
         ref = value + dims_at
