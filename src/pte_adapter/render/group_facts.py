@@ -79,13 +79,13 @@ def partition_detail(ma: MethodAnalysis, part: Partition) -> str:
     return ", ".join(facts)
 
 
+def _group_name(name: str, detail: str) -> str:
+    return ascii_name(name + (SEPARATOR + detail if detail else ""))
+
+
 def partition_group_names(ma: MethodAnalysis) -> list[str]:
     """The Model Explorer group name of each partition, in partition order."""
-    names = []
-    for part in ma.partitions.partitions:
-        detail = partition_detail(ma, part)
-        names.append(ascii_name(part.name + (SEPARATOR + detail if detail else "")))
-    return names
+    return [_group_name(p.name, partition_detail(ma, p)) for p in ma.partitions.partitions]
 
 
 def short_partition_name(part: Partition) -> str:
@@ -111,18 +111,12 @@ def drawn_group_names(ma: MethodAnalysis) -> list[str]:
     short = {i: short_partition_name(parts[i]) for b in ma.blocks for i in b.partitions}
     if len(set(short.values())) < len(short):
         return partition_group_names(ma)
-    names = []
-    for part in parts:
-        name = short.get(part.index)
-        detail = partition_detail(ma, part) if name is None else _short_detail(ma, part)
-        name = part.name if name is None else name
-        names.append(ascii_name(name + (SEPARATOR + detail if detail else "")))
-    return names
-
-
-def block_group_name(ma: MethodAnalysis, block: Block) -> str:
-    """`blocks.3 | NPU 2 | CPU aten::add`: the block, its partitions by backend, its CPU work."""
-    return ascii_name(BLOCK_SEPARATOR.join([block.name, *block_facets(ma, block)]))
+    return [
+        _group_name(part.name, partition_detail(ma, part))
+        if part.index not in short
+        else _group_name(short[part.index], _short_detail(ma, part))
+        for part in parts
+    ]
 
 
 def block_facets(ma: MethodAnalysis, block: Block) -> list[str]:
@@ -148,7 +142,8 @@ def block_facets(ma: MethodAnalysis, block: Block) -> list[str]:
 
 
 def block_and_run_names(ma: MethodAnalysis) -> tuple[list[str], list[str]]:
-    """Each block's group name and each run's (`ma.block_runs`). A run whose blocks all hold the
+    """Each block's group name, `blocks.3 | NPU 2 | CPU aten::add` (the block, its partitions by
+    backend, its CPU work), and each run's (`ma.block_runs`). A run whose blocks all hold the
     same carries their facets ("repeats 1-12 of 192 | XNNPACK 5 | CPU aten::mul x2"), and its
     blocks are named by their own names alone; otherwise each block has its own facets."""
     facets = [block_facets(ma, b) for b in ma.blocks]

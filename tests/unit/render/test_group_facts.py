@@ -12,7 +12,7 @@ from pte_adapter.operator_names import kernel_base
 from pte_adapter.render.group_facts import (
     MAX_DETAIL,
     ascii_name,
-    block_group_name,
+    block_and_run_names,
     drawn_group_names,
     partition_group_names,
     short_partition_name,
@@ -38,8 +38,7 @@ def test_names_are_unique_drawable_and_start_with_the_partition(pte: Path) -> No
                 assert f" - {part.inner_ops} op" in name
             if ma.estimate is not None and part.index in ma.estimate.per_partition_us:
                 assert name.endswith(us_text(ma.estimate.per_partition_us[part.index]))
-        for b in ma.blocks:
-            label = block_group_name(ma, b)
+        for b, label in zip(ma.blocks, block_and_run_names(ma)[0], strict=True):
             assert label.startswith(b.name + " | ") and "/" not in label
 
 
