@@ -74,7 +74,7 @@ def value_at(fb: FlatBuffer, index: int, pos: int, constants: _ConstantIndex) ->
     if tag == _TAG_NULL:
         return Value(index, ValueKind.NULL, None)
     if tag in (_TAG_INT_LIST, _TAG_TENSOR_LIST):
-        items = _ints_at(fb, at, off, "q" if tag == _TAG_INT_LIST else "i")
+        items = direct_ints(fb, at, off, "q" if tag == _TAG_INT_LIST else "i")
         return None if items is None else Value(index, VALUE_KIND_BY_TAG[tag], items)
     return None
 
@@ -90,12 +90,15 @@ _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
-_SCALAR_SIZES = {"q": 8, "i": 4, "B": 1}
+_SCALAR_SIZES = {"q": 8, "i": 4, "I": 4, "B": 1}
 
 
-def _ints_at(fb: FlatBuffer, at: int, off: int, fmt: str) -> list[int] | None:
+def direct_ints(
+    fb: FlatBuffer, at: int, off: int, fmt: str, most: int | None = None
+) -> list[int] | None:
     """`Table.ints(slot, fmt)` of the table at `at` whose field `slot` is at offset `off` (0:
-    absent; its uoffset inside the buffer), or None where `Table.ints` would raise."""
+    absent; its uoffset inside the buffer), or None where `Table.ints` would raise, or where the
+    vector holds more than `most` items (nothing counted against the budget then)."""
     if off == 0:
         return []
     data, size = fb.data, fb.size
@@ -104,6 +107,8 @@ def _ints_at(fb: FlatBuffer, at: int, off: int, fmt: str) -> list[int] | None:
     if vec >= size or vec % 4 or vec + 4 > size:
         return None
     n = _U32.unpack_from(data, vec)[0]
+    if most is not None and n > most:
+        return None
     nbytes = n * _SCALAR_SIZES[fmt]
     if nbytes > size - vec - 4 or fb.unpack_left - nbytes < 0:
         return None
@@ -134,10 +139,10 @@ def _tensor_at(
             (_U32.unpack_from(data, where + a[1])[0] if a[1] else 0)
             | (_U32.unpack_from(data, where + a[2])[0] if a[2] else 0) << 32,
         )
-    sizes = _ints_at(fb, at, t[2], "i")
+    sizes = direct_ints(fb, at, t[2], "i")
     if sizes is None:
         return None
-    dim_order = _ints_at(fb, at, t[3], "B")
+    dim_order = direct_ints(fb, at, t[3], "B")
     if dim_order is None:
         return None
     off = t[8]  # shape_dynamism: byte
@@ -184,7 +189,7 @@ def instruction_at(
         got[1] + (0, 0),
     )  # KernelCall and DelegateCall: an index (int), then args ([int])
     number = _I32.unpack_from(data, call + fields[0])[0] if fields[0] else 0
-    args = _ints_at(fb, call, fields[1], "i")
+    args = direct_ints(fb, call, fields[1], "i")
     if args is None:
         return None
     if tag == _TAG_KERNEL:

@@ -34,7 +34,7 @@ from pte_adapter.delegates.xnnpack.records import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import OpNode, TensorInfo
-from pte_adapter.program.direct_reads import direct_fields, direct_table
+from pte_adapter.program.direct_reads import direct_fields, direct_ints, direct_table
 
 
 def _dtype(name: str) -> str:
@@ -300,7 +300,7 @@ def tensor_value_at(
     reach: `flatbuf.Fields`); else None, for the caller to read it again the checked way, with
     the budgets as they were. No `Table` or `Record` is made."""
     xvalue = direct_fields(fb, at)
-    data, size = fb.data, fb.size
+    data = fb.data
     if xvalue is None:
         return None
     fb.claim("xvalues", at, owner, index)
@@ -311,17 +311,9 @@ def tensor_value_at(
         return None
     value = got[0]
     dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(got[1] + _ABSENT)
-    shape: list[int] = []
-    if dims_at:
-        ref = value + dims_at
-        vec = ref + _U32.unpack_from(data, ref)[0]
-        if vec >= size or vec % 4 or vec + 4 > size:
-            return None
-        n = _U32.unpack_from(data, vec)[0]
-        if n > PREVIEW or 4 * n > size - vec - 4 or fb.unpack_left - 4 * n < 0:
-            return None
-        fb.unpack_left -= 4 * n
-        shape = list(struct.unpack_from(f"<{n}I", data, vec + 4))
+    shape = direct_ints(fb, value, dims_at, "I", most=PREVIEW)
+    if shape is None:
+        return None
     datatype = _I16.unpack_from(data, value + dt)[0] if dt else 0
     dq = _I16.unpack_from(data, value + dq_at)[0] if dq_at else 0
     return _tensor_info(
