@@ -18,6 +18,13 @@ What is timed, per adapter and run, from the moment the page is asked to load:
   when the worker's layout of the expanded graph came back: the rest is drawing).
 The timings include what a user waits for: conversion, transfer, layout and drawing (here in
 software WebGL: the headless browser has no GPU, so drawing is what dominates).
+
+The adapters' runs alternate (ours, the peer's, the peer's, ours, ...), each in a fresh browser: a
+browser kept across runs carries its GPU process' state over, and made the peer's expand step
+scatter from 8.7 s to 15.3 s between readings. Beside the times, `quads/frame` counts the WebGL
+instances (node bodies and borders, label glyphs, edge segments and arrowheads) of the expanded
+picture's last frame: the drawing's work, exact and repeatable where the times are not. Model
+Explorer draws an edge whose three layout points are not in line as a curve of 50 segments.
 """
 
 from __future__ import annotations
@@ -63,7 +70,23 @@ window.fetch = async (...args) => {
   window.__bench.fetches.push([String(args[0]), t, performance.now()]);
   return r;
 };
-const frame = t => { window.__bench.frames.push(t); requestAnimationFrame(frame); };
+// WebGL instances drawn, and per animation frame in which anything was drawn: Model Explorer
+// draws nodes, group bodies, label glyphs and edge segments as instanced quads.
+window.__bench.drawn = 0;
+window.__bench.drawnFrames = [];
+for (const P of [window.WebGL2RenderingContext, window.WebGLRenderingContext]) {
+  if (!P) continue;
+  for (const name of ['drawArraysInstanced', 'drawElementsInstanced']) {
+    const native = P.prototype[name];
+    if (!native) continue;
+    P.prototype[name] = function (...a) { window.__bench.drawn += a[a.length - 1]; return native.apply(this, a); };
+  }
+}
+const frame = t => {
+  window.__bench.frames.push(t);
+  if (window.__bench.drawn) { window.__bench.drawnFrames.push([t, window.__bench.drawn]); window.__bench.drawn = 0; }
+  requestAnimationFrame(frame);
+};
 requestAnimationFrame(frame);
 """
 
@@ -126,6 +149,7 @@ def measure(url: str, browser: Any, timeout: float) -> dict[str, float]:
     expanded = _wait_settled(page, click, timeout)
     expanded_nodes = page.evaluate("window.me_test.renderers[0].nodesToRender.length")
     worker = page.evaluate("window.__bench.worker")
+    drawn = [n for t, n in page.evaluate("window.__bench.drawnFrames") if t > click]
     laid_out = next(t for kind, ev, t in worker if kind == "recv" and ev == 3 and t > click)
     page.context.close()
     return {
@@ -138,21 +162,33 @@ def measure(url: str, browser: Any, timeout: float) -> dict[str, float]:
         "expand_layout_s": (laid_out - click) / 1000,
         "expanded_nodes": expanded_nodes,
         "to_expanded_view_s": (first + expanded - click) / 1000,
+        # instanced quads of the expanded picture's last frame, and of every frame since the click
+        "expanded_frame_quads": drawn[-1] if drawn else 0,
+        "expand_quads": sum(drawn),
     }
 
 
+Adapter = tuple[str, Path | None, str]  # (name, another installation's model-explorer, extension)
+
+
 def run(
-    name: str, exe: Path | None, extension: str, pte: Path, repeat: int, timeout: float
-) -> list[dict[str, float]]:
-    runs = []
-    with (
-        model_explorer_server(pte, exe=exe, extension_name=extension) as url,
-        chromium() as browser,
-    ):
-        for _ in range(repeat):
-            runs.append(measure(url, browser, timeout))
-            print(f"  {name}: {json.dumps(runs[-1])}", flush=True)
-    return runs
+    adapters: list[Adapter], pte: Path, repeat: int, timeout: float
+) -> dict[str, list[dict[str, float]]]:
+    """Each adapter's runs, alternating (A B, B A, A B, ...) so a drift of the machine's load
+    falls on both alike; each run in a browser of its own, so no run inherits the last one's
+    GPU process (its caches and memory)."""
+    results: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in adapters}
+    with contextlib.ExitStack() as servers:
+        urls = {
+            name: servers.enter_context(model_explorer_server(pte, exe=exe, extension_name=ext))
+            for name, exe, ext in adapters
+        }
+        for i in range(repeat):
+            for name, _, _ in adapters if i % 2 == 0 else adapters[::-1]:
+                with chromium() as browser:
+                    results[name].append(measure(urls[name], browser, timeout))
+                print(f"  {name}: {json.dumps(results[name][-1])}", flush=True)
+    return results
 
 
 def main() -> None:
@@ -167,30 +203,35 @@ def main() -> None:
         from benchmarks.bench_large import build
 
         args.pte = build(args.out)
-    results: dict[str, list[dict[str, float]]] = {}
+    adapters: list[Adapter] = []
     if args.only != "peer":
-        results["pte_adapter (this)"] = run(
-            "ours", None, "pte_adapter", args.pte, args.repeat, args.timeout
-        )
+        adapters.append(("pte_adapter (this)", None, "pte_adapter"))
     if args.only != "ours":
-        results[PEER] = run(
-            "peer", _ensure_peer_venv(args.out), PEER_EXTENSION, args.pte, args.repeat, args.timeout
-        )
+        adapters.append((PEER, _ensure_peer_venv(args.out), PEER_EXTENSION))
+    results = run(adapters, args.pte, args.repeat, args.timeout)
     print(f"\n{args.pte.name}: median of {args.repeat} runs (seconds from page load)")
     print(
         f"{'adapter':34} {'convert':>8} {'layout':>8} {'first screen':>13} {'expand':>8} "
-        f"{'(layout)':>9} {'to expanded':>12} {'nodes first/expanded':>21}"
+        f"{'(layout)':>9} {'to expanded':>12} {'nodes first/expanded':>21} {'quads/frame':>12}"
     )
+    medians: dict[str, dict[str, float]] = {}
     for name, runs in results.items():
-
-        def med(key: str, runs: list[dict[str, float]] = runs) -> float:
-            return statistics.median(r[key] for r in runs)
-
+        med = medians[name] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         print(
-            f"{name:34} {med('convert_s'):8.2f} {med('layout_s'):8.2f} "
-            f"{med('first_screen_s'):13.2f} {med('expand_s'):8.2f} "
-            f"{med('expand_layout_s'):9.2f} {med('to_expanded_view_s'):12.2f} "
-            f"{int(med('first_screen_nodes')):>10}/{int(med('expanded_nodes'))}"
+            f"{name:34} {med['convert_s']:8.2f} {med['layout_s']:8.2f} "
+            f"{med['first_screen_s']:13.2f} {med['expand_s']:8.2f} "
+            f"{med['expand_layout_s']:9.2f} {med['to_expanded_view_s']:12.2f} "
+            f"{int(med['first_screen_nodes']):>10}/{int(med['expanded_nodes']):<10} "
+            f"{int(med['expanded_frame_quads']):>12,}"
+        )
+        each = ", ".join(f"{r['expand_s']:.2f}" for r in runs)
+        print(f"{'':34} expand of each run: {each}")
+    if len(medians) == 2:
+        ours, peer = medians.values()
+        print(
+            f"ours / the peer's: first screen {ours['first_screen_s'] / peer['first_screen_s']:.2f}x, "
+            f"expand {ours['expand_s'] / peer['expand_s']:.2f}x, quads of the expanded picture "
+            f"{ours['expanded_frame_quads'] / max(peer['expanded_frame_quads'], 1):.2f}x"
         )
 
 
