@@ -175,25 +175,37 @@ def control_regions(method: Method) -> list[tuple[int, int]]:
     return regions
 
 
-def _spans(method: Method, parts: MethodPartitions) -> dict[int, list[int | None]]:
-    """Per tensor value: [first mention, last mention, first write, first mention outside any
-    construct's extension] by instruction.
+def _spans(method: Method, parts: MethodPartitions) -> _Spans:
+    """Per tensor value: its first and last mention, its first write, and its first mention
+    outside any construct's extension, by instruction.
 
     A value that enters or leaves a control-flow construct (mentioned inside and outside it: a
     condition, a branch's input or result, a loop-carried value) is held for the whole construct,
     as ExecuTorch plans it: there the construct is one node of the graph (`cond`, `while_loop`),
     its branches submodules planned on their own."""
     flow = parts.dataflow
-    spans: dict[int, list[int | None]] = {}
+    # Four dicts of ints, not a list per value: one pass over every instruction's tensors.
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    writer: dict[int, int] = {}
+    items = method.tensor_items
+    n = len(items)
     for i, io in enumerate(flow.io):
-        for v in tensor_values(method, io.inputs) + io.output_tensors:
-            s = spans.setdefault(v, [i, i, None, i])
-            s[1] = i
+        for a in io.inputs:
+            if 0 <= a < n:
+                for v in items[a]:
+                    if v not in first:
+                        first[v] = i
+                    last[v] = i
         for v in io.output_tensors:
-            if spans[v][2] is None:
-                spans[v][2] = i
-    mentions: dict[int, set[int]] = {}
+            if v not in first:
+                first[v] = i
+            last[v] = i
+            if v not in writer:
+                writer[v] = i
+    mentioned = dict(first)
     regions = control_regions(method)
+    mentions: dict[int, set[int]] = {}
     if regions:
         for i, io in enumerate(flow.io):
             for v in tensor_values(method, io.inputs) + io.output_tensors:
@@ -208,9 +220,20 @@ def _spans(method: Method, parts: MethodPartitions) -> dict[int, list[int | None
         for v, at in mentions.items():
             inside = any(start <= i <= end for i in at)
             if inside and (any(i < start or i > end for i in at) or _carried(flow, v, start, end)):
-                s = spans.setdefault(v, [start, end, None, start])
-                s[0], s[1] = min(int(s[0] or 0), start), max(int(s[1] or 0), end)
-    return spans
+                mentioned.setdefault(v, start)
+                first[v] = min(first.get(v, start), start)
+                last[v] = max(last.get(v, end), end)
+    return _Spans(first, last, writer, mentioned)
+
+
+@dataclass
+class _Spans:
+    """Per tensor value, by instruction (`_spans`): each dict holds the values mentioned."""
+
+    first: dict[int, int]
+    last: dict[int, int]
+    writer: dict[int, int]  # values never written are missing
+    mentioned: dict[int, int]  # first mention before any control-flow extension
 
 
 def _carried(flow: Dataflow, v: int, start: int, end: int) -> bool:
@@ -222,15 +245,20 @@ def _uses(method: Method, parts: MethodPartitions) -> list[_Use]:
     last_ins = max(len(method.instructions) - 1, 0)
     spans = _spans(method, parts)
     inputs, outputs = set(method.inputs), set(method.outputs)
+    tensors = method.tensors
+    n = len(tensors)
+    first_of, last_of = spans.first, spans.last
+    writer_of, mentioned_of = spans.writer, spans.mentioned
     uses = []
-    for v in range(len(method.values)):
-        t = method.tensor(v)
+    # Only the values something mentions, in value order: a planned tensor nothing mentions is
+    # left out, so the others (most of a method's values) need not be looked at.
+    for v in sorted({*first_of, *inputs, *outputs}):
+        if not 0 <= v < n:
+            continue
+        t = tensors[v]
         if t is None or t.memory is None or t.memory.arena <= 0:
             continue
-        if v not in spans and v not in inputs and v not in outputs:
-            continue  # planned, but nothing mentions it
-        first, last, writer, mentioned = spans.get(v, [0, 0, None, 0])
-        assert first is not None and last is not None and mentioned is not None
+        first, last = first_of.get(v, 0), last_of.get(v, 0)
         kind = INTERMEDIATE
         if v in inputs:
             kind, first = (INPUT_OUTPUT if v in outputs else INPUT), 0
@@ -239,7 +267,17 @@ def _uses(method: Method, parts: MethodPartitions) -> list[_Use]:
         if v in outputs:
             last = last_ins
         uses.append(
-            _Use(v, t.memory.arena, t.memory.offset, t.nbytes, first, last, writer, kind, mentioned)
+            _Use(
+                v,
+                t.memory.arena,
+                t.memory.offset,
+                t.nbytes,
+                first,
+                last,
+                writer_of.get(v),
+                kind,
+                mentioned_of.get(v, 0),
+            )
         )
     return uses
 
@@ -341,9 +379,18 @@ def live_bytes(lives: list[TensorLife], steps: int) -> list[int]:
     whole method, which made the first quadratic (0.3 s of 2.6 on a 192-layer program); a
     portable program reuses its arena so finely that a range can span hundreds of segments."""
     counted = [t for t in lives if 0 <= t.first < steps]  # the others are never live
-    lifetimes = sum(max(min(t.last, steps - 1) - t.first, 0) + 1 for t in counted)
+    # The work of each way, roughly (the choice changes no result, only the cost): a lifetime
+    # past the last instruction counts to its end.
+    last = steps - 1
+    lifetimes = sum([t.last if t.last < last else last for t in counted]) - sum(
+        [t.first - 1 for t in counted]
+    )
+    if lifetimes <= 4 * len(counted):
+        # Short lives: every range spans a segment at least, and making the segments costs more
+        # than the steps would.
+        return _live_bytes_by_step(counted, steps)
     cuts, where = _segments(counted)
-    spans = sum(where[t.offset + t.nbytes] - where[t.offset] for t in counted if t.nbytes > 0)
+    spans = sum([where[t.offset + t.nbytes] - where[t.offset] for t in counted if t.nbytes > 0])
     if 2 * spans < lifetimes:
         return _live_bytes_by_segment(counted, steps, cuts, where)
     return _live_bytes_by_step(counted, steps)
@@ -351,7 +398,8 @@ def live_bytes(lives: list[TensorLife], steps: int) -> list[int]:
 
 def _segments(lives: list[TensorLife]) -> tuple[list[int], dict[int, int]]:
     """The arena's range ends in order, and each one's position among them."""
-    cuts = sorted({x for t in lives if t.nbytes > 0 for x in (t.offset, t.offset + t.nbytes)})
+    ranged = [t for t in lives if t.nbytes > 0]
+    cuts = sorted({*[t.offset for t in ranged], *[t.offset + t.nbytes for t in ranged]})
     return cuts, {x: k for k, x in enumerate(cuts)}
 
 
@@ -363,8 +411,25 @@ def _live_bytes_by_step(lives: list[TensorLife], steps: int) -> list[int]:
     active: list[tuple[int, int, int]] = []
     out: list[int] = []
     for i in range(steps):
-        active = [r for r in active if r[2] >= i] + starting.get(i, [])
-        out.append(_union(active))
+        active = [r for r in active if r[2] >= i]
+        new = starting.get(i)
+        if new:
+            active += new
+        if not active:
+            out.append(0)
+            continue
+        # `_union` in line (a call per step was a third of this way's work): sorted, each byte
+        # once; the first range starts the reach.
+        ranges = sorted(active)
+        total, reach = 0, ranges[0][0]
+        for start, end, _ in ranges:
+            if start >= reach:
+                total += end - start
+                reach = end
+            elif end > reach:
+                total += end - reach
+                reach = end
+        out.append(total)
     return out
 
 
@@ -384,13 +449,19 @@ def _live_bytes_by_segment(
     live, out = 0, []
     for i in range(steps):
         for a, b, step in events.get(i, ()):
-            for k in range(a, b):
-                before = count[k]
-                count[k] = before + step
-                if step > 0 and before == 0:
-                    live += widths[k]
-                elif before == 1 and step < 0:
-                    live -= widths[k]
+            # On and off apart: the inner loop is the work of this way, one test per segment.
+            if step > 0:
+                for k in range(a, b):
+                    c = count[k]
+                    if not c:
+                        live += widths[k]
+                    count[k] = c + 1
+            else:
+                for k in range(a, b):
+                    c = count[k] - 1
+                    count[k] = c
+                    if not c:
+                        live -= widths[k]
         out.append(live)
     return out
 
