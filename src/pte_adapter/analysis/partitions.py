@@ -211,6 +211,9 @@ class Origins:
         for e in reads:
             self.into.setdefault(e.consumer, []).append(e)
         self.memo: dict[int, list[int]] = {}
+        # The MoveCalls, found once: any other writer is its own origin, known without a call.
+        move = InstructionKind.MOVE
+        self.moves = frozenset(i for i, ins in enumerate(method.instructions) if ins.kind is move)
 
     def __call__(self, producer: int) -> list[int]:
         n = len(self.method.instructions)
@@ -249,24 +252,25 @@ def crossings_of(
         candidates = reads + flow.output_edges if only is None else only
     else:
         candidates = only
-    data_reads = [
-        e
-        for e in candidates
-        if e.consumer >= n
-        or method.instructions[e.consumer].kind
-        in (InstructionKind.KERNEL, InstructionKind.DELEGATE)
-    ]
+    instructions = method.instructions
+    data = (InstructionKind.KERNEL, InstructionKind.DELEGATE)
+    moves = origins.moves
+    tensors = method.tensors
     seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)
     out: list[Crossing] = []
-    for e in data_reads:
-        # The receiving side: a partition, or the method's outputs (on the CPU).
+    for e in candidates:
+        # The receiving side: a partition, or the method's outputs (on the CPU); only data reads.
         dst: Partition | None = None
-        if e.consumer >= n:
+        consumer = e.consumer
+        if consumer >= n:
             dst_backend, dst_name = CPU, METHOD_OUTPUT
-        else:
-            dst = moved.get(e.consumer) or partitions[partition_of[e.consumer]]
+        elif instructions[consumer].kind in data:
+            dst = moved.get(consumer) or partitions[partition_of[consumer]]
             dst_backend, dst_name = dst.backend, dst.name
-        for origin in origins(e.producer):
+        else:
+            continue
+        producer = e.producer
+        for origin in origins(producer) if producer in moves else (producer,):
             # The writing side; constants and never-written buffers do not cross.
             src: Partition | None = None
             if origin == FROM_METHOD_INPUT:
@@ -282,7 +286,7 @@ def crossings_of(
             if (e.value, direction, dst_name) in seen:
                 continue
             seen.add((e.value, direction, dst_name))
-            tensor = method.tensor(e.value)
+            tensor = tensors[e.value] if 0 <= e.value < len(tensors) else None
             nbytes = tensor.nbytes if tensor else 0
             handoff = src_backend != CPU and dst_backend != CPU
             out.append(Crossing(e.value, src_name, dst_name, direction, nbytes, handoff))
