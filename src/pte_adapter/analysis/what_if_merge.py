@@ -77,13 +77,27 @@ def merge_plan(parts: MethodPartitions, islands: list[int]) -> tuple[list[list[i
     return merged, [i for i in islands if [i] in groups]
 
 
+def kernel_names(method: Method) -> list[str]:
+    """Each instruction's kernel operator (`Method.kernel_operator`: "" for another kind), made
+    once per method: every scenario asks about its islands' instructions."""
+    names = [op.full_name for op in method.operators]
+    n = len(names)
+    return [
+        names[o] if (o := ins.op_index) is not None and 0 <= o < n else ""
+        for ins in method.instructions
+    ]
+
+
 class MethodFlow:
     """What every scenario of a method looks up, made once: who reads each instruction's
     results, who wrote each value, the reads touching each instruction, the values of dynamic
     shape, the crossings per partition."""
 
-    def __init__(self, method: Method, parts: MethodPartitions) -> None:
+    def __init__(
+        self, method: Method, parts: MethodPartitions, kernels: list[str] | None = None
+    ) -> None:
         flow = parts.dataflow
+        self.kernels = kernel_names(method) if kernels is None else kernels
         reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
         self.origins = Origins(method, reads)
         self.readers = instruction_readers(flow)
@@ -120,7 +134,7 @@ def kept_on_cpu(
         for k in group
         if parts.partitions[k].is_cpu
         for i in parts.partitions[k].instructions
-        if "dequantize" in method.kernel_operator(i) and not flow.readers.get(i, set()) <= inside
+        if "dequantize" in flow.kernels[i] and not flow.readers.get(i, set()) <= inside
     ]
 
 
@@ -130,7 +144,7 @@ def _integer_side(
     """(value, bytes) a crossing into a delegate moves: a float a CPU dequantize made crosses as
     the integer tensor it was made from (the partition would take the dequantize in)."""
     w = flow.writer.get(c.value)
-    if c.target.startswith("CPU") or w is None or "dequantize" not in method.kernel_operator(w):
+    if c.target.startswith("CPU") or w is None or "dequantize" not in flow.kernels[w]:
         return c.value, c.nbytes
     edges = parts.dataflow.edges[w] if w < len(parts.dataflow.edges) else []
     source = next((e.value for e in edges), None)
