@@ -44,6 +44,7 @@ __all__ = [
     "Partition",
     "crossings_of",
     "is_glue",
+    "kernel_names",
     "partition_method",
 ]
 
@@ -171,6 +172,10 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
     partition_of: list[int] = []
     per_backend: Counter[str] = Counter()
     glue = glue_operators()  # `is_glue`, with the registry's list looked up once per method
+    # Each operator of the table named and sorted into glue or compute once, not once per call.
+    names = [op.full_name for op in method.operators] + ["unknown op"]
+    glue_names = {name for name in names if kernel_base(name) in glue}
+    unknown = len(names) - 1
     for ins in method.instructions:
         if ins.kind is InstructionKind.DELEGATE:
             d = ins.delegate_index
@@ -190,9 +195,9 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
                 partitions.append(Partition(len(partitions), CPU, per_backend[CPU]))
             part = partitions[-1]
             if ins.kind is InstructionKind.KERNEL:
-                op = method.operator_of(ins.op_index)
-                name = op.full_name if op is not None else "unknown op"
-                (part.glue_ops if kernel_base(name) in glue else part.compute_ops)[name] += 1
+                o = ins.op_index
+                name = names[o if o is not None and 0 <= o < unknown else unknown]
+                (part.glue_ops if name in glue_names else part.compute_ops)[name] += 1
             else:
                 part.control[ins.kind.value] += 1
         part.instructions.append(ins.index)
@@ -200,6 +205,17 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
 
     crossings = crossings_of(method, flow, partitions, partition_of)
     return MethodPartitions(method.name, partitions, partition_of, crossings, flow)
+
+
+def kernel_names(method: Method) -> list[str]:
+    """Each instruction's kernel operator (`Method.kernel_operator`: "" for another kind), made
+    once per method: the partitioner's reasons and every what-if scenario ask per instruction."""
+    names = [op.full_name for op in method.operators]
+    n = len(names)
+    return [
+        names[o] if (o := ins.op_index) is not None and 0 <= o < n else ""
+        for ins in method.instructions
+    ]
 
 
 class Origins:

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.partitions import MethodPartitions, Partition, kernel_names
 from pte_adapter.analysis.source import PartitionSource
 from pte_adapter.analysis.what_if_merge import (
     MethodFlow,
     crossings_removed,
     kept_on_cpu,
-    kernel_names,
     merge_plan,
 )
 from pte_adapter.analysis.why import Reason

@@ -13,6 +13,7 @@ from pte_adapter.analysis.partitions import (
     Origins,
     Partition,
     crossings_of,
+    kernel_names,
 )
 from pte_adapter.backends import CPU
 from pte_adapter.program.model import Method, Tensor
@@ -75,17 +76,6 @@ def merge_plan(parts: MethodPartitions, islands: list[int]) -> tuple[list[list[i
     groups = merged_groups(parts, set(islands))
     merged = [g for g in groups if len(g) > 1 and has_delegate(parts, g)]
     return merged, [i for i in islands if [i] in groups]
-
-
-def kernel_names(method: Method) -> list[str]:
-    """Each instruction's kernel operator (`Method.kernel_operator`: "" for another kind), made
-    once per method: every scenario asks about its islands' instructions."""
-    names = [op.full_name for op in method.operators]
-    n = len(names)
-    return [
-        names[o] if (o := ins.op_index) is not None and 0 <= o < n else ""
-        for ins in method.instructions
-    ]
 
 
 class MethodFlow:
