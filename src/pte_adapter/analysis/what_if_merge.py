@@ -16,7 +16,7 @@ from pte_adapter.analysis.partitions import (
     kernel_names,
 )
 from pte_adapter.backends import CPU
-from pte_adapter.program.model import Method, Tensor
+from pte_adapter.program.model import Method
 
 
 def merged_groups(parts: MethodPartitions, absorbed: set[int]) -> list[list[int]]:
@@ -102,9 +102,7 @@ class MethodFlow:
                 self.writer[v] = i
         # Values whose shape is dynamic (an island touching one is priced at its upper bounds).
         self.dynamic = frozenset(
-            index
-            for index, v in enumerate(method.values)
-            if isinstance(v.payload, Tensor) and v.payload.dynamism != "static"
+            [i for i, t in enumerate(method.tensors) if t is not None and t.dynamism != "static"]
         )
         self.crossings_at: dict[str, list[Crossing]] = {}
         for c in parts.crossings:
@@ -159,14 +157,17 @@ def crossings_removed(
     moved: dict[int, Partition] = {}
     base = len(parts.partitions)
     names: set[str] = set()
-    numbers: Counter[str] = Counter()
+    numbers: dict[str, int] = {}
+    # The merged partitions stand in for their members in `crossings_of`, which reads only their
+    # names and backends: they share one empty count of kernels, not three each.
+    empty: Counter[str] = Counter()
     for g in groups:
         members = [parts.partitions[i] for i in g]
-        names.update(p.name for p in members)
+        names.update([p.name for p in members])
         backend = next(p.backend for p in members if not p.is_cpu)
-        numbers[backend] += 1
-        part = Partition(base + len(new), backend, 10_000 + numbers[backend])
-        stay = Partition(base + len(new) + 1, CPU, 10_000 + len(new))
+        number = numbers[backend] = numbers.get(backend, 0) + 1
+        part = Partition(base + len(new), backend, 10_000 + number, [], None, empty, empty, empty)
+        stay = Partition(base + len(new) + 1, CPU, 10_000 + len(new), [], None, empty, empty, empty)
         for p in members:
             for i in p.instructions:
                 target = stay if i in kept else part
