@@ -173,6 +173,7 @@ def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]
     operators = len(method.operators)
     # What each argument value adds to a key, worked out once (None: nothing).
     adds: dict[int, TensorMeta | None] = {}
+    metas: dict[tuple[int, tuple[int, ...]], TensorMeta] = {}
     distinct: dict[tuple[TensorMeta, ...], KernelKey] = {}
     for ins in method.instructions:
         # `Method.operator_of` in line: a call that names an operator of the table.
@@ -183,7 +184,12 @@ def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]
             if a in adds:
                 meta = adds[a]
             elif 0 <= a < n and type(tensor := (value := values[a]).payload) is Tensor:
-                meta = adds[a] = TensorMeta(tensor.scalar_type, tuple(tensor.dim_order))
+                # A method has a handful of dtype and dim order pairs: one TensorMeta each.
+                pair = (tensor.scalar_type, tuple(tensor.dim_order))
+                meta = metas.get(pair)
+                if meta is None:
+                    meta = metas[pair] = TensorMeta(*pair)
+                adds[a] = meta
             elif 0 <= a < n and value.kind not in _TENSOR_KINDS:
                 meta = adds[a] = None  # a scalar, a string, a list of ints: adds nothing
             else:  # a tensor list, or something that cannot be read
