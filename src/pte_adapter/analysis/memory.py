@@ -188,15 +188,12 @@ def _spans(method: Method, parts: MethodPartitions) -> _Spans:
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     writer: dict[int, int] = {}
-    items = method.tensor_items
-    n = len(items)
-    for i, io in enumerate(flow.io):
-        for a in io.inputs:
-            if 0 <= a < n:
-                for v in items[a]:
-                    if v not in first:
-                        first[v] = i
-                    last[v] = i
+    for i, (io, reads) in enumerate(zip(flow.io, flow.edges, strict=True)):
+        for e in reads:  # the instruction's tensor inputs, lists expanded (`tensor_values`)
+            v = e.value
+            if v not in first:
+                first[v] = i
+            last[v] = i
         for v in io.output_tensors:
             if v not in first:
                 first[v] = i
@@ -282,13 +279,7 @@ def _uses(method: Method, parts: MethodPartitions) -> list[_Use]:
     return uses
 
 
-def _available(u: _Use) -> int | None:
-    """From which instruction on the tensor's bytes hold its value without a view's help."""
-    if u.kind in (INPUT, INPUT_OUTPUT):
-        return -1
-    if u.writer is not None and u.writer <= u.mentioned:
-        return u.writer
-    return None
+_INPUT_KINDS = (INPUT, INPUT_OUTPUT)
 
 
 def _view_base(uses: list[_Use], candidates: list[tuple[int, int]], u: _Use) -> int | None:
@@ -311,7 +302,15 @@ def _group_views(uses: list[_Use], last_ins: int) -> list[int]:
     ExecuTorch plans as a view spec sharing its base's storage and lifetime), or, when there is
     none, carries state between calls and stays alive for the whole method."""
     root = list(range(len(uses)))
-    avail = [_available(u) for u in uses]  # a use left without a base keeps None: fixed up front
+    # From which instruction on each tensor's bytes hold its value without a view's help: an
+    # input's from the start, a tensor written before it is first mentioned's from that write;
+    # None for the others (a view, or state), fixed up below.
+    avail = [
+        -1
+        if u.kind in _INPUT_KINDS
+        else (u.writer if u.writer is not None and u.writer <= u.mentioned else None)
+        for u in uses
+    ]
     # Per arena, the written uses, latest available first (ties: the earlier use first); the base
     # of a view is the first of them available before it is mentioned whose bytes overlap its own.
     written: dict[int, list[tuple[int, int]]] = {}
@@ -330,6 +329,8 @@ def _group_views(uses: list[_Use], last_ins: int) -> list[int]:
         else:
             root[k] = base
     for k in range(len(uses)):  # follow views of views to the written tensor
+        if root[k] == k:
+            continue  # most: no view
         seen = {k}
         while root[root[k]] != root[k] and root[root[k]] not in seen:
             seen.add(root[k])
@@ -344,8 +345,12 @@ def tensor_lives(method: Method, parts: MethodPartitions) -> list[TensorLife]:
     root = _group_views(uses, max(len(method.instructions) - 1, 0))
     span: dict[int, tuple[int, int]] = {}
     for k, u in enumerate(uses):
-        a, b = span.get(root[k], (u.first, u.last))
-        span[root[k]] = (min(a, u.first), max(b, u.last))
+        got = span.get(r := root[k])
+        if got is None:  # most: a tensor no view shares
+            span[r] = (u.first, u.last)
+        else:
+            a, b = got
+            span[r] = (a if a < u.first else u.first, b if b > u.last else u.last)
     lives = []
     for k, u in enumerate(uses):
         first, last = span[root[k]]
