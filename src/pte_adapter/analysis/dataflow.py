@@ -203,7 +203,8 @@ def analyse_dataflow(method: Method) -> Dataflow:
         for a in io.inputs:  # `tensor_values` in line: one call less per instruction
             if 0 <= a < n:
                 for v in items[a]:
-                    p, out_pos = source(v)
+                    # Most reads are of what an earlier instruction wrote: found without a call.
+                    p, out_pos = producer[v] if v in producer else source(v)
                     ins_edges.append(TensorEdge(v, p, out_pos, index, pos))
                     pos += 1
         edges.append(ins_edges)
