@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pte_adapter.program.cached import cached
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Tensor, ValueKind
 
 # Where an instruction input comes from, besides another instruction.
@@ -62,6 +63,12 @@ class Dataflow:
     # Reads inside a loop body of values the body writes later: the previous iteration's writer.
     loop_edges: list[TensorEdge] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+
+    @cached
+    def readers(self) -> dict[int, set[int]]:
+        """`instruction_readers`, made once: the partitioner's reasons and the what-if both ask
+        (and only read it)."""
+        return instruction_readers(self)
 
 
 # Loop-carried reads are looked up per loop body; a hostile file with many long, overlapping loops

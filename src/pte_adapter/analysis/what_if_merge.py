@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pte_adapter.analysis.dataflow import TensorEdge, instruction_readers
+from pte_adapter.analysis.dataflow import TensorEdge
 from pte_adapter.analysis.partitions import (
     Crossing,
     MethodPartitions,
@@ -90,7 +90,7 @@ class MethodFlow:
         self.kernels = kernel_names(method) if kernels is None else kernels
         reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
         self.origins = Origins(method, reads)
-        self.readers = instruction_readers(flow)
+        self.readers = flow.readers
         self.touching: dict[int, list[TensorEdge]] = {}
         for e in [*reads, *flow.output_edges]:
             self.touching.setdefault(e.consumer, []).append(e)

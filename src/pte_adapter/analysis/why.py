@@ -42,7 +42,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pte_adapter.analysis.dataflow import instruction_readers
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.source import InstructionSource, MethodSource
 from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
@@ -142,7 +141,7 @@ def why_not_delegated(
         return []
     failures: list[str] = []  # a cpu_rewrites hook that failed: said on the method's delegates
     rewrites = cpu_rewrites(failures)
-    readers = instruction_readers(parts.dataflow)
+    readers = parts.dataflow.readers
     out: list[Reason] = []
     # Without the ETRecord's nodes a kernel's origin follows from its operator alone: worked out
     # once per operator, not once per call (a transformer calls a few operators many times).
