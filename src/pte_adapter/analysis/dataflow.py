@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pte_adapter.program.cached import cached
 from pte_adapter.program.model import Instruction, InstructionKind, Method, Tensor, ValueKind
 
 # Where an instruction input comes from, besides another instruction.
@@ -63,6 +64,12 @@ class Dataflow:
     loop_edges: list[TensorEdge] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
+    @cached
+    def readers(self) -> dict[int, set[int]]:
+        """`instruction_readers`, made once: the partitioner's reasons and the what-if both ask
+        (and only read it)."""
+        return instruction_readers(self)
+
 
 # Loop-carried reads are looked up per loop body; a hostile file with many long, overlapping loops
 # would cost (instructions x loops), so the work is capped and the cap reported.
@@ -93,17 +100,27 @@ def _kernel_io(method: Method, ins: Instruction) -> InstructionIO:
     # is a list value of its own holding the same tensors as the result: it is written too.
     if written:
         values = method.values
+        lists = _TENSOR_LISTS
         for a in args[:-1]:
             if (
                 0 <= a < n
-                and values[a].kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
-                and set(items[a]) <= written
+                and values[a].kind in lists
+                and a not in outs
+                and written.issuperset(items[a])
             ):
                 outs.add(a)
-    # Keep each output once, in argument order.
-    outputs = list(dict.fromkeys([a for a in args if a in outs]))
-    inputs = [a for a in args if a not in outs]
+    # Keep each output once, in argument order; one pass (most calls write one tensor).
+    inputs: list[int] = []
+    outputs: list[int] = []
+    for a in args:
+        if a not in outs:
+            inputs.append(a)
+        elif a not in outputs:
+            outputs.append(a)
     return InstructionIO(inputs, outputs)
+
+
+_TENSOR_LISTS = (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
 
 
 def _is_defined(method: Method, v: int, written: set[int], method_inputs: set[int]) -> bool:
@@ -182,18 +199,31 @@ def analyse_dataflow(method: Method) -> Dataflow:
             return FROM_CONSTANT, 0
         return FROM_NOWHERE, 0
 
+    items = method.tensor_items
+    n = len(items)
     for ins in method.instructions:
         io = instruction_io(method, ins, written, method_inputs)
         io_list.append(io)
         ins_edges = []
-        for pos, v in enumerate(tensor_values(method, io.inputs)):
-            p, out_pos = source(v)
-            ins_edges.append(TensorEdge(v, p, out_pos, ins.index, pos))
+        index = ins.index
+        pos = 0
+        for a in io.inputs:  # `tensor_values` in line: one call less per instruction
+            if 0 <= a < n:
+                for v in items[a]:
+                    # Most reads are of what an earlier instruction wrote: found without a call.
+                    p, out_pos = producer[v] if v in producer else source(v)
+                    ins_edges.append(TensorEdge(v, p, out_pos, index, pos))
+                    pos += 1
         edges.append(ins_edges)
-        io.output_tensors = list(dict.fromkeys(tensor_values(method, io.outputs)))
+        outputs = io.outputs
+        # Most instructions write one tensor: nothing to expand or to keep once.
+        if len(outputs) == 1 and 0 <= outputs[0] < n and len(items[outputs[0]]) <= 1:
+            io.output_tensors = list(items[outputs[0]])
+        else:
+            io.output_tensors = list(dict.fromkeys(tensor_values(method, outputs)))
         for pos, v in enumerate(io.output_tensors):
-            producer[v] = (ins.index, pos)
-        written.update(io.outputs)
+            producer[v] = (index, pos)
+        written.update(outputs)
         written.update(io.output_tensors)
 
     end = len(method.instructions)

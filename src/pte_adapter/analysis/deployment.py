@@ -215,10 +215,11 @@ def _constants(program: Program) -> tuple[int, int]:
     seen: set[tuple[str, object]] = set()
     inside = outside = 0
     for m in program.methods:
+        tensors = m.tensors  # `Method.tensor` in line: this walks every value
+        n = len(tensors)
         for v in m.values:
-            t = m.tensor(v.index)
-            c = t.constant if t is not None else None
-            if t is None or c is None or c.kind == "mutable_segment":
+            t = tensors[v.index] if 0 <= v.index < n else None
+            if t is None or (c := t.constant) is None or c.kind == "mutable_segment":
                 continue
             ident = (c.kind, c.key if c.kind == "external" else c.buffer_index)
             if ident in seen:
@@ -358,7 +359,9 @@ def _arena_items(method: Method, memory: MethodMemory | None, runner: Runner) ->
 
 def bookkeeping(method: Method) -> tuple[int, str]:
     """The runtime's own bookkeeping in the method allocator: an estimate, and how it was made."""
-    tensors = [t for v in method.values if (t := method.tensor(v.index)) is not None]
+    every = method.tensors  # `Method.tensor` in line: this walks every value
+    n = len(every)
+    tensors = [t for v in method.values if 0 <= v.index < n and (t := every[v.index]) is not None]
     kernels = [i for i in method.instructions if i.kind is InstructionKind.KERNEL]
     counts = {
         "values": len(method.values),

@@ -34,10 +34,10 @@ partition, beside the planned arenas.
 from __future__ import annotations
 
 import bisect
-import itertools
 from dataclasses import dataclass, field
 
 from pte_adapter.analysis.dataflow import Dataflow, backward_jumps, tensor_values
+from pte_adapter.analysis.live_bytes import live_bytes, union_bytes
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.program.cached import cached
 from pte_adapter.program.model import InstructionKind, Method
@@ -175,25 +175,34 @@ def control_regions(method: Method) -> list[tuple[int, int]]:
     return regions
 
 
-def _spans(method: Method, parts: MethodPartitions) -> dict[int, list[int | None]]:
-    """Per tensor value: [first mention, last mention, first write, first mention outside any
-    construct's extension] by instruction.
+def _spans(method: Method, parts: MethodPartitions) -> _Spans:
+    """Per tensor value: its first and last mention, its first write, and its first mention
+    outside any construct's extension, by instruction.
 
     A value that enters or leaves a control-flow construct (mentioned inside and outside it: a
     condition, a branch's input or result, a loop-carried value) is held for the whole construct,
     as ExecuTorch plans it: there the construct is one node of the graph (`cond`, `while_loop`),
     its branches submodules planned on their own."""
     flow = parts.dataflow
-    spans: dict[int, list[int | None]] = {}
-    for i, io in enumerate(flow.io):
-        for v in tensor_values(method, io.inputs) + io.output_tensors:
-            s = spans.setdefault(v, [i, i, None, i])
-            s[1] = i
+    # Four dicts of ints, not a list per value: one pass over every instruction's tensors.
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    writer: dict[int, int] = {}
+    for i, (io, reads) in enumerate(zip(flow.io, flow.edges, strict=True)):
+        for e in reads:  # the instruction's tensor inputs, lists expanded (`tensor_values`)
+            v = e.value
+            if v not in first:
+                first[v] = i
+            last[v] = i
         for v in io.output_tensors:
-            if spans[v][2] is None:
-                spans[v][2] = i
-    mentions: dict[int, set[int]] = {}
+            if v not in first:
+                first[v] = i
+            last[v] = i
+            if v not in writer:
+                writer[v] = i
+    mentioned = dict(first)
     regions = control_regions(method)
+    mentions: dict[int, set[int]] = {}
     if regions:
         for i, io in enumerate(flow.io):
             for v in tensor_values(method, io.inputs) + io.output_tensors:
@@ -208,9 +217,20 @@ def _spans(method: Method, parts: MethodPartitions) -> dict[int, list[int | None
         for v, at in mentions.items():
             inside = any(start <= i <= end for i in at)
             if inside and (any(i < start or i > end for i in at) or _carried(flow, v, start, end)):
-                s = spans.setdefault(v, [start, end, None, start])
-                s[0], s[1] = min(int(s[0] or 0), start), max(int(s[1] or 0), end)
-    return spans
+                mentioned.setdefault(v, start)
+                first[v] = min(first.get(v, start), start)
+                last[v] = max(last.get(v, end), end)
+    return _Spans(first, last, writer, mentioned)
+
+
+@dataclass
+class _Spans:
+    """Per tensor value, by instruction (`_spans`): each dict holds the values mentioned."""
+
+    first: dict[int, int]
+    last: dict[int, int]
+    writer: dict[int, int]  # values never written are missing
+    mentioned: dict[int, int]  # first mention before any control-flow extension
 
 
 def _carried(flow: Dataflow, v: int, start: int, end: int) -> bool:
@@ -222,15 +242,20 @@ def _uses(method: Method, parts: MethodPartitions) -> list[_Use]:
     last_ins = max(len(method.instructions) - 1, 0)
     spans = _spans(method, parts)
     inputs, outputs = set(method.inputs), set(method.outputs)
+    tensors = method.tensors
+    n = len(tensors)
+    first_of, last_of = spans.first, spans.last
+    writer_of, mentioned_of = spans.writer, spans.mentioned
     uses = []
-    for v in range(len(method.values)):
-        t = method.tensor(v)
+    # Only the values something mentions, in value order: a planned tensor nothing mentions is
+    # left out, so the others (most of a method's values) need not be looked at.
+    for v in sorted({*first_of, *inputs, *outputs}):
+        if not 0 <= v < n:
+            continue
+        t = tensors[v]
         if t is None or t.memory is None or t.memory.arena <= 0:
             continue
-        if v not in spans and v not in inputs and v not in outputs:
-            continue  # planned, but nothing mentions it
-        first, last, writer, mentioned = spans.get(v, [0, 0, None, 0])
-        assert first is not None and last is not None and mentioned is not None
+        first, last = first_of.get(v, 0), last_of.get(v, 0)
         kind = INTERMEDIATE
         if v in inputs:
             kind, first = (INPUT_OUTPUT if v in outputs else INPUT), 0
@@ -239,18 +264,22 @@ def _uses(method: Method, parts: MethodPartitions) -> list[_Use]:
         if v in outputs:
             last = last_ins
         uses.append(
-            _Use(v, t.memory.arena, t.memory.offset, t.nbytes, first, last, writer, kind, mentioned)
+            _Use(
+                v,
+                t.memory.arena,
+                t.memory.offset,
+                t.nbytes,
+                first,
+                last,
+                writer_of.get(v),
+                kind,
+                mentioned_of.get(v, 0),
+            )
         )
     return uses
 
 
-def _available(u: _Use) -> int | None:
-    """From which instruction on the tensor's bytes hold its value without a view's help."""
-    if u.kind in (INPUT, INPUT_OUTPUT):
-        return -1
-    if u.writer is not None and u.writer <= u.mentioned:
-        return u.writer
-    return None
+_INPUT_KINDS = (INPUT, INPUT_OUTPUT)
 
 
 def _view_base(uses: list[_Use], candidates: list[tuple[int, int]], u: _Use) -> int | None:
@@ -273,7 +302,15 @@ def _group_views(uses: list[_Use], last_ins: int) -> list[int]:
     ExecuTorch plans as a view spec sharing its base's storage and lifetime), or, when there is
     none, carries state between calls and stays alive for the whole method."""
     root = list(range(len(uses)))
-    avail = [_available(u) for u in uses]  # a use left without a base keeps None: fixed up front
+    # From which instruction on each tensor's bytes hold its value without a view's help: an
+    # input's from the start, a tensor written before it is first mentioned's from that write;
+    # None for the others (a view, or state), fixed up below.
+    avail = [
+        -1
+        if u.kind in _INPUT_KINDS
+        else (u.writer if u.writer is not None and u.writer <= u.mentioned else None)
+        for u in uses
+    ]
     # Per arena, the written uses, latest available first (ties: the earlier use first); the base
     # of a view is the first of them available before it is mentioned whose bytes overlap its own.
     written: dict[int, list[tuple[int, int]]] = {}
@@ -292,6 +329,8 @@ def _group_views(uses: list[_Use], last_ins: int) -> list[int]:
         else:
             root[k] = base
     for k in range(len(uses)):  # follow views of views to the written tensor
+        if root[k] == k:
+            continue  # most: no view
         seen = {k}
         while root[root[k]] != root[k] and root[root[k]] not in seen:
             seen.add(root[k])
@@ -306,8 +345,12 @@ def tensor_lives(method: Method, parts: MethodPartitions) -> list[TensorLife]:
     root = _group_views(uses, max(len(method.instructions) - 1, 0))
     span: dict[int, tuple[int, int]] = {}
     for k, u in enumerate(uses):
-        a, b = span.get(root[k], (u.first, u.last))
-        span[root[k]] = (min(a, u.first), max(b, u.last))
+        got = span.get(r := root[k])
+        if got is None:  # most: a tensor no view shares
+            span[r] = (u.first, u.last)
+        else:
+            a, b = got
+            span[r] = (a if a < u.first else u.first, b if b > u.last else u.last)
     lives = []
     for k, u in enumerate(uses):
         first, last = span[root[k]]
@@ -315,84 +358,6 @@ def tensor_lives(method: Method, parts: MethodPartitions) -> list[TensorLife]:
             TensorLife(u.value, u.arena, u.offset, u.nbytes, first, last, u.writer, u.kind)
         )
     return lives
-
-
-def _union(ranges: list[tuple[int, int]] | list[tuple[int, int, int]]) -> int:
-    """Bytes covered by these [start, end) ranges, each byte once (a range may carry more after
-    its end: it is not read)."""
-    total, reach = 0, None
-    for r in sorted(ranges):
-        start, end = r[0], r[1]
-        if reach is None or start >= reach:
-            total += end - start
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total
-
-
-def live_bytes(lives: list[TensorLife], steps: int) -> list[int]:
-    """Per instruction: the bytes of the tensors live there, overlapping ranges counted once.
-
-    Two exact ways, the cheaper for these tensors: step by step, the union of the live ranges
-    (work: the tensors' lifetimes summed), or a sweep over the arena's elementary segments (work:
-    the segments each range spans). A transformer's residual stream keeps tensors live across the
-    whole method, which made the first quadratic (0.3 s of 2.6 on a 192-layer program); a
-    portable program reuses its arena so finely that a range can span hundreds of segments."""
-    counted = [t for t in lives if 0 <= t.first < steps]  # the others are never live
-    lifetimes = sum(max(min(t.last, steps - 1) - t.first, 0) + 1 for t in counted)
-    cuts, where = _segments(counted)
-    spans = sum(where[t.offset + t.nbytes] - where[t.offset] for t in counted if t.nbytes > 0)
-    if 2 * spans < lifetimes:
-        return _live_bytes_by_segment(counted, steps, cuts, where)
-    return _live_bytes_by_step(counted, steps)
-
-
-def _segments(lives: list[TensorLife]) -> tuple[list[int], dict[int, int]]:
-    """The arena's range ends in order, and each one's position among them."""
-    cuts = sorted({x for t in lives if t.nbytes > 0 for x in (t.offset, t.offset + t.nbytes)})
-    return cuts, {x: k for k, x in enumerate(cuts)}
-
-
-def _live_bytes_by_step(lives: list[TensorLife], steps: int) -> list[int]:
-    # Each tensor as its byte range and last instruction, made once (not once per step).
-    starting: dict[int, list[tuple[int, int, int]]] = {}
-    for t in lives:
-        starting.setdefault(t.first, []).append((t.offset, t.offset + t.nbytes, t.last))
-    active: list[tuple[int, int, int]] = []
-    out: list[int] = []
-    for i in range(steps):
-        active = [r for r in active if r[2] >= i] + starting.get(i, [])
-        out.append(_union(active))
-    return out
-
-
-def _live_bytes_by_segment(
-    lives: list[TensorLife], steps: int, cuts: list[int], where: dict[int, int]
-) -> list[int]:
-    """Each range counted onto the segments between consecutive range ends (`cuts`) at its first
-    instruction and off after its last; a segment's bytes are live while its count is above 0."""
-    widths = [b - a for a, b in itertools.pairwise(cuts)]
-    count = [0] * len(widths)
-    events: dict[int, list[tuple[int, int, int]]] = {}
-    for t in lives:
-        if t.nbytes > 0:
-            a, b = where[t.offset], where[t.offset + t.nbytes]
-            events.setdefault(t.first, []).append((a, b, 1))
-            events.setdefault(max(t.last, t.first) + 1, []).append((a, b, -1))
-    live, out = 0, []
-    for i in range(steps):
-        for a, b, step in events.get(i, ()):
-            for k in range(a, b):
-                before = count[k]
-                count[k] = before + step
-                if step > 0 and before == 0:
-                    live += widths[k]
-                elif before == 1 and step < 0:
-                    live -= widths[k]
-        out.append(live)
-    return out
 
 
 def _arena_uses(method: Method, lives: list[TensorLife], steps: int) -> list[ArenaUse]:
@@ -412,7 +377,7 @@ def _bytes(lives: list[TensorLife]) -> int:
     arenas: dict[int, list[tuple[int, int]]] = {}
     for t in lives:
         arenas.setdefault(t.arena, []).append((t.offset, t.offset + t.nbytes))
-    return sum(_union(r) for r in arenas.values())
+    return sum(union_bytes(r) for r in arenas.values())
 
 
 def _scratch(

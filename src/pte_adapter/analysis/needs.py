@@ -158,25 +158,41 @@ def tensor_meta(method: Method, a: int, problems: list[str], where: str) -> Tens
     return TensorMeta(tensor.scalar_type, tuple(tensor.dim_order)) if tensor is not None else None
 
 
+# The kinds `tensor_meta` reads; any other value adds nothing to a key.
+_TENSOR_KINDS = (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+
+
 def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]:
     """Each KernelCall's kernel key, by instruction index (one object per distinct key), and what
     could not be read (said once per argument value)."""
     keys: dict[int, KernelKey] = {}
     problems: list[str] = []
     values = method.values
+    n = len(values)
+    kernel = InstructionKind.KERNEL
+    operators = len(method.operators)
     # What each argument value adds to a key, worked out once (None: nothing).
     adds: dict[int, TensorMeta | None] = {}
+    metas: dict[tuple[int, tuple[int, ...]], TensorMeta] = {}
     distinct: dict[tuple[TensorMeta, ...], KernelKey] = {}
     for ins in method.instructions:
-        if ins.kind is not InstructionKind.KERNEL or method.operator_of(ins.op_index) is None:
+        # `Method.operator_of` in line: a call that names an operator of the table.
+        if ins.kind is not kernel or (o := ins.op_index) is None or not 0 <= o < operators:
             continue
         call: list[TensorMeta] = []
         for a in ins.args:
             if a in adds:
                 meta = adds[a]
-            elif 0 <= a < len(values) and type(tensor := values[a].payload) is Tensor:
-                meta = adds[a] = TensorMeta(tensor.scalar_type, tuple(tensor.dim_order))
-            else:  # a list, a scalar, or something that cannot be read
+            elif 0 <= a < n and type(tensor := (value := values[a]).payload) is Tensor:
+                # A method has a handful of dtype and dim order pairs: one TensorMeta each.
+                pair = (tensor.scalar_type, tuple(tensor.dim_order))
+                meta = metas.get(pair)
+                if meta is None:
+                    meta = metas[pair] = TensorMeta(*pair)
+                adds[a] = meta
+            elif 0 <= a < n and value.kind not in _TENSOR_KINDS:
+                meta = adds[a] = None  # a scalar, a string, a list of ints: adds nothing
+            else:  # a tensor list, or something that cannot be read
                 where = f"{method.name} instruction {ins.index}"
                 meta = adds[a] = tensor_meta(method, a, problems, where)
             if meta is not None:
@@ -204,9 +220,11 @@ def method_needs(
     for delegate in method.delegates:
         need = backends.setdefault(delegate.id, BackendNeed(delegate.id, [program]))
         need.delegates += 1
+    names = [p.name for p in parts.partitions]  # each partition's name, looked up once
+    partition_of = parts.partition_of
     for ins in method.instructions:
-        layers = _layers(source, ins.index)
-        part = parts.partitions[parts.partition_of[ins.index]].name
+        layers = _layers(source, ins.index) if source is not None else ()
+        part = names[partition_of[ins.index]]
         if ins.index in keys:
             op = method.operator_of(ins.op_index)
             assert op is not None  # method_kernel_keys keyed only resolvable calls

@@ -44,6 +44,7 @@ __all__ = [
     "Partition",
     "crossings_of",
     "is_glue",
+    "kernel_names",
     "partition_method",
 ]
 
@@ -171,6 +172,10 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
     partition_of: list[int] = []
     per_backend: Counter[str] = Counter()
     glue = glue_operators()  # `is_glue`, with the registry's list looked up once per method
+    # Each operator of the table named and sorted into glue or compute once, not once per call.
+    names = [op.full_name for op in method.operators] + ["unknown op"]
+    glue_names = {name for name in names if kernel_base(name) in glue}
+    unknown = len(names) - 1
     for ins in method.instructions:
         if ins.kind is InstructionKind.DELEGATE:
             d = ins.delegate_index
@@ -190,9 +195,9 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
                 partitions.append(Partition(len(partitions), CPU, per_backend[CPU]))
             part = partitions[-1]
             if ins.kind is InstructionKind.KERNEL:
-                op = method.operator_of(ins.op_index)
-                name = op.full_name if op is not None else "unknown op"
-                (part.glue_ops if kernel_base(name) in glue else part.compute_ops)[name] += 1
+                o = ins.op_index
+                name = names[o if o is not None and 0 <= o < unknown else unknown]
+                (part.glue_ops if name in glue_names else part.compute_ops)[name] += 1
             else:
                 part.control[ins.kind.value] += 1
         part.instructions.append(ins.index)
@@ -200,6 +205,17 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
 
     crossings = crossings_of(method, flow, partitions, partition_of)
     return MethodPartitions(method.name, partitions, partition_of, crossings, flow)
+
+
+def kernel_names(method: Method) -> list[str]:
+    """Each instruction's kernel operator (`Method.kernel_operator`: "" for another kind), made
+    once per method: the partitioner's reasons and every what-if scenario ask per instruction."""
+    names = [op.full_name for op in method.operators]
+    n = len(names)
+    return [
+        names[o] if (o := ins.op_index) is not None and 0 <= o < n else ""
+        for ins in method.instructions
+    ]
 
 
 class Origins:
@@ -211,6 +227,9 @@ class Origins:
         for e in reads:
             self.into.setdefault(e.consumer, []).append(e)
         self.memo: dict[int, list[int]] = {}
+        # The MoveCalls, found once: any other writer is its own origin, known without a call.
+        move = InstructionKind.MOVE
+        self.moves = frozenset(i for i, ins in enumerate(method.instructions) if ins.kind is move)
 
     def __call__(self, producer: int) -> list[int]:
         n = len(self.method.instructions)
@@ -249,24 +268,25 @@ def crossings_of(
         candidates = reads + flow.output_edges if only is None else only
     else:
         candidates = only
-    data_reads = [
-        e
-        for e in candidates
-        if e.consumer >= n
-        or method.instructions[e.consumer].kind
-        in (InstructionKind.KERNEL, InstructionKind.DELEGATE)
-    ]
+    instructions = method.instructions
+    data = (InstructionKind.KERNEL, InstructionKind.DELEGATE)
+    moves = origins.moves
+    tensors = method.tensors
     seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)
     out: list[Crossing] = []
-    for e in data_reads:
-        # The receiving side: a partition, or the method's outputs (on the CPU).
+    for e in candidates:
+        # The receiving side: a partition, or the method's outputs (on the CPU); only data reads.
         dst: Partition | None = None
-        if e.consumer >= n:
+        consumer = e.consumer
+        if consumer >= n:
             dst_backend, dst_name = CPU, METHOD_OUTPUT
-        else:
-            dst = moved.get(e.consumer) or partitions[partition_of[e.consumer]]
+        elif instructions[consumer].kind in data:
+            dst = moved.get(consumer) or partitions[partition_of[consumer]]
             dst_backend, dst_name = dst.backend, dst.name
-        for origin in origins(e.producer):
+        else:
+            continue
+        producer = e.producer
+        for origin in origins(producer) if producer in moves else (producer,):
             # The writing side; constants and never-written buffers do not cross.
             src: Partition | None = None
             if origin == FROM_METHOD_INPUT:
@@ -282,7 +302,7 @@ def crossings_of(
             if (e.value, direction, dst_name) in seen:
                 continue
             seen.add((e.value, direction, dst_name))
-            tensor = method.tensor(e.value)
+            tensor = tensors[e.value] if 0 <= e.value < len(tensors) else None
             nbytes = tensor.nbytes if tensor else 0
             handoff = src_backend != CPU and dst_backend != CPU
             out.append(Crossing(e.value, src_name, dst_name, direction, nbytes, handoff))

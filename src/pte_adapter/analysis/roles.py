@@ -19,7 +19,7 @@ split view lines corresponding nodes up.
 from __future__ import annotations
 
 from pte_adapter.analysis.partitions import MethodPartitions
-from pte_adapter.program.model import InstructionKind, Method
+from pte_adapter.program.model import Instruction, InstructionKind, Method
 
 
 def partition_roles(parts: MethodPartitions) -> list[str]:
@@ -53,22 +53,24 @@ def instruction_role_ids(
         if part.is_cpu:
             for pos, i in enumerate(part.instructions):
                 position.setdefault(i, pos)
+    # What each kernel calls, named once per operator of the table, not once per call.
+    names = [op.full_name for op in method.operators]
+    partitions, partition_of = parts.partitions, parts.partition_of
     ids: list[str] = []
     for ins in method.instructions:
-        part = parts.partitions[parts.partition_of[ins.index]]
+        part = partitions[partition_of[ins.index]]
         role = roles[part.index]
         if not part.is_cpu:
             ids.append(role)
             continue
-        ids.append(f"{role}.{position[ins.index]}.{_what(method, ins.index)}")
+        ids.append(f"{role}.{position[ins.index]}.{_what(ins, names)}")
     return ids
 
 
-def _what(method: Method, index: int) -> str:
-    ins = method.instructions[index]
+def _what(ins: Instruction, names: list[str]) -> str:
     if ins.kind is InstructionKind.KERNEL:
-        op = method.operator_of(ins.op_index)
-        return op.full_name if op is not None else "unknown_op"
+        o = ins.op_index
+        return names[o] if o is not None and 0 <= o < len(names) else "unknown_op"
     return str(ins.kind.value)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pte_adapter.analysis.partitions import MethodPartitions, Partition
+from pte_adapter.analysis.partitions import MethodPartitions, Partition, kernel_names
 from pte_adapter.analysis.source import PartitionSource
 from pte_adapter.analysis.what_if_merge import (
     MethodFlow,
@@ -187,24 +187,27 @@ def _island_fix(
     island: Partition,
     by_instruction: dict[int, list[Reason]],
     source: PartitionSource | None,
+    kernels: list[str],
 ) -> tuple[str, str]:
-    kernels = {i: by_instruction[i] for i in island.instructions if i in by_instruction}
+    """(fix, its sentence) of one island (`kernels`: each instruction's kernel operator)."""
+    instructions = method.instructions
+    kernel = InstructionKind.KERNEL
+    glue = island.glue_ops
     compute = [  # the island has sorted its kernels into glue and compute already
-        i
-        for i in island.instructions
-        if method.instructions[i].kind is InstructionKind.KERNEL
-        and method.kernel_operator(i) not in island.glue_ops
+        i for i in island.instructions if instructions[i].kind is kernel and kernels[i] not in glue
     ]
-    per_kernel = [(i, *_kernel_fix(kernels.get(i, []))) for i in compute]
+    per_kernel = [(i, *_kernel_fix(by_instruction.get(i, []))) for i in compute]
     fixes = list(dict.fromkeys(f for _, f, _ in per_kernel))
     layer = source.layer if source is not None else ""
-    subjects = ", ".join(dict.fromkeys(target_base(method.kernel_operator(i)) for i in compute))
+    subjects = ", ".join(
+        dict.fromkeys(target_base(k) for k in dict.fromkeys(kernels[i] for i in compute))
+    )
     if len(fixes) == 1:
         return fixes[0], _fix_text(fixes[0], subjects, layer, per_kernel[0][2])
     by_fix: dict[str, list[str]] = {}
     for i, f, _ in per_kernel:
         names = by_fix.setdefault(f, [])
-        if (name := target_base(method.kernel_operator(i))) not in names:
+        if (name := target_base(kernels[i])) not in names:
             names.append(name)
     reason_of = {f: r for _, f, r in reversed(per_kernel)}  # each fix's first reason
     parts = "; ".join(
@@ -417,15 +420,16 @@ def method_what_if(
     for r in reasons:
         by_instruction.setdefault(r.instruction, []).append(r)
     fixes: list[IslandFix] = []
+    kernels = kernel_names(method)
     for p in parts.cpu_islands:
         if not p.compute_ops:
             continue
         source = sources[p.index] if p.index < len(sources) else None
-        fix, text = _island_fix(method, p, by_instruction, source)
+        fix, text = _island_fix(method, p, by_instruction, source, kernels)
         fixes.append(IslandFix(p.index, fix, text, bool(merge_plan(parts, [p.index])[0])))
     if not fixes:
         return None
-    flow = MethodFlow(method, parts)
+    flow = MethodFlow(method, parts, kernels)
     costs = _Costs.of(method, parts)
     summarised = fixes if len(fixes) > MAX_ISLAND_SCENARIOS else []
     scenarios = [

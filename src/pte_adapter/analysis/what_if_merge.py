@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pte_adapter.analysis.dataflow import TensorEdge, instruction_readers
+from pte_adapter.analysis.dataflow import TensorEdge
 from pte_adapter.analysis.partitions import (
     Crossing,
     MethodPartitions,
     Origins,
     Partition,
     crossings_of,
+    kernel_names,
 )
 from pte_adapter.backends import CPU
-from pte_adapter.program.model import Method, Tensor
+from pte_adapter.program.model import Method
 
 
 def merged_groups(parts: MethodPartitions, absorbed: set[int]) -> list[list[int]]:
@@ -82,11 +83,14 @@ class MethodFlow:
     results, who wrote each value, the reads touching each instruction, the values of dynamic
     shape, the crossings per partition."""
 
-    def __init__(self, method: Method, parts: MethodPartitions) -> None:
+    def __init__(
+        self, method: Method, parts: MethodPartitions, kernels: list[str] | None = None
+    ) -> None:
         flow = parts.dataflow
+        self.kernels = kernel_names(method) if kernels is None else kernels
         reads = [e for edges in flow.edges for e in edges] + flow.loop_edges
         self.origins = Origins(method, reads)
-        self.readers = instruction_readers(flow)
+        self.readers = flow.readers
         self.touching: dict[int, list[TensorEdge]] = {}
         for e in [*reads, *flow.output_edges]:
             self.touching.setdefault(e.consumer, []).append(e)
@@ -98,9 +102,7 @@ class MethodFlow:
                 self.writer[v] = i
         # Values whose shape is dynamic (an island touching one is priced at its upper bounds).
         self.dynamic = frozenset(
-            index
-            for index, v in enumerate(method.values)
-            if isinstance(v.payload, Tensor) and v.payload.dynamism != "static"
+            [i for i, t in enumerate(method.tensors) if t is not None and t.dynamism != "static"]
         )
         self.crossings_at: dict[str, list[Crossing]] = {}
         for c in parts.crossings:
@@ -120,7 +122,7 @@ def kept_on_cpu(
         for k in group
         if parts.partitions[k].is_cpu
         for i in parts.partitions[k].instructions
-        if "dequantize" in method.kernel_operator(i) and not flow.readers.get(i, set()) <= inside
+        if "dequantize" in flow.kernels[i] and not flow.readers.get(i, set()) <= inside
     ]
 
 
@@ -130,7 +132,7 @@ def _integer_side(
     """(value, bytes) a crossing into a delegate moves: a float a CPU dequantize made crosses as
     the integer tensor it was made from (the partition would take the dequantize in)."""
     w = flow.writer.get(c.value)
-    if c.target.startswith("CPU") or w is None or "dequantize" not in method.kernel_operator(w):
+    if c.target.startswith("CPU") or w is None or "dequantize" not in flow.kernels[w]:
         return c.value, c.nbytes
     edges = parts.dataflow.edges[w] if w < len(parts.dataflow.edges) else []
     source = next((e.value for e in edges), None)
@@ -155,14 +157,17 @@ def crossings_removed(
     moved: dict[int, Partition] = {}
     base = len(parts.partitions)
     names: set[str] = set()
-    numbers: Counter[str] = Counter()
+    numbers: dict[str, int] = {}
+    # The merged partitions stand in for their members in `crossings_of`, which reads only their
+    # names and backends: they share one empty count of kernels, not three each.
+    empty: Counter[str] = Counter()
     for g in groups:
         members = [parts.partitions[i] for i in g]
-        names.update(p.name for p in members)
+        names.update([p.name for p in members])
         backend = next(p.backend for p in members if not p.is_cpu)
-        numbers[backend] += 1
-        part = Partition(base + len(new), backend, 10_000 + numbers[backend])
-        stay = Partition(base + len(new) + 1, CPU, 10_000 + len(new))
+        number = numbers[backend] = numbers.get(backend, 0) + 1
+        part = Partition(base + len(new), backend, 10_000 + number, [], None, empty, empty, empty)
+        stay = Partition(base + len(new) + 1, CPU, 10_000 + len(new), [], None, empty, empty, empty)
         for p in members:
             for i in p.instructions:
                 target = stay if i in kept else part

@@ -42,7 +42,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pte_adapter.analysis.dataflow import instruction_readers
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.source import InstructionSource, MethodSource
 from pte_adapter.analysis.source_match import Rewrites, cpu_rewrites
@@ -142,8 +141,11 @@ def why_not_delegated(
         return []
     failures: list[str] = []  # a cpu_rewrites hook that failed: said on the method's delegates
     rewrites = cpu_rewrites(failures)
-    readers = instruction_readers(parts.dataflow)
+    readers = parts.dataflow.readers
     out: list[Reason] = []
+    # Without the ETRecord's nodes a kernel's origin follows from its operator alone: worked out
+    # once per operator, not once per call (a transformer calls a few operators many times).
+    by_operator: dict[str, KernelOrigin | None] = {}
     for p in parts.cpu_islands:
         for i in p.instructions:
             ins = method.instructions[i]
@@ -154,7 +156,12 @@ def why_not_delegated(
             if op in p.glue_ops:  # the island has sorted its kernels into glue and compute
                 continue
             src = source.instructions.get(i) if source is not None else None
-            origin = kernel_origin(op, src, rewrites)
+            if src is not None:
+                origin = kernel_origin(op, src, rewrites)
+            elif op in by_operator:
+                origin = by_operator[op]
+            else:
+                origin = by_operator[op] = kernel_origin(op, None, rewrites)
             layer = ", ".join(origin.operators) if origin and origin.rewritten else ""
             for judge in judges:
                 out.extend(

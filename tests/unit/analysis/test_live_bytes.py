@@ -1,4 +1,4 @@
-"""`live_bytes` has two exact ways (analysis/memory.py), chosen by cost: on every example, both
+"""`live_bytes` has two exact ways (analysis/live_bytes.py), chosen by cost: on every example, both
 give the same bytes at every instruction, whichever the example's arenas take (the oracle test
 checks the chosen one against ExecuTorch's planner)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import pte_adapter
-from pte_adapter.analysis import memory
+from pte_adapter.analysis import live_bytes, memory
 from tests.support.examples import EXAMPLE_PTES
 
 
@@ -22,10 +22,10 @@ def test_the_two_ways_agree(pte: Path) -> None:
         lives = memory.tensor_lives(ma.method, ma.partitions)
         for arena in {t.arena for t in lives}:
             mine = [t for t in lives if t.arena == arena and 0 <= t.first < steps]
-            cuts, where = memory._segments(mine)
-            by_step = memory._live_bytes_by_step(mine, steps)
-            assert memory._live_bytes_by_segment(mine, steps, cuts, where) == by_step
-            assert memory.live_bytes(mine, steps) == by_step
+            cuts, where = live_bytes._segments(mine)
+            by_step = live_bytes._live_bytes_by_step(mine, steps)
+            assert live_bytes._live_bytes_by_segment(mine, steps, cuts, where) == by_step
+            assert live_bytes.live_bytes(mine, steps) == by_step
             compared += any(by_step)
     if any(ma.memory.peak_live_bytes for ma in result.methods):
         assert compared
