@@ -17,7 +17,7 @@ from pte_adapter.container.flatbuf import Table
 from pte_adapter.container.pte import PteFile
 from pte_adapter.container.sources import DataSources
 from pte_adapter.errors import LimitExceededError, PteFormatError
-from pte_adapter.program.direct_reads import instruction_at, value_at
+from pte_adapter.program.direct_reads import Rows, instruction_at, value_at
 from pte_adapter.program.model import (
     INSTRUCTION_KIND_BY_TAG,
     SHAPE_DYNAMISM,
@@ -256,9 +256,10 @@ def _read_values(plan: Table, constants: _ConstantIndex, sources: DataSources) -
     checked way, with the budget as it was, and so raises or reads as it always did."""
     fb = plan.fb
     values: list[Value] = []
+    rows = Rows(constants)
     for i, pos in enumerate(plan.iter_positions(S.ExecutionPlan.values, "values")):
         tables_left, unpack_left = fb.tables_left, fb.unpack_left
-        value = value_at(fb, i, pos, constants)
+        value = value_at(fb, i, pos, rows)
         if value is None:
             fb.tables_left, fb.unpack_left = tables_left, unpack_left
             value = _read_value(i, fb.table_at(pos, "values", plan, i), constants, sources)

@@ -34,7 +34,7 @@ from pte_adapter.delegates.xnnpack.records import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import OpNode, TensorInfo
-from pte_adapter.program.direct_reads import direct_fields, direct_ints, direct_table
+from pte_adapter.program.direct_reads import direct_ints, direct_table
 
 
 def _dtype(name: str) -> str:
@@ -299,7 +299,7 @@ def tensor_value_at(
     most `PREVIEW` dims and every check `Table` makes passes (each table's fields at once, by its
     reach: `flatbuf.Fields`); else None, for the caller to read it again the checked way, with
     the budgets as they were. No `Table` or `Record` is made."""
-    xvalue = direct_fields(fb, at)
+    xvalue = fb.direct_fields(at)
     data = fb.data
     if xvalue is None:
         return None
