@@ -251,21 +251,25 @@ def _tensor_info(
         attrs["dq_datatype"] = _dtype(dq)
     if quant is not None:
         attrs.update(_quant_attrs(quant, consts))
-    constant = consts.describe(constant_idx)
-    attrs.update(constant.attrs)
+    # Most values are activations: no constant to describe (`describe(0)`), no role but their
+    # flags'; positional arguments (a graph makes one per value).
+    constant = consts.describe(constant_idx) if constant_idx else _NOT_A_CONSTANT
+    if constant.attrs:
+        attrs.update(constant.attrs)
     role = "constant" if constant.nbytes is not None else ""
     if flags & 1:
         role = "input"
     elif flags & 2:
         role = "output"
+    tid = f"v{vid}"  # `_tensor_id`
     return TensorInfo(
-        id=_tensor_id(vid),
-        name=f"{role} {_tensor_id(vid)}".strip(),
-        shape=shape,
-        dtype=_dtype(datatype),
-        attrs=attrs,
-        constant_bytes=constant.nbytes,
-        quant=_per_tensor(quant),
+        tid,
+        f"{role} {tid}" if role else tid,
+        shape,
+        datatype.removeprefix("xnn_datatype_"),  # `_dtype`
+        attrs,
+        constant.nbytes,
+        None if quant is None else _per_tensor(quant),
     )
 
 
@@ -376,22 +380,25 @@ def _node(
             problems.append(f"XNode {index}: node kind tag {kind} is newer than this reader")
         for name, v in rec.fields.items():
             operand = _operand(name)
-            if operand is not None and isinstance(v, int):
+            if operand is None and type(v) is int:  # the commonest: a number (no bool)
+                params[name] = v
+                if name != "flags":
+                    attrs[name] = str(v)  # as `format_value` gives it
+                elif v != 0:  # 0 (no flag), every node's default: shown only when set
+                    attrs[name] = hex(v)  # (docs/model-explorer.md)
+            elif operand is not None and isinstance(v, int):
                 if v == XNN_INVALID_VALUE_ID:
                     attrs[name] = "none"
                     continue
                 is_output, generic = operand
-                (outputs if is_output else inputs).append(_tensor_id(v))
+                (outputs if is_output else inputs).append(f"v{v}")  # `_tensor_id`
                 if not generic:  # a role: filter_id, bias_id, ...
                     attrs[name] = str(v)
             elif name == "flags":
-                # 0 (no flag) is every node's default: shown only when set (docs/model-explorer.md).
                 if v != 0:
                     attrs[name] = hex(int(v)) if isinstance(v, int) else format_value(v)
             else:
                 attrs[name] = format_value(v, rec.counts.get(name))
-            if isinstance(v, int) and not isinstance(v, bool) and operand is None:
-                params[name] = v
         if "num_dims" in attrs and _num_dims_said(rec):
             del attrs["num_dims"]
     attrs["debug_handle"] = format_value(handle)
