@@ -34,7 +34,7 @@ from pte_adapter.delegates.xnnpack.records import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import OpNode, TensorInfo
-from pte_adapter.program.direct_reads import direct_ints, direct_table
+from pte_adapter.program.direct_reads import direct_table, direct_vector
 
 
 def _dtype(name: str) -> str:
@@ -315,7 +315,13 @@ def tensor_value_at(
         return None
     value = got[0]
     dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(got[1] + _ABSENT)
-    shape = direct_ints(fb, value, dims_at, "I", most=PREVIEW)
+    shape = (
+        direct_vector(
+            fb, value + dims_at + _U32.unpack_from(data, value + dims_at)[0], "I", PREVIEW
+        )
+        if dims_at
+        else []
+    )  # `direct_ints`, inlined
     if shape is None:
         return None
     datatype = _I16.unpack_from(data, value + dt)[0] if dt else 0
@@ -401,22 +407,20 @@ def _node(
                 attrs[name] = format_value(v, rec.counts.get(name))
         if "num_dims" in attrs and _num_dims_said(rec):
             del attrs["num_dims"]
-    attrs["debug_handle"] = format_value(handle)
     handles: tuple[int, ...] = ()
-    if isinstance(handle, int) and not isinstance(handle, bool) and handle != DEFAULT_DEBUG_HANDLE:
-        handles = (handle,)
+    if type(handle) is int:  # as read (no bool): its text as `format_value` gives it
+        attrs["debug_handle"] = str(handle)
+        if handle != DEFAULT_DEBUG_HANDLE:
+            handles = (handle,)
+    else:
+        attrs["debug_handle"] = format_value(handle)
     if isinstance(mm, Record):
         attrs["output_min"] = format_value(mm.fields.get("output_min"))
         attrs["output_max"] = format_value(mm.fields.get("output_max"))
+    # Positionally (a graph makes one per node): id, kind, label, inputs, outputs, attrs,
+    # namespace, subgraphs, params, constant_bytes, cost_cycles, debug_handles.
     return OpNode(
-        id=f"xnode{index}",
-        kind=kind,
-        label=kind,
-        inputs=inputs,
-        outputs=outputs,
-        attrs=attrs,
-        params=params,
-        debug_handles=handles,
+        f"xnode{index}", kind, kind, inputs, outputs, attrs, "", [], params, 0, None, handles
     )
 
 
