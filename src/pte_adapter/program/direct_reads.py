@@ -92,28 +92,33 @@ def value_at(fb: FlatBuffer, index: int, pos: int, rows: Rows) -> Value | None:
     if ev is None or len(ev) < 2 or not ev[0] or not ev[1]:
         return None
     tag = data[pos + ev[0]]
-    got = direct_table(fb, pos, ev[1])
-    if got is None:
+    ref = pos + ev[1]  # `direct_table`, inlined: every value has one
+    at = ref + _U32.unpack_from(data, ref)[0]
+    val = fb.direct_fields(at) if at < fb.size else None
+    if val is None:
         return None
-    at, val = got
     off = val[0] if val else 0
     if tag == _TAG_INT:
-        return Value(index, ValueKind.INT, _I64.unpack_from(data, at + off)[0] if off else 0)
+        return Value(index, _INT, _I64.unpack_from(data, at + off)[0] if off else 0)
     if tag == _TAG_TENSOR:
         tensor = _tensor_at(fb, at, val, rows)
-        return None if tensor is None else Value(index, ValueKind.TENSOR, tensor)
+        return None if tensor is None else Value(index, _TENSOR, tensor)
     if tag == _TAG_BOOL:
-        return Value(index, ValueKind.BOOL, off != 0 and data[at + off] != 0)
+        return Value(index, _BOOL, off != 0 and data[at + off] != 0)
     if tag == _TAG_DOUBLE:
-        return Value(index, ValueKind.DOUBLE, _F64.unpack_from(data, at + off)[0] if off else 0.0)
+        return Value(index, _DOUBLE, _F64.unpack_from(data, at + off)[0] if off else 0.0)
     if tag == _TAG_NULL:
-        return Value(index, ValueKind.NULL, None)
+        return Value(index, _NULL, None)
     if tag in (_TAG_INT_LIST, _TAG_TENSOR_LIST):
         items = direct_ints(fb, at, off, "q" if tag == _TAG_INT_LIST else "i")
         return None if items is None else Value(index, VALUE_KIND_BY_TAG[tag], items)
     return None
 
 
+# Enum members as constants: `ValueKind.INT` is a descriptor call each time it is read.
+_INT, _TENSOR, _BOOL = ValueKind.INT, ValueKind.TENSOR, ValueKind.BOOL
+_DOUBLE, _NULL = ValueKind.DOUBLE, ValueKind.NULL
+_KERNEL, _DELEGATE = InstructionKind.KERNEL, InstructionKind.DELEGATE
 _TAG_NULL = S.KernelTypes.Null.value
 _TAG_INT = S.KernelTypes.Int.value
 _TAG_BOOL = S.KernelTypes.Bool.value
@@ -254,8 +259,8 @@ def instruction_at(
     if args is None:
         return None
     if tag == _TAG_KERNEL:
-        return Instruction(index, chain, position, InstructionKind.KERNEL, number, args=args)
-    return Instruction(index, chain, position, InstructionKind.DELEGATE, None, number, args)
+        return Instruction(index, chain, position, _KERNEL, number, args=args)
+    return Instruction(index, chain, position, _DELEGATE, None, number, args)
 
 
 _TAG_KERNEL = S.InstructionArguments.KernelCall.value
