@@ -181,9 +181,9 @@ class FlatBuffer:
         n = (vt_len - 4) >> 1
         entries = _VTABLE_ENTRIES.get(n) or _VTABLE_ENTRIES.setdefault(n, struct.Struct(f"<{n}H"))
         offsets: tuple[int, ...] = entries.unpack_from(self.data, vt + 4)
-        present = set(offsets)
-        present.discard(0)
-        reach = max(present, default=0) if min(present, default=4) >= 4 else _NO_REACH
+        reach = max(offsets) if offsets else 0  # 0 (absent) is no field's offset
+        if reach and not _IN_HEADER.isdisjoint(offsets):  # a field overlaps the table's header
+            reach = _NO_REACH
         vtable = self._vtables[vt] = (inline, (offsets, reach), max(inline, reach + 8))
         return vtable
 
@@ -233,6 +233,7 @@ class FlatBuffer:
 # every check `Table` makes of the field's place would pass.
 Fields = tuple[tuple[int, ...], int]
 _NO_REACH: Final = 1 << 62
+_IN_HEADER: Final = frozenset((1, 2, 3))  # field offsets inside a table's header (0: absent)
 
 
 def _label(parent: Table | None, what: str, index: int = -1) -> str:
