@@ -34,7 +34,7 @@ from pte_adapter.delegates.xnnpack.records import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import OpNode, TensorInfo
-from pte_adapter.program.direct_reads import direct_table, direct_vector
+from pte_adapter.program.direct_reads import direct_vector
 
 
 def _dtype(name: str) -> str:
@@ -310,11 +310,12 @@ def tensor_value_at(
     fb.claim("xvalues", at, owner, index)
     if len(xvalue) < 2 or not xvalue[0] or not xvalue[1] or data[at + xvalue[0]] != _TENSOR_TAG:
         return None
-    got = direct_table(fb, at, xvalue[1])
-    if got is None:
+    ref = at + xvalue[1]  # `direct_table`, inlined
+    value = ref + _U32.unpack_from(data, ref)[0]
+    fields = fb.direct_fields(value) if value < fb.size else None
+    if fields is None:
         return None
-    value = got[0]
-    dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(got[1] + _ABSENT)
+    dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(fields + _ABSENT)
     shape = (
         direct_vector(
             fb, value + dims_at + _U32.unpack_from(data, value + dims_at)[0], "I", PREVIEW
