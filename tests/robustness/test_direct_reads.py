@@ -1,7 +1,7 @@
 """The readers that read straight from the buffer (the program's values and calls, XNNPACK's
-tensor values and nodes: `program/reader.py`, `delegates/xnnpack/`) give exactly what the checked
-reads give, on real programs and on corrupted copies of them: the same program and decoded graphs,
-or the same error.
+tensor values, nodes and constant entries: `program/reader.py`, `delegates/xnnpack/`) give
+exactly what the checked reads give, on real programs and on corrupted copies of them: the same
+program and decoded graphs, or the same error.
 
 The direct reads fall back to the checked ones for anything a check would refuse, so the checked
 reads alone (each direct read made to decline) are the reference.
@@ -40,6 +40,7 @@ def checked_reads_only() -> Iterator[None]:
         (reader, "instruction_at"),
         (decode, "tensor_value_at"),
         (decode, "_known_xnode"),
+        (decode, "constant_entry_at"),
     ]:
         mp.setattr(module, name, lambda *args: None)
     try:
