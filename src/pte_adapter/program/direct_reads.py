@@ -157,7 +157,17 @@ def direct_vector(fb: FlatBuffer, vec: int, fmt: str, most: int | None = None) -
     if nbytes > size - vec - 4 or fb.unpack_left - nbytes < 0:
         return None
     fb.unpack_left -= nbytes
+    if n < _SHORT:  # most: a shape, a dim order, a call's arguments
+        return list(_SHORT_VECTORS[fmt][n].unpack_from(data, vec + 4))
     return list(struct.unpack_from(f"<{n}{fmt}", data, vec + 4))
+
+
+# Vectors this short are unpacked by a struct made at import (made per call, its format string
+# would cost as much as the unpacking).
+_SHORT: Final = 17
+_SHORT_VECTORS: Final = {
+    fmt: tuple(struct.Struct(f"<{n}{fmt}") for n in range(_SHORT)) for fmt in _SCALAR_SIZES
+}
 
 
 def _tensor_at(fb: FlatBuffer, at: int, t: tuple[int, ...], rows: Rows) -> Tensor | None:
