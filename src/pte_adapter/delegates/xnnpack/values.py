@@ -431,8 +431,11 @@ def _num_dims_said(rec: Record) -> bool:
     n = rec.fields.get("num_dims")
     if not isinstance(n, int) or isinstance(n, bool):
         return False
-    lists = (rec.counts.get(name, len(v)) for name, v in rec.fields.items() if isinstance(v, list))
-    return n in lists
+    counts = rec.counts
+    for name, v in rec.fields.items():  # a loop, not a generator: a reshape or transpose each
+        if isinstance(v, list) and counts.get(name, len(v)) == n:
+            return True
+    return False
 
 
 def _inner(union: tuple[str, Record] | None) -> Record:
