@@ -1,7 +1,7 @@
 """The readers that read straight from the buffer (the program's values and calls, XNNPACK's
-tensor values and nodes: `program/reader.py`, `delegates/xnnpack/`) give exactly what the checked
-reads give, on real programs and on corrupted copies of them: the same program and decoded graphs,
-or the same error.
+tensor values, nodes and constant entries: `program/reader.py`, `delegates/xnnpack/`) give
+exactly what the checked reads give, on real programs and on corrupted copies of them: the same
+program and decoded graphs, or the same error.
 
 The direct reads fall back to the checked ones for anything a check would refuse, so the checked
 reads alone (each direct read made to decline) are the reference.
@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import random
 import struct
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
 from pte_adapter import api
+from pte_adapter.container._generated import program_schema as S
+from pte_adapter.container.pte import PteFile
 from pte_adapter.delegates.xnnpack import decode
 from pte_adapter.program import reader
 from tests.support.corruption import Outcomes, byte_edits
@@ -37,6 +40,7 @@ def checked_reads_only() -> Iterator[None]:
         (reader, "instruction_at"),
         (decode, "tensor_value_at"),
         (decode, "_known_xnode"),
+        (decode, "constant_entry_at"),
     ]:
         mp.setattr(module, name, lambda *args: None)
     try:
@@ -103,3 +107,23 @@ def test_direct_reads_of_corrupt_copies_give_what_the_checked_reads_give(name: s
     # The edits reach what is read: some copies are refused, some read differently.
     assert direct.rejected, direct
     assert any(result != _read(data) for _, result in direct.accepted), direct
+
+
+def test_a_tensor_vtable_with_overlapping_fields_is_read_the_checked_way() -> None:
+    """A vtable that puts two fields at one offset is corrupt, yet `Table` reads it: the direct
+    read cannot lay such fields out as one struct call (`direct_reads.compile_row`), so those
+    tensors are read the checked way, to what the checked reads give."""
+    data = example("tiny_gpt_xnnpack").with_suffix(".pte").read_bytes()
+    plan = next(PteFile(data, "x").root.iter_tables(S.Program.execution_plan, "execution_plan"))
+    vtables: Counter[int] = Counter()
+    for value in plan.iter_tables(S.ExecutionPlan.values, "values"):
+        tag, table = value.union(S.EValue.val, "val")
+        if tag == S.KernelTypes.Tensor and table is not None and table.offsets[S.Tensor.sizes]:
+            vtables[table.vt] += 1
+    vt = vtables.most_common(1)[0][0]  # the program's FlatBuffer starts the file
+    corrupt = bytearray(data)
+    sizes = struct.unpack_from("<H", data, vt + 4 + 2 * S.Tensor.sizes)[0]
+    struct.pack_into("<H", corrupt, vt + 4 + 2 * S.Tensor.dim_order, sizes)  # dim_order = sizes
+    with checked_reads_only():
+        checked = _read(bytes(corrupt))
+    assert _read(bytes(corrupt)) == checked != _read(data)

@@ -39,19 +39,7 @@ _I32: Final = struct.Struct("<i")
 _VTABLE_HEAD: Final = struct.Struct("<HH")  # a vtable's own length, then its table's
 
 # Scalar formats a reader may ask for, with their sizes.
-SCALAR_SIZES: Final = {
-    "b": 1,
-    "B": 1,
-    "?": 1,
-    "h": 2,
-    "H": 2,
-    "i": 4,
-    "I": 4,
-    "q": 8,
-    "Q": 8,
-    "f": 4,
-    "d": 8,
-}
+SCALAR_SIZES: Final = {fmt: struct.calcsize("<" + fmt) for fmt in "bB?hHiIqQfd"}
 
 _STRUCTS: Final = {fmt: struct.Struct("<" + fmt) for fmt in SCALAR_SIZES}
 _INT_STRUCTS: Final = {fmt: s for fmt, s in _STRUCTS.items() if fmt in "bBhHiIqQ"}
@@ -111,9 +99,10 @@ class FlatBuffer:
         # Tables handed out by `iter_tables(..., once=True)`, per kind: their position -> where
         # (the position of the table whose vector holds it, the index in that vector).
         self.claimed: dict[str, dict[int, tuple[int, int]]] = {}
-        # Vtables read so far, checked: position -> (table size, its `Fields`). Writers share one
-        # vtable among all the tables of a type with the same fields present.
-        self._vtables: dict[int, tuple[int, Fields]] = {}
+        # Vtables read so far, checked: position -> (table size, its `Fields`, the bytes a table
+        # needs for `direct_fields`). Writers share one vtable among all the tables of a type with
+        # the same fields present.
+        self._vtables: dict[int, tuple[int, Fields, int]] = {}
 
     def claim(self, kind: str, pos: int, owner: int, index: int) -> None:
         """Refuse a second use of the table at `pos` as a `kind` (an instruction, a method, an
@@ -176,11 +165,12 @@ class FlatBuffer:
             refuse_table(self, pos, _label(parent, what, index))
         return Table(self, pos, fields, what, parent, index)
 
-    def vtable(self, vt: int) -> tuple[int, Fields] | None:
-        """The vtable at `vt`: (the table size it gives, its `Fields`); None when invalid."""
+    def vtable(self, vt: int) -> tuple[int, Fields, int] | None:
+        """The vtable at `vt`: (the table size it gives, its `Fields`, the bytes a table needs for
+        `direct_fields`: its size, and the reach of its fields); None when invalid."""
         return self._vtables.get(vt) or self._vtable(vt)
 
-    def _vtable(self, vt: int) -> tuple[int, Fields] | None:
+    def _vtable(self, vt: int) -> tuple[int, Fields, int] | None:
         """The vtable at `vt` read and checked (then kept: see `_vtables`), or None when it is
         not a valid vtable (`flatbuf_refusals` words why)."""
         if vt % 2 or vt < 0 or vt + 4 > self.size:
@@ -189,14 +179,12 @@ class FlatBuffer:
         if vt_len < 4 or vt_len % 2 or vt + vt_len > self.size or inline < 4:
             return None
         n = (vt_len - 4) >> 1
-        entries = _VTABLE_ENTRIES.get(n)
-        if entries is None:
-            entries = _VTABLE_ENTRIES[n] = struct.Struct(f"<{n}H")
+        entries = _VTABLE_ENTRIES.get(n) or _VTABLE_ENTRIES.setdefault(n, struct.Struct(f"<{n}H"))
         offsets: tuple[int, ...] = entries.unpack_from(self.data, vt + 4)
-        present = set(offsets)
-        present.discard(0)
-        reach = max(present, default=0) if min(present, default=4) >= 4 else _NO_REACH
-        vtable = self._vtables[vt] = (inline, (offsets, reach))
+        reach = max(offsets) if offsets else 0  # 0 (absent) is no field's offset
+        if reach and not _IN_HEADER.isdisjoint(offsets):  # a field overlaps the table's header
+            reach = _NO_REACH
+        vtable = self._vtables[vt] = (inline, (offsets, reach), max(inline, reach + 8))
         return vtable
 
     def checked_fields(self, pos: int) -> Fields | None:
@@ -211,6 +199,18 @@ class FlatBuffer:
             return None
         self.tables_left -= 1
         return vtable[1]
+
+    def direct_fields(self, pos: int) -> tuple[int, ...] | None:
+        """The field offsets of the table at `pos` (counted as `table_at` counts it) when every
+        field (of up to 8 bytes: `Fields`) may be read straight from the buffer; else None."""
+        if self.tables_left <= 0 or pos % 4 or pos < 0 or pos + 4 > self.size:
+            return None
+        vt: int = pos - _I32.unpack_from(self.data, pos)[0]
+        vtable = self._vtables.get(vt) or self._vtable(vt)
+        if vtable is None or pos + vtable[2] > self.size:
+            return None
+        self.tables_left -= 1
+        return vtable[1][0]
 
     def vector_at(self, pos: int, elem_size: int, what: str) -> tuple[int, int]:
         """Return (start of elements, element count) of the vector whose length sits at `pos`."""
@@ -233,6 +233,7 @@ class FlatBuffer:
 # every check `Table` makes of the field's place would pass.
 Fields = tuple[tuple[int, ...], int]
 _NO_REACH: Final = 1 << 62
+_IN_HEADER: Final = frozenset((1, 2, 3))  # field offsets inside a table's header (0: absent)
 
 
 def _label(parent: Table | None, what: str, index: int = -1) -> str:

@@ -17,7 +17,7 @@ from pte_adapter.container.flatbuf import Table
 from pte_adapter.container.pte import PteFile
 from pte_adapter.container.sources import DataSources
 from pte_adapter.errors import LimitExceededError, PteFormatError
-from pte_adapter.program.direct_reads import instruction_at, value_at
+from pte_adapter.program.direct_reads import Rows, instruction_at, value_at
 from pte_adapter.program.model import (
     INSTRUCTION_KIND_BY_TAG,
     SHAPE_DYNAMISM,
@@ -49,6 +49,11 @@ MAX_METHODS = 1_000
 MAX_INSTRUCTIONS = 500_000
 MAX_DELEGATE_CALLS = 5_000
 MAX_DELEGATES = 5_000
+
+# Enum members the per-value and per-instruction loops compare with, as constants: reading
+# `InstructionKind.DELEGATE` is a descriptor call each time.
+_KERNEL, _DELEGATE = InstructionKind.KERNEL, InstructionKind.DELEGATE
+_TENSOR_LIST, _INT_LIST = ValueKind.TENSOR_LIST, ValueKind.INT_LIST
 
 # The constant method ExecuTorch's emitter adds for a method that returns gradients.
 TRAINING_GRADIENTS_PREFIX = "__et_training_gradients_index_"
@@ -256,9 +261,10 @@ def _read_values(plan: Table, constants: _ConstantIndex, sources: DataSources) -
     checked way, with the budget as it was, and so raises or reads as it always did."""
     fb = plan.fb
     values: list[Value] = []
+    rows = Rows(constants)
     for i, pos in enumerate(plan.iter_positions(S.ExecutionPlan.values, "values")):
         tables_left, unpack_left = fb.tables_left, fb.unpack_left
-        value = value_at(fb, i, pos, constants)
+        value = value_at(fb, i, pos, rows)
         if value is None:
             fb.tables_left, fb.unpack_left = tables_left, unpack_left
             value = _read_value(i, fb.table_at(pos, "values", plan, i), constants, sources)
@@ -374,7 +380,7 @@ def _read_method(
                 ins = fb.table_at(at, "instructions", chain, pos)
                 fb.claim("instructions", at, chain.pos, pos)
                 instruction = _read_instruction(ins, len(instructions), ci, pos)
-            if instruction.kind is InstructionKind.DELEGATE:
+            if instruction.kind is _DELEGATE:
                 budget.call()
             instructions.append(instruction)
         chains.append(
@@ -418,7 +424,7 @@ def _check_indices(m: Method) -> list[str]:
 
     for v in m.values:
         if (
-            (v.kind is ValueKind.TENSOR_LIST or v.kind is ValueKind.INT_LIST)
+            (v.kind is _TENSOR_LIST or v.kind is _INT_LIST)
             and isinstance(v.payload, list)
             and outside(cast(list[int], v.payload))  # the reader's ints
         ):
@@ -426,10 +432,10 @@ def _check_indices(m: Method) -> list[str]:
     for i in m.inputs + m.outputs:
         if outside([i]):
             problems.append(f"method input/output refers to value {i}; there are {nv}")
-    calls = {InstructionKind.KERNEL: len(m.operators), InstructionKind.DELEGATE: len(m.delegates)}
+    calls = {_KERNEL: len(m.operators), _DELEGATE: len(m.delegates)}
     for ins in m.instructions:
         # The commonest case first: a call whose operator or delegate and arguments all exist.
-        number = ins.op_index if ins.kind is InstructionKind.KERNEL else ins.delegate_index
+        number = ins.op_index if ins.kind is _KERNEL else ins.delegate_index
         args = ins.args
         if 0 <= (number or 0) < calls.get(ins.kind, 0) and (
             not args or (min(args) >= 0 and max(args) < nv)

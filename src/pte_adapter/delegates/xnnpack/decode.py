@@ -92,10 +92,17 @@ def _open(payload: memoryview, ctx: DecodeContext) -> tuple[Header, FlatBuffer, 
 
 
 def _constants(root: Table, header: Header, ctx: DecodeContext) -> _Constants:
-    entries = [
-        read_record(t, "ConstantDataOffset")
-        for t in root.iter_tables(_GRAPH["constant_data"].slot, "constant_data")
-    ]
+    fb = root.fb
+    entries: list[Record] = []
+    # Each entry as `iter_tables` hands it out and `read_record` reads it: straight from the
+    # buffer (`constant_entry_at`), else, the budgets restored, the checked way.
+    for i, at in enumerate(root.iter_positions(_GRAPH["constant_data"].slot, "constant_data")):
+        tables_left, unpack_left = fb.tables_left, fb.unpack_left
+        entry = constant_entry_at(fb, at)
+        if entry is None:
+            fb.tables_left, fb.unpack_left = tables_left, unpack_left
+            entry = read_record(fb.table_at(at, "constant_data", root, i), "ConstantDataOffset")
+        entries.append(entry)
     legacy: list[tuple[int, int]] = []
     if not entries:
         base = ctx.payload_offset or 0
@@ -192,6 +199,43 @@ def _known_xnode(index: int, t: Table, problems: list[str]) -> OpNode | None:
     return _node(index, union, handle, None, problems)
 
 
+def constant_entry_at(fb: FlatBuffer, at: int) -> Record | None:
+    """The ConstantDataOffset at `at` as `read_record` reads it (its offset, size and named
+    key), when every check `Table` makes passes; else None, nothing read (as `tensor_value_at`)."""
+    fields = fb.direct_fields(at)
+    if fields is None:
+        return None
+    fields += _NO_FIELDS
+    data, size = fb.data, fb.size
+    key: str | None = None
+    off = fields[_KEY]
+    if off:  # `Table.string`: its checks, then the bytes charged
+        vec = at + off + _U32.unpack_from(data, at + off)[0]
+        if vec >= size or vec % 4 or vec + 4 > size:
+            return None
+        n = _U32.unpack_from(data, vec)[0]
+        if n > size - vec - 4 or fb.unpack_left - n < 0:
+            return None
+        fb.unpack_left -= n
+        key = bytes(data[vec + 4 : vec + 4 + n]).decode("utf-8", errors="replace")
+    entry = Record("ConstantDataOffset")
+    off, n = fields[_OFFSET], fields[_SIZE]
+    entry.fields["offset"] = _U64.unpack_from(data, at + off)[0] if off else 0
+    entry.fields["size"] = _U64.unpack_from(data, at + n)[0] if n else 0
+    entry.fields["named_key"] = key
+    return entry
+
+
+# ConstantDataOffset's fields, in the order `read_record` reads them (a schema that changes them
+# fails here, at import).
+_OFFSET, _SIZE, _KEY = (f.slot for f in TABLES["ConstantDataOffset"])
+assert [(f.name, f.fmt) for f in TABLES["ConstantDataOffset"]] == [
+    ("offset", "Q"),
+    ("size", "Q"),
+    ("named_key", ""),
+]
+_NO_FIELDS = (0, 0, 0)
+_U64 = struct.Struct("<Q")
 _XNODE = {f.name: f for f in TABLES["XNode"]}
 _XNODE_UNION = _XNODE["xnode_union"].slot
 _XNODE_HANDLE = _XNODE["debug_handle"].slot

@@ -195,8 +195,8 @@ def _fmt_scalar(v: Scalar) -> str:
 def format_value(v: AttrValue, count: int | None = None) -> str:
     if v is None:
         return "none"
-    if isinstance(v, list):
-        body = ", ".join(_fmt_scalar(x) for x in v)
+    if isinstance(v, list):  # most are of ints (shapes, permutations): str() is their text
+        body = ", ".join([str(x) if type(x) is int else _fmt_scalar(x) for x in v])
         if count is not None and count > len(v):
             return f"[{body}, ...] ({count} values)"
         return f"[{body}]"

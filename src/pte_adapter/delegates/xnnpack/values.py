@@ -34,7 +34,7 @@ from pte_adapter.delegates.xnnpack.records import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import OpNode, TensorInfo
-from pte_adapter.program.direct_reads import direct_fields, direct_ints, direct_table
+from pte_adapter.program.direct_reads import direct_vector
 
 
 def _dtype(name: str) -> str:
@@ -251,21 +251,25 @@ def _tensor_info(
         attrs["dq_datatype"] = _dtype(dq)
     if quant is not None:
         attrs.update(_quant_attrs(quant, consts))
-    constant = consts.describe(constant_idx)
-    attrs.update(constant.attrs)
+    # Most values are activations: no constant to describe (`describe(0)`), no role but their
+    # flags'; positional arguments (a graph makes one per value).
+    constant = consts.describe(constant_idx) if constant_idx else _NOT_A_CONSTANT
+    if constant.attrs:
+        attrs.update(constant.attrs)
     role = "constant" if constant.nbytes is not None else ""
     if flags & 1:
         role = "input"
     elif flags & 2:
         role = "output"
+    tid = f"v{vid}"  # `_tensor_id`
     return TensorInfo(
-        id=_tensor_id(vid),
-        name=f"{role} {_tensor_id(vid)}".strip(),
-        shape=shape,
-        dtype=_dtype(datatype),
-        attrs=attrs,
-        constant_bytes=constant.nbytes,
-        quant=_per_tensor(quant),
+        tid,
+        f"{role} {tid}" if role else tid,
+        shape,
+        datatype.removeprefix("xnn_datatype_"),  # `_dtype`
+        attrs,
+        constant.nbytes,
+        None if quant is None else _per_tensor(quant),
     )
 
 
@@ -299,19 +303,26 @@ def tensor_value_at(
     most `PREVIEW` dims and every check `Table` makes passes (each table's fields at once, by its
     reach: `flatbuf.Fields`); else None, for the caller to read it again the checked way, with
     the budgets as they were. No `Table` or `Record` is made."""
-    xvalue = direct_fields(fb, at)
+    xvalue = fb.direct_fields(at)
     data = fb.data
     if xvalue is None:
         return None
     fb.claim("xvalues", at, owner, index)
     if len(xvalue) < 2 or not xvalue[0] or not xvalue[1] or data[at + xvalue[0]] != _TENSOR_TAG:
         return None
-    got = direct_table(fb, at, xvalue[1])
-    if got is None:
+    ref = at + xvalue[1]  # `direct_table`, inlined
+    value = ref + _U32.unpack_from(data, ref)[0]
+    fields = fb.direct_fields(value) if value < fb.size else None
+    if fields is None:
         return None
-    value = got[0]
-    dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(got[1] + _ABSENT)
-    shape = direct_ints(fb, value, dims_at, "I", most=PREVIEW)
+    dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(fields + _ABSENT)
+    shape = (
+        direct_vector(
+            fb, value + dims_at + _U32.unpack_from(data, value + dims_at)[0], "I", PREVIEW
+        )
+        if dims_at
+        else []
+    )  # `direct_ints`, inlined
     if shape is None:
         return None
     datatype = _I16.unpack_from(data, value + dt)[0] if dt else 0
@@ -376,40 +387,41 @@ def _node(
             problems.append(f"XNode {index}: node kind tag {kind} is newer than this reader")
         for name, v in rec.fields.items():
             operand = _operand(name)
-            if operand is not None and isinstance(v, int):
+            if operand is None and type(v) is int:  # the commonest: a number (no bool)
+                params[name] = v
+                if name != "flags":
+                    attrs[name] = str(v)  # as `format_value` gives it
+                elif v != 0:  # 0 (no flag), every node's default: shown only when set
+                    attrs[name] = hex(v)  # (docs/model-explorer.md)
+            elif operand is not None and isinstance(v, int):
                 if v == XNN_INVALID_VALUE_ID:
                     attrs[name] = "none"
                     continue
                 is_output, generic = operand
-                (outputs if is_output else inputs).append(_tensor_id(v))
+                (outputs if is_output else inputs).append(f"v{v}")  # `_tensor_id`
                 if not generic:  # a role: filter_id, bias_id, ...
                     attrs[name] = str(v)
             elif name == "flags":
-                # 0 (no flag) is every node's default: shown only when set (docs/model-explorer.md).
                 if v != 0:
                     attrs[name] = hex(int(v)) if isinstance(v, int) else format_value(v)
             else:
                 attrs[name] = format_value(v, rec.counts.get(name))
-            if isinstance(v, int) and not isinstance(v, bool) and operand is None:
-                params[name] = v
         if "num_dims" in attrs and _num_dims_said(rec):
             del attrs["num_dims"]
-    attrs["debug_handle"] = format_value(handle)
     handles: tuple[int, ...] = ()
-    if isinstance(handle, int) and not isinstance(handle, bool) and handle != DEFAULT_DEBUG_HANDLE:
-        handles = (handle,)
+    if type(handle) is int:  # as read (no bool): its text as `format_value` gives it
+        attrs["debug_handle"] = str(handle)
+        if handle != DEFAULT_DEBUG_HANDLE:
+            handles = (handle,)
+    else:
+        attrs["debug_handle"] = format_value(handle)
     if isinstance(mm, Record):
         attrs["output_min"] = format_value(mm.fields.get("output_min"))
         attrs["output_max"] = format_value(mm.fields.get("output_max"))
+    # Positionally (a graph makes one per node): id, kind, label, inputs, outputs, attrs,
+    # namespace, subgraphs, params, constant_bytes, cost_cycles, debug_handles.
     return OpNode(
-        id=f"xnode{index}",
-        kind=kind,
-        label=kind,
-        inputs=inputs,
-        outputs=outputs,
-        attrs=attrs,
-        params=params,
-        debug_handles=handles,
+        f"xnode{index}", kind, kind, inputs, outputs, attrs, "", [], params, 0, None, handles
     )
 
 
@@ -419,8 +431,11 @@ def _num_dims_said(rec: Record) -> bool:
     n = rec.fields.get("num_dims")
     if not isinstance(n, int) or isinstance(n, bool):
         return False
-    lists = (rec.counts.get(name, len(v)) for name, v in rec.fields.items() if isinstance(v, list))
-    return n in lists
+    counts = rec.counts
+    for name, v in rec.fields.items():  # a loop, not a generator: a reshape or transpose each
+        if isinstance(v, list) and counts.get(name, len(v)) == n:
+            return True
+    return False
 
 
 def _inner(union: tuple[str, Record] | None) -> Record:
