@@ -223,13 +223,17 @@ class Origins:
 
     def __init__(self, method: Method, reads: list[TensorEdge]) -> None:
         self.method = method
-        self.into: dict[int, list[TensorEdge]] = {}  # instruction -> every edge into it
-        for e in reads:
-            self.into.setdefault(e.consumer, []).append(e)
         self.memo: dict[int, list[int]] = {}
         # The MoveCalls, found once: any other writer is its own origin, known without a call.
         move = InstructionKind.MOVE
         self.moves = frozenset(i for i, ins in enumerate(method.instructions) if ins.kind is move)
+        # Only a move's edges are ever looked up: a method without moves (most) files none.
+        self.into: dict[int, list[TensorEdge]] = {}  # move -> every edge into it
+        if self.moves:
+            moves = self.moves
+            for e in reads:
+                if e.consumer in moves:
+                    self.into.setdefault(e.consumer, []).append(e)
 
     def __call__(self, producer: int) -> list[int]:
         n = len(self.method.instructions)

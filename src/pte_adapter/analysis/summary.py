@@ -87,9 +87,10 @@ def partition_summary(
         backend=part.backend,
         instructions=[part.instructions[0], part.instructions[-1]] if part.instructions else [],
         kernel_calls=sum(part.compute_ops.values()) + sum(part.glue_ops.values()),
-        compute_ops=dict(sorted(part.compute_ops.items())),
-        glue_ops=dict(sorted(part.glue_ops.items())),
-        control=dict(sorted(part.control.items())),
+        # A delegate partition's counts are empty: nothing to sort (half a method's partitions).
+        compute_ops=dict(sorted(part.compute_ops.items())) if part.compute_ops else {},
+        glue_ops=dict(sorted(part.glue_ops.items())) if part.glue_ops else {},
+        control=dict(sorted(part.control.items())) if part.control else {},
         inner_ops=part.inner_ops,
         bytes_in=part.bytes_in,
         bytes_out=part.bytes_out,

@@ -162,24 +162,28 @@ def _kernel_fix(reasons: list[Reason]) -> tuple[str, Reason | None]:
 
 
 def _fix_text(fix: str, subject: str, layer: str, reason: Reason | None = None) -> str:
+    # Only the sentence asked for is formatted (a table of all six cost six per island).
     name = f"{subject} ({layer})" if layer else subject
-    return {
-        "remove_check": f"{name} is supported: remove the partitioner check that refused it",
-        "quantize": f"quantize {name} (it computes in floating point on an INT-only target)",
-        "quantize_or_remove_check": (
+    if fix == "remove_check":
+        return f"{name} is supported: remove the partitioner check that refused it"
+    if fix == "quantize":
+        return f"quantize {name} (it computes in floating point on an INT-only target)"
+    if fix == "quantize_or_remove_check":
+        return (
             f"{name} computes in floating point between its dequantize and quantize: quantize it, "
             "or remove the partitioner check that refused it (the .pte cannot tell which)"
-        ),
-        "other_target": (
+        )
+    if fix == "other_target":
+        return (
             f"{name} is refused on {reason.refused_on} only: {reason.accepted_on} takes it"
             if reason is not None
             else f"{name} is refused on this target only: another target of its backend takes it"
-        ),
-        "replace_operator": (
-            f"{name} has no lowering for this target: write the layer with operators it lowers"
-        ),
-        "unknown": f"{name}: nothing in the file says what would let the partitioner take it",
-    }.get(fix, f"{name}: {fix}")
+        )
+    if fix == "replace_operator":
+        return f"{name} has no lowering for this target: write the layer with operators it lowers"
+    if fix == "unknown":
+        return f"{name}: nothing in the file says what would let the partitioner take it"
+    return f"{name}: {fix}"
 
 
 def _island_fix(
