@@ -31,6 +31,12 @@ _UNTRAINED = (
     "gradient; the flag is what torch had on those tensors when the model was exported"
 )
 
+# The instruction kinds, read once: in Python 3.11 each `InstructionKind.KERNEL` goes through the
+# enum class's `__getattr__` hook, ten times the cost of a global, and the plan asks a dozen per
+# instruction.
+KERNEL, DELEGATE = InstructionKind.KERNEL, InstructionKind.DELEGATE
+MOVE, FREE, JUMP_FALSE = InstructionKind.MOVE, InstructionKind.FREE, InstructionKind.JUMP_FALSE
+
 # The one non-contiguous dim order ExecuTorch names (exir/dim_order_utils.py: 4 dims only).
 _NAMED_DIM_ORDERS: dict[tuple[int, ...], str] = {(0, 2, 3, 1): "channels_last"}
 
@@ -256,10 +262,10 @@ def npu_estimate_facts(est: MethodEstimate) -> dict[str, str]:
 
 def instruction_label(method: Method, ins: Instruction) -> str:
     """An instruction as its node is labelled: `aten::add.out`, a delegate's id, or its kind."""
-    if ins.kind is InstructionKind.KERNEL:
+    if ins.kind is KERNEL:
         op = method.operator_of(ins.op_index)
         return op.full_name if op is not None else f"unknown operator {ins.op_index}"
-    if ins.kind is InstructionKind.DELEGATE:
+    if ins.kind is DELEGATE:
         d = ins.delegate_index
         if d is not None and 0 <= d < len(method.delegates):
             return method.delegates[d].id or "delegate"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pte_adapter.analysis.partitions import Crossing
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
-from pte_adapter.program.model import InstructionKind
+from pte_adapter.render.facts import KERNEL
 from pte_adapter.render.plan.boundaries import CrossingSides, crossing_sides
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, regex_escape
 from pte_adapter.render.source_facts import (
@@ -50,7 +50,7 @@ def source_annotations(ma: MethodAnalysis, graph: Graph, names: list[str]) -> No
             part.is_cpu
             and len(part.instructions) > NEST_LAYERS_ABOVE
             and layers
-            and ins.kind is InstructionKind.KERNEL
+            and ins.kind is KERNEL
         ):
             node.namespace = "/".join([names[part.index], *layers])
     groups = graph.group_attrs if graph.group_attrs is not None else {}
