@@ -16,7 +16,7 @@ from pte_adapter.backends import (
     CPU_GLUE_COLOUR,
     backend_colour,
 )
-from pte_adapter.program.model import Instruction, Method, Value, ValueKind
+from pte_adapter.program.model import Instruction, Method, ValueKind
 from pte_adapter.render import facts
 from pte_adapter.render.facts import (
     DELEGATE,
@@ -85,10 +85,6 @@ def value_text(method: Method, v: int) -> str:
     if kind is _TENSORISH[0]:
         return f"%{v}"
     return str(val.payload)
-
-
-def _is_tensorish(val: Value) -> bool:
-    return val.kind in _TENSORISH
 
 
 def tensor_port(
