@@ -47,20 +47,25 @@ _DYNAMISM_TEXT = {
 }
 
 
+# The contiguous dim orders of ranks 0 to 8, made once: every tensor's port asks.
+_CONTIGUOUS = [list(range(rank)) for rank in range(9)]
+
+
 def dim_order_text(dim_order: list[int], rank: int) -> str | None:
     """A dim order as shown; None when it is the contiguous default for `rank` dims."""
-    if dim_order == list(range(rank)):
+    if dim_order == (_CONTIGUOUS[rank] if rank < len(_CONTIGUOUS) else list(range(rank))):
         return None
     text = "[" + ", ".join(str(d) for d in dim_order) + "]"
     name = _NAMED_DIM_ORDERS.get(tuple(dim_order), "not contiguous" if dim_order else "")
     return f"{text} ({name})" if name else text
 
 
-def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
-    out = {
-        "shape": shape_text(t.sizes),
-        "dtype": t.dtype,
-    }
+def tensor_facts(t: Tensor, method: Method, out: dict[str, str] | None = None) -> dict[str, str]:
+    """The tensor's facts, added to `out` (a new dict when None): what its ports show."""
+    if out is None:
+        out = {}
+    out["shape"] = shape_text(t.sizes)
+    out["dtype"] = t.dtype
     order = dim_order_text(t.dim_order, len(t.sizes))
     if order is not None:
         out["dim_order"] = order

@@ -66,15 +66,14 @@ def _instruction_colour(ins: Instruction, label: str, part: Partition) -> Colour
 
 def value_text(method: Method, v: int) -> str:
     """A non-tensor argument as text (for attributes)."""
-    if not 0 <= v < len(method.values):
+    values = method.values
+    if not 0 <= v < len(values):
         return f"<missing value {v}>"
-    val = method.values[v]
+    val = values[v]
     kind = val.kind
     if kind is _INT_LIST and isinstance(val.payload, list):
-        items = [
-            method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
-            for i in val.payload
-        ]
+        n = len(values)
+        items = [values[i].payload if 0 <= i < n else "?" for i in map(int, val.payload)]
         return "[" + ", ".join(map(str, items)) + "]"
     if kind is _NULL:
         return "None"
@@ -97,7 +96,7 @@ def tensor_port(
         attrs = {"value_index": str(v)}
         tensor = method.tensor(v)
         if tensor is not None:
-            attrs.update(facts.tensor_facts(tensor, method))
+            facts.tensor_facts(tensor, method, attrs)
         if known is not None:
             known[v] = attrs
     return Port(str(pos), attrs)
