@@ -45,7 +45,12 @@ def _looks_like_link(value: str) -> bool:
 def inert_attribute(value: str) -> str:
     """The value as shown, but never drawn as a link: names and compile specs come from the file,
     and a file could otherwise put `[download the fixed model](https://...)` in the side panel."""
-    return ZERO_WIDTH_SPACE + value if _looks_like_link(value) else value
+    # _looks_like_link, inlined: every attribute of a large program passes here.
+    if value.startswith(_LINK_PREFIXES) or (
+        value[:1] == "[" and _MARKDOWN_LINK.match(value) is not None
+    ):
+        return ZERO_WIDTH_SPACE + value
+    return value
 
 
 def inert_label(label: str) -> str:
