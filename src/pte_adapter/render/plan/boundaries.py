@@ -45,10 +45,15 @@ def tensor_label(method: Method, value: int) -> str:
     return f"{shape_text(t.sizes)} {t.dtype}, {size}"
 
 
-def _boundary_text(method: Method, c: Crossing, other: str) -> str:
-    t = method.tensor(c.value)
-    what = f"{shape_text(t.sizes)} {t.dtype}" if t is not None else "?"
-    return f"%{c.value} {what}, {bytes_text(c.nbytes)} {other}"
+def _boundary_text(method: Method, c: Crossing, words: dict[int, str]) -> str:
+    """ "%12 [1, 64] float32, 256 B": the crossing's tensor, worded once (`words`, by the
+    crossing's id: each is on the partition it leaves and the one it enters)."""
+    text = words.get(id(c))
+    if text is None:
+        t = method.tensor(c.value)
+        what = f"{shape_text(t.sizes)} {t.dtype}" if t is not None else "?"
+        text = words[id(c)] = f"%{c.value} {what}, {bytes_text(c.nbytes)}"
+    return text
 
 
 CrossingSides = tuple[dict[str, list[Crossing]], dict[str, list[Crossing]]]
@@ -65,14 +70,20 @@ def crossing_sides(parts: MethodPartitions) -> CrossingSides:
 
 
 def boundary_facts(
-    method: Method, parts: MethodPartitions, part: Partition, sides: CrossingSides | None = None
+    method: Method,
+    parts: MethodPartitions,
+    part: Partition,
+    sides: CrossingSides | None = None,
+    words: dict[int, str] | None = None,
 ) -> dict[str, str]:
     """The tensors crossing this partition's boundary, for its group attributes (`sides`: the
-    method's `crossing_sides`, made once for all its partitions)."""
+    method's `crossing_sides`, and `words` its crossings' words, made once for all its
+    partitions)."""
     into, out_of = sides if sides is not None else crossing_sides(parts)
+    words = {} if words is None else words
     name = part.name
-    ins = [_boundary_text(method, c, f"from {c.source}") for c in into.get(name, [])]
-    outs = [_boundary_text(method, c, f"to {c.target}") for c in out_of.get(name, [])]
+    ins = [f"{_boundary_text(method, c, words)} from {c.source}" for c in into.get(name, [])]
+    outs = [f"{_boundary_text(method, c, words)} to {c.target}" for c in out_of.get(name, [])]
     return {
         "incoming_tensors": "\n".join(ins) or "none",
         "outgoing_tensors": "\n".join(outs) or "none",

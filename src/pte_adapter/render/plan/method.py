@@ -295,6 +295,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
     }
     graph.group_styles = []
     sides = crossing_sides(parts)
+    words: dict[int, str] = {}  # each crossing worded once (`boundary_facts`)
     in_block = {i for b in ma.blocks for i in b.partitions}
     for part in parts.partitions:
         # A short name inside a block (`drawn_group_names`): the partition's own name first.
@@ -304,7 +305,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
         attrs.update(facts.partition_facts(method, part))
         if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
-        attrs.update(boundary_facts(method, parts, part, sides))
+        attrs.update(boundary_facts(method, parts, part, sides, words))
         attrs.update(partition_memory_facts(ma, part))
         graph.group_attrs[names[part.index]] = attrs
         graph.group_styles.append(
