@@ -129,11 +129,8 @@ class _Builder:
         self._ports: dict[tuple[object, ...], gb.MetadataItem] = {}
         self._styles: dict[Colour, gb.GraphNodeStyle] = {}
         self._namespaces: dict[str, str] = {}
+        self._labels: dict[str, str] = {}
         self._empty: list[Any] = []
-
-    def pair(self, key: str, value: str | NodeLink) -> gb.KeyValue:
-        kv = self._pairs.get((key, value))  # type: ignore[arg-type]
-        return kv if kv is not None else self._new_pair((key, value))
 
     def _new_pair(self, item: tuple[str, str | NodeLink]) -> gb.KeyValue:
         key, value = item
@@ -145,7 +142,7 @@ class _Builder:
         return kv
 
     def pairs(self, attrs: dict[str, str] | dict[str, str | NodeLink]) -> list[gb.KeyValue]:
-        """`pair` of each attribute, in order (the items' own tuples are the keys: most pairs
+        """The shared pair of each attribute, in order (the items' own tuples are the keys: most pairs
         are made once, and a node has about ten)."""
         if not attrs:
             return self._empty
@@ -183,18 +180,32 @@ class _Builder:
         return shown
 
     def node(self, n: Node) -> gb.GraphNode:
+        # The shared things looked up here, each method called only for a new one: a call per
+        # lookup would cost more than the lookup, on every node.
+        namespace = self._namespaces.get(n.namespace)
+        if namespace is None:
+            namespace = self.namespace(n.namespace)
+        label = self._labels.get(n.label)
+        if label is None:
+            label = self._labels[n.label] = inert_label(n.label)
+        style = None
+        if n.colour is not None:
+            style = self._styles.get(n.colour)
+            if style is None:
+                style = self.style(n.colour)
+        empty = self._empty
         return _GraphNode(
             n.id,
-            inert_label(n.label),
-            self.namespace(n.namespace),
-            list(n.subgraphs) if n.subgraphs else self._empty,
-            self.pairs(n.attrs),
+            label,
+            namespace,
+            list(n.subgraphs) if n.subgraphs else empty,
+            self.pairs(n.attrs) if n.attrs else empty,
             [_IncomingEdge(e.source, e.source_output, e.target_input) for e in n.edges]
             if n.edges
-            else self._empty,
-            self.ports(n.outputs),
-            self.ports(n.inputs),
-            self.style(n.colour) if n.colour is not None else None,
+            else empty,
+            self.ports(n.outputs) if n.outputs else empty,
+            self.ports(n.inputs) if n.inputs else empty,
+            style,
             gb.GraphNodeConfig(pinToGroupTop=True) if n.pinned else None,
         )
 
