@@ -291,18 +291,21 @@ def boundary_nodes(
     `graph` are rerouted through them (`known` as for `tensor_port`)."""
     method, lay = ma.method, _Layout.of(ma, graph, placement)
     bounds: dict[tuple[str, str], _Boundary] = {}
+    node_partition, cpu_sides = lay.node_partition, lay.cpu_sides
     for node in graph.nodes:
-        target_part = lay.node_partition.get(node.id)
+        target_part = node_partition.get(node.id)
         for e in node.edges:
-            source_part = lay.node_partition.get(e.source)
+            source_part = node_partition.get(e.source)
             if source_part is None or target_part is None or source_part == target_part:
                 continue
-            if source_part in lay.cpu_sides and target_part in lay.cpu_sides:
+            if source_part in cpu_sides and target_part in cpu_sides:
                 continue  # CPU to CPU (method inputs and outputs count as CPU): no boundary
             _route(method, lay, bounds, node, e, source_value, known)
-        # Several writers of one tensor now reach this node through one boundary node: one edge.
-        unique = {(e.source, e.source_output, e.target_input): e for e in node.edges}
-        node.edges = list(unique.values())
+        if len(node.edges) > 1:
+            # Several writers of one tensor now reach this node through one boundary node: one
+            # edge.
+            unique = {(e.source, e.source_output, e.target_input): e for e in node.edges}
+            node.edges = list(unique.values())
     for key, b in bounds.items():
         _finish(method, lay, key, b)
     return [b.node for b in bounds.values()]
