@@ -107,10 +107,11 @@ def tensor_facts(t: Tensor, method: Method, out: dict[str, str] | None = None) -
 def defaults_facts(method: Method) -> dict[str, str]:
     """The defaults the method graph's nodes leave out, said once (a line per kind); nothing for a
     method without tensors (a constant method returning numbers)."""
-    if not any(isinstance(v.payload, Tensor) for v in method.values):
+    tensors = [t for t in method.tensors if t is not None]
+    if not tensors:
         return {}
     lines = [TENSOR_DEFAULTS]
-    flagged = 0 if method.trains else sum(1 for v in method.values if _requires_grad(v.payload))
+    flagged = 0 if method.trains else sum(1 for t in tensors if t.requires_grad)
     if flagged:
         lines.append(_UNTRAINED.format(n=flagged, name=method.name))
     for backend_id in dict.fromkeys(d.id for d in method.delegates):
@@ -119,10 +120,6 @@ def defaults_facts(method: Method) -> dict[str, str]:
             lines.append(text)
     lines.append("Any other value is shown where it occurs.")
     return {"defaults_not_shown": "\n".join(lines)}
-
-
-def _requires_grad(payload: object) -> bool:
-    return isinstance(payload, Tensor) and payload.requires_grad
 
 
 def delegate_facts(d: Delegate) -> dict[str, str]:
