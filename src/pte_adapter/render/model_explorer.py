@@ -213,7 +213,11 @@ class _Builder:
         graph = gb.Graph(id=g.id, nodes=[self.node(n) for n in g.nodes])
         graph.groupNodeAttributes = (
             {
-                self.namespace(group): {k: inert_attribute(v) for k, v in attrs.items()}
+                # inert_attribute only where it could change a value (thousands of groups).
+                self.namespace(group): {
+                    k: inert_attribute(v) if v[:1] == "[" or v.startswith(_LINK_PREFIXES) else v
+                    for k, v in attrs.items()
+                }
                 for group, attrs in g.group_attrs.items()
             }
             if g.group_attrs is not None
