@@ -31,6 +31,12 @@ _UNTRAINED = (
     "gradient; the flag is what torch had on those tensors when the model was exported"
 )
 
+# The instruction kinds, read once: in Python 3.11 each `InstructionKind.KERNEL` goes through the
+# enum class's `__getattr__` hook, ten times the cost of a global, and the plan asks a dozen per
+# instruction.
+KERNEL, DELEGATE = InstructionKind.KERNEL, InstructionKind.DELEGATE
+MOVE, FREE, JUMP_FALSE = InstructionKind.MOVE, InstructionKind.FREE, InstructionKind.JUMP_FALSE
+
 # The one non-contiguous dim order ExecuTorch names (exir/dim_order_utils.py: 4 dims only).
 _NAMED_DIM_ORDERS: dict[tuple[int, ...], str] = {(0, 2, 3, 1): "channels_last"}
 
@@ -41,20 +47,25 @@ _DYNAMISM_TEXT = {
 }
 
 
+# The contiguous dim orders of ranks 0 to 8, made once: every tensor's port asks.
+_CONTIGUOUS = [list(range(rank)) for rank in range(9)]
+
+
 def dim_order_text(dim_order: list[int], rank: int) -> str | None:
     """A dim order as shown; None when it is the contiguous default for `rank` dims."""
-    if dim_order == list(range(rank)):
+    if dim_order == (_CONTIGUOUS[rank] if rank < len(_CONTIGUOUS) else list(range(rank))):
         return None
     text = "[" + ", ".join(str(d) for d in dim_order) + "]"
     name = _NAMED_DIM_ORDERS.get(tuple(dim_order), "not contiguous" if dim_order else "")
     return f"{text} ({name})" if name else text
 
 
-def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
-    out = {
-        "shape": shape_text(t.sizes),
-        "dtype": t.dtype,
-    }
+def tensor_facts(t: Tensor, method: Method, out: dict[str, str] | None = None) -> dict[str, str]:
+    """The tensor's facts, added to `out` (a new dict when None): what its ports show."""
+    if out is None:
+        out = {}
+    out["shape"] = shape_text(t.sizes)
+    out["dtype"] = t.dtype
     order = dim_order_text(t.dim_order, len(t.sizes))
     if order is not None:
         out["dim_order"] = order
@@ -96,10 +107,11 @@ def tensor_facts(t: Tensor, method: Method) -> dict[str, str]:
 def defaults_facts(method: Method) -> dict[str, str]:
     """The defaults the method graph's nodes leave out, said once (a line per kind); nothing for a
     method without tensors (a constant method returning numbers)."""
-    if not any(isinstance(v.payload, Tensor) for v in method.values):
+    tensors = [t for t in method.tensors if t is not None]
+    if not tensors:
         return {}
     lines = [TENSOR_DEFAULTS]
-    flagged = 0 if method.trains else sum(1 for v in method.values if _requires_grad(v.payload))
+    flagged = 0 if method.trains else sum(1 for t in tensors if t.requires_grad)
     if flagged:
         lines.append(_UNTRAINED.format(n=flagged, name=method.name))
     for backend_id in dict.fromkeys(d.id for d in method.delegates):
@@ -108,10 +120,6 @@ def defaults_facts(method: Method) -> dict[str, str]:
             lines.append(text)
     lines.append("Any other value is shown where it occurs.")
     return {"defaults_not_shown": "\n".join(lines)}
-
-
-def _requires_grad(payload: object) -> bool:
-    return isinstance(payload, Tensor) and payload.requires_grad
 
 
 def delegate_facts(d: Delegate) -> dict[str, str]:
@@ -256,10 +264,10 @@ def npu_estimate_facts(est: MethodEstimate) -> dict[str, str]:
 
 def instruction_label(method: Method, ins: Instruction) -> str:
     """An instruction as its node is labelled: `aten::add.out`, a delegate's id, or its kind."""
-    if ins.kind is InstructionKind.KERNEL:
+    if ins.kind is KERNEL:
         op = method.operator_of(ins.op_index)
         return op.full_name if op is not None else f"unknown operator {ins.op_index}"
-    if ins.kind is InstructionKind.DELEGATE:
+    if ins.kind is DELEGATE:
         d = ins.delegate_index
         if d is not None and 0 <= d < len(method.delegates):
             return method.delegates[d].id or "delegate"

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import gc
 import types
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+
+from model_explorer import graph_builder as gb
 
 import pte_adapter
-from pte_adapter.render.model_explorer import build_graphs
+from pte_adapter.render.model_explorer import build_graphs, positional
 from pte_adapter.render.plan.graph import NodeLink
 from pte_adapter.render.plan.program import program_plan
 from tests.support.examples import example
@@ -64,6 +66,21 @@ def test_what_model_explorer_serialises_is_what_the_plan_says() -> None:
     # The sharing is real: far fewer objects than key/values.
     tracked = _tracked(list(built))
     assert tracked < 12 * nodes, tracked / nodes
+
+
+def test_a_model_explorer_with_other_field_orders_gets_keywords() -> None:
+    """The builder calls Model Explorer's classes positionally only where their fields are in
+    the order it passes them; a version that reordered them is called with keywords."""
+
+    @dataclass
+    class Reordered:
+        label: str
+        id: str
+
+    assert positional(gb.KeyValue, ("key", "value")) is gb.KeyValue
+    make = positional(Reordered, ("id", "label"))
+    assert make is not Reordered
+    assert make("n", "l") == Reordered(id="n", label="l")
 
 
 def test_the_adapter_lets_the_analysis_go_before_the_collector_runs_again(monkeypatch) -> None:

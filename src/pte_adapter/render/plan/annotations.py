@@ -6,7 +6,7 @@ from __future__ import annotations
 from pte_adapter.analysis.partitions import Crossing
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
-from pte_adapter.program.model import InstructionKind
+from pte_adapter.render.facts import KERNEL
 from pte_adapter.render.plan.boundaries import CrossingSides, crossing_sides
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, regex_escape
 from pte_adapter.render.source_facts import (
@@ -50,7 +50,7 @@ def source_annotations(ma: MethodAnalysis, graph: Graph, names: list[str]) -> No
             part.is_cpu
             and len(part.instructions) > NEST_LAYERS_ABOVE
             and layers
-            and ins.kind is InstructionKind.KERNEL
+            and ins.kind is KERNEL
         ):
             node.namespace = "/".join([names[part.index], *layers])
     groups = graph.group_attrs if graph.group_attrs is not None else {}
@@ -74,13 +74,19 @@ def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacemen
     labels, names = placement.blocks, list(placement.groups)
     run_of = {i: run for run in ma.block_runs for i in run.blocks}
     path_of: dict[str, str] = {}  # a group drawn at the top level so far -> its full path
+    # A group's style regex -> its path's, escaped by parts ("/" is not special), each once.
+    regexes: dict[str, str] = {}
     for k, b in enumerate(ma.blocks):
         run = run_of.get(k)
         block_path = f"{placement.runs[run.name]}/{labels[b.name]}" if run else labels[b.name]
+        escaped = regex_escape(block_path)
         if run:
             path_of[labels[b.name]] = block_path
+            regexes[f"^{regex_escape(labels[b.name])}$"] = f"^{escaped}$"
         for i in b.partitions:
             path_of[names[i]] = placement.groups[i] = f"{block_path}/{names[i]}"
+            name = regex_escape(names[i])
+            regexes[f"^{name}$"] = f"^{escaped}/{name}$"
     for node in graph.nodes:
         top, sep, rest = node.namespace.partition("/")
         if top in path_of:
@@ -91,9 +97,6 @@ def fold_into_blocks(ma: MethodAnalysis, graph: Graph, placement: MethodPlacemen
         top, sep, rest = path.partition("/")
         moved[path_of[top] + sep + rest if top in path_of else path] = attrs
     graph.group_attrs = moved
-    regexes = {
-        f"^{regex_escape(name)}$": f"^{regex_escape(path)}$" for name, path in path_of.items()
-    }
     for style in graph.group_styles or []:
         style.namespace_regex = regexes.get(style.namespace_regex, style.namespace_regex)
     sides = crossing_sides(ma.partitions)  # each block reads its own partitions' crossings

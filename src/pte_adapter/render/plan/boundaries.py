@@ -45,10 +45,15 @@ def tensor_label(method: Method, value: int) -> str:
     return f"{shape_text(t.sizes)} {t.dtype}, {size}"
 
 
-def _boundary_text(method: Method, c: Crossing, other: str) -> str:
-    t = method.tensor(c.value)
-    what = f"{shape_text(t.sizes)} {t.dtype}" if t is not None else "?"
-    return f"%{c.value} {what}, {bytes_text(c.nbytes)} {other}"
+def _boundary_text(method: Method, c: Crossing, words: dict[int, str]) -> str:
+    """ "%12 [1, 64] float32, 256 B": the crossing's tensor, worded once (`words`, by the
+    crossing's id: each is on the partition it leaves and the one it enters)."""
+    text = words.get(id(c))
+    if text is None:
+        t = method.tensor(c.value)
+        what = f"{shape_text(t.sizes)} {t.dtype}" if t is not None else "?"
+        text = words[id(c)] = f"%{c.value} {what}, {bytes_text(c.nbytes)}"
+    return text
 
 
 CrossingSides = tuple[dict[str, list[Crossing]], dict[str, list[Crossing]]]
@@ -65,14 +70,20 @@ def crossing_sides(parts: MethodPartitions) -> CrossingSides:
 
 
 def boundary_facts(
-    method: Method, parts: MethodPartitions, part: Partition, sides: CrossingSides | None = None
+    method: Method,
+    parts: MethodPartitions,
+    part: Partition,
+    sides: CrossingSides | None = None,
+    words: dict[int, str] | None = None,
 ) -> dict[str, str]:
     """The tensors crossing this partition's boundary, for its group attributes (`sides`: the
-    method's `crossing_sides`, made once for all its partitions)."""
+    method's `crossing_sides`, and `words` its crossings' words, made once for all its
+    partitions)."""
     into, out_of = sides if sides is not None else crossing_sides(parts)
+    words = {} if words is None else words
     name = part.name
-    ins = [_boundary_text(method, c, f"from {c.source}") for c in into.get(name, [])]
-    outs = [_boundary_text(method, c, f"to {c.target}") for c in out_of.get(name, [])]
+    ins = [f"{_boundary_text(method, c, words)} from {c.source}" for c in into.get(name, [])]
+    outs = [f"{_boundary_text(method, c, words)} to {c.target}" for c in out_of.get(name, [])]
     return {
         "incoming_tensors": "\n".join(ins) or "none",
         "outgoing_tensors": "\n".join(outs) or "none",
@@ -280,18 +291,21 @@ def boundary_nodes(
     `graph` are rerouted through them (`known` as for `tensor_port`)."""
     method, lay = ma.method, _Layout.of(ma, graph, placement)
     bounds: dict[tuple[str, str], _Boundary] = {}
+    node_partition, cpu_sides = lay.node_partition, lay.cpu_sides
     for node in graph.nodes:
-        target_part = lay.node_partition.get(node.id)
+        target_part = node_partition.get(node.id)
         for e in node.edges:
-            source_part = lay.node_partition.get(e.source)
+            source_part = node_partition.get(e.source)
             if source_part is None or target_part is None or source_part == target_part:
                 continue
-            if source_part in lay.cpu_sides and target_part in lay.cpu_sides:
+            if source_part in cpu_sides and target_part in cpu_sides:
                 continue  # CPU to CPU (method inputs and outputs count as CPU): no boundary
             _route(method, lay, bounds, node, e, source_value, known)
-        # Several writers of one tensor now reach this node through one boundary node: one edge.
-        unique = {(e.source, e.source_output, e.target_input): e for e in node.edges}
-        node.edges = list(unique.values())
+        if len(node.edges) > 1:
+            # Several writers of one tensor now reach this node through one boundary node: one
+            # edge.
+            unique = {(e.source, e.source_output, e.target_input): e for e in node.edges}
+            node.edges = list(unique.values())
     for key, b in bounds.items():
         _finish(method, lay, key, b)
     return [b.node for b in bounds.values()]

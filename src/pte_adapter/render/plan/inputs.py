@@ -32,14 +32,16 @@ def input_attribute_key(node: Node, port: Port) -> str:
 # Model Explorer shows the first line or so of an attribute until it is expanded: what the tensor
 # is and where it lives come first.
 _FIRST = ("name", "tensor", "shape", "dtype", "constant", "memory_plan", "nbytes")
+_FIRST_SET = frozenset(_FIRST)
 
 
 def port_text(port: Port) -> str:
     """The input's metadata as an attribute value: a `key: value` line each, the telling ones
     first."""
-    keys = [k for k in _FIRST if k in port.attrs]
-    keys += [k for k in port.attrs if k not in _FIRST]
-    return "\n".join(f"{k}: {port.attrs[k]}" for k in keys)
+    attrs = port.attrs
+    lines = [f"{k}: {attrs[k]}" for k in _FIRST if k in attrs]
+    lines += [f"{k}: {v}" for k, v in attrs.items() if k not in _FIRST_SET]
+    return "\n".join(lines)
 
 
 def show_inputs(graph: Graph, keep_edgeless: frozenset[str] = frozenset()) -> None:
@@ -47,32 +49,37 @@ def show_inputs(graph: Graph, keep_edgeless: frozenset[str] = frozenset()) -> No
     `keep_edgeless` keep their edgeless inputs as they are (the method's outputs node, whose
     constant values are attributes of their own)."""
     outputs = {(n.id, p.id): p.attrs for n in graph.nodes for p in n.outputs}
+    none: dict[str, str] = {}
     for node in graph.nodes:
         if not node.inputs:
             continue
         sources: dict[str, list[dict[str, str]]] = {}
         for e in node.edges:
-            sources.setdefault(e.target_input, []).append(
-                outputs.get((e.source, e.source_output), {})
-            )
+            written = outputs.get((e.source, e.source_output), none)
+            if e.target_input in sources:
+                sources[e.target_input].append(written)
+            else:
+                sources[e.target_input] = [written]
         kept: list[Port] = []
         for port in node.inputs:
+            attrs = port.attrs
             shown = sources.get(port.id)
             if shown is None:
                 if node.id in keep_edgeless:
                     kept.append(port)
-                elif port.attrs and all(port.attrs != out.attrs for out in node.outputs):
+                elif attrs and attrs not in [out.attrs for out in node.outputs]:
                     node.attrs[input_attribute_key(node, port)] = port_text(port)
                 continue
-            if all(s is port.attrs or s == port.attrs for s in shown):
+            if (len(shown) == 1 and shown[0] is attrs) or all(s == attrs for s in shown):
                 # The common case (ports of one tensor share its dict): nothing of its own.
-                own = {NOT_MERGED: port.attrs[NOT_MERGED]} if NOT_MERGED in port.attrs else {}
-            else:
-                own = {
-                    k: v
-                    for k, v in port.attrs.items()
-                    if k == NOT_MERGED or any(s.get(k) != v for s in shown)
-                }
+                if NOT_MERGED in attrs:
+                    kept.append(Port(port.id, {NOT_MERGED: attrs[NOT_MERGED]}))
+                continue
+            own = {
+                k: v
+                for k, v in attrs.items()
+                if k == NOT_MERGED or any(s.get(k) != v for s in shown)
+            }
             if own:
                 kept.append(Port(port.id, own))
         node.inputs = kept

@@ -16,10 +16,17 @@ from pte_adapter.backends import (
     CPU_GLUE_COLOUR,
     backend_colour,
 )
-from pte_adapter.program.model import Instruction, InstructionKind, Method, Value, ValueKind
+from pte_adapter.program.model import Instruction, Method, ValueKind
 from pte_adapter.render import facts
-from pte_adapter.render.facts import instruction_label
-from pte_adapter.render.plan.graph import Colour, Node, NodeLink, Port
+from pte_adapter.render.facts import (
+    DELEGATE,
+    FREE,
+    JUMP_FALSE,
+    KERNEL,
+    MOVE,
+    instruction_label,
+)
+from pte_adapter.render.plan.graph import AttrValue, Colour, Node, NodeLink, Port
 
 INPUTS_ID = "inputs"
 OUTPUTS_ID = "outputs"
@@ -43,41 +50,40 @@ def drawn_kernel_label(full_name: str) -> str:
     return f"{name}.{overload}" if overload else name
 
 
-def _instruction_colour(method: Method, ins: Instruction, part: Partition) -> Colour:
-    if ins.kind is InstructionKind.DELEGATE:
+# Read once, as the instruction kinds are (`facts.KERNEL`).
+_TENSORISH = (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+_INT_LIST, _NULL, _STRING = ValueKind.INT_LIST, ValueKind.NULL, ValueKind.STRING
+_TENSOR_LISTS = _TENSORISH[1:]
+
+
+def _instruction_colour(ins: Instruction, label: str, part: Partition) -> Colour:
+    if ins.kind is DELEGATE:
         return backend_colour(part.backend)
-    if ins.kind is InstructionKind.KERNEL:  # the partition has sorted its kernels already
-        glue = instruction_label(method, ins) in part.glue_ops
-        return CPU_GLUE_COLOUR if glue else CPU_COMPUTE_COLOUR
+    if ins.kind is KERNEL:  # the partition has sorted its kernels already
+        return CPU_GLUE_COLOUR if label in part.glue_ops else CPU_COMPUTE_COLOUR
     return CPU_CONTROL_COLOUR
 
 
 def value_text(method: Method, v: int) -> str:
     """A non-tensor argument as text (for attributes)."""
-    if not 0 <= v < len(method.values):
+    values = method.values
+    if not 0 <= v < len(values):
         return f"<missing value {v}>"
-    val = method.values[v]
-    if val.kind is ValueKind.INT_LIST and isinstance(val.payload, list):
-        items = [
-            method.values[int(i)].payload if 0 <= int(i) < len(method.values) else "?"
-            for i in val.payload
-        ]
+    val = values[v]
+    kind = val.kind
+    if kind is _INT_LIST and isinstance(val.payload, list):
+        n = len(values)
+        items = [values[i].payload if 0 <= i < n else "?" for i in map(int, val.payload)]
         return "[" + ", ".join(map(str, items)) + "]"
-    if val.kind is ValueKind.NULL:
+    if kind is _NULL:
         return "None"
-    if val.kind is ValueKind.STRING:
+    if kind is _STRING:
         return str(json.dumps(val.payload))
-    if val.kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST) and isinstance(
-        val.payload, list
-    ):
+    if kind in _TENSOR_LISTS and isinstance(val.payload, list):
         return "[" + ", ".join("None" if int(i) < 0 else f"%{i}" for i in val.payload) + "]"
-    if val.kind is ValueKind.TENSOR:
+    if kind is _TENSORISH[0]:
         return f"%{v}"
     return str(val.payload)
-
-
-def _is_tensorish(val: Value) -> bool:
-    return val.kind in (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
 
 
 def tensor_port(
@@ -90,7 +96,7 @@ def tensor_port(
         attrs = {"value_index": str(v)}
         tensor = method.tensor(v)
         if tensor is not None:
-            attrs.update(facts.tensor_facts(tensor, method))
+            facts.tensor_facts(tensor, method, attrs)
         if known is not None:
             known[v] = attrs
     return Port(str(pos), attrs)
@@ -117,28 +123,32 @@ def _jump_target_text(method: Method, ins: Instruction) -> str:
     return f"{ins.destination} ({instruction_label(method, method.instructions[target])})"
 
 
-def _call_attrs(method: Method, ins: Instruction, flow: Dataflow) -> dict[str, str]:
-    """Arguments of a KernelCall or DelegateCall: the non-tensor ones by value, and a delegate's
-    I/O split and payload facts."""
+def _call_attrs(
+    method: Method, ins: Instruction, flow: Dataflow, attrs: dict[str, AttrValue]
+) -> None:
+    """Arguments of a KernelCall or DelegateCall, added to `attrs`: the non-tensor ones by value,
+    and a delegate's I/O split and payload facts."""
     io = flow.io[ins.index]
-    attrs = {"args": "[" + ", ".join(map(str, ins.args)) + "]"}
+    attrs["args"] = str(list(ins.args))  # "[3, 5]": a list of ints prints as the attribute shows it
     written = set(io.outputs)
+    values = method.values
     for pos, a in enumerate(ins.args):
-        if a not in written and 0 <= a < len(method.values) and not _is_tensorish(method.values[a]):
+        if a not in written and 0 <= a < len(values) and values[a].kind not in _TENSORISH:
             attrs[f"arg{pos}"] = value_text(method, a)
-    if ins.kind is InstructionKind.KERNEL and ins.op_index is not None:
-        attrs["operator_index"] = str(ins.op_index)
-    if ins.kind is InstructionKind.DELEGATE:
-        attrs["io_split"] = (
-            f"{len(io.inputs)} inputs, {len(io.outputs)} outputs "
-            f"({'from the payload' if io.split_rule == 'payload' else 'by the dataflow rule'})"
-        )
-        d = ins.delegate_index
-        if d is not None and 0 <= d < len(method.delegates):
-            attrs.update(facts.delegate_facts(method.delegates[d]))
-            if method.delegates[d].id:  # the node is labelled with it (instruction_label)
-                del attrs["backend_id"]
-    return attrs
+    if ins.kind is KERNEL:
+        if ins.op_index is not None:
+            attrs["operator_index"] = str(ins.op_index)
+        return
+    attrs["io_split"] = (
+        f"{len(io.inputs)} inputs, {len(io.outputs)} outputs "
+        f"({'from the payload' if io.split_rule == 'payload' else 'by the dataflow rule'})"
+    )
+    d = ins.delegate_index
+    if d is not None and 0 <= d < len(method.delegates):
+        delegate = facts.delegate_facts(method.delegates[d])
+        if method.delegates[d].id:  # the node is labelled with it (instruction_label)
+            del delegate["backend_id"]
+        attrs.update(delegate)
 
 
 def instruction_node(
@@ -153,37 +163,35 @@ def instruction_node(
     """The instruction's node in `group`, its partition's group (`render/group_facts.py`); `known` as
     for `tensor_port`."""
     label = instruction_label(method, ins)
-    kernel = ins.kind is InstructionKind.KERNEL
-    node = Node(
-        id=ids[ins.index],
-        label=drawn_kernel_label(label) if kernel else label,
-        namespace=group,
-        colour=_instruction_colour(method, ins, part),
-    )
+    kind = ins.kind
     # A kernel's full name, where the panel opens (its drawn label is short: drawn_kernel_label).
-    attrs: dict[str, str] = {"operator": label} if kernel else {}
+    attrs: dict[str, AttrValue] = {"operator": label} if kind is KERNEL else {}
     attrs["instruction"] = str(ins.index)
-    if ins.kind is not InstructionKind.KERNEL:  # a node named by its operator is a kernel call
-        attrs["kind"] = ins.kind.value
+    if kind is not KERNEL:  # a node named by its operator is a kernel call
+        attrs["kind"] = kind.value
     attrs["partition"] = part.name
     if len(method.chains) > 1:
         attrs["chain"] = f"{ins.chain} (position {ins.chain_position})"
-    if ins.kind in (InstructionKind.KERNEL, InstructionKind.DELEGATE):
-        attrs.update(_call_attrs(method, ins, flow))
-    if ins.kind is InstructionKind.MOVE:
+    if kind is KERNEL or kind is DELEGATE:
+        _call_attrs(method, ins, flow, attrs)
+    elif kind is MOVE:
         attrs["move"] = f"%{ins.move_from} → %{ins.move_to}"
-    if ins.kind is InstructionKind.FREE:
+    elif kind is FREE:
         attrs["frees"] = f"%{ins.free_value}"
-    if ins.kind is InstructionKind.JUMP_FALSE:
+    elif kind is JUMP_FALSE:
         attrs["condition"] = f"%{ins.cond_value} = {value_text(method, ins.cond_value or 0)}"
         attrs["jumps_if_false_to"] = _jump_target_text(method, ins)
-    node.attrs.update(attrs)
-    if ins.kind is InstructionKind.JUMP_FALSE:
-        node.attrs["jump_target_node"] = NodeLink((jump_target_id(method, ins, ids),))
+        attrs["jump_target_node"] = NodeLink((jump_target_id(method, ins, ids),))
     # Inputs: every tensor read (edges are added by the method graph, which knows where each
     # tensor really comes from; constants have metadata but no edge).
-    for edge in flow.edges[ins.index]:
-        node.inputs.append(tensor_port(method, edge.consumer_input, edge.value, known))
-    for pos, v in enumerate(flow.io[ins.index].output_tensors):
-        node.outputs.append(tensor_port(method, pos, v, known))
-    return node
+    inputs = [tensor_port(method, e.consumer_input, e.value, known) for e in flow.edges[ins.index]]
+    written = flow.io[ins.index].output_tensors
+    return Node(
+        ids[ins.index],
+        drawn_kernel_label(label) if kind is KERNEL else label,
+        group,
+        _instruction_colour(ins, label, part),
+        attrs,
+        inputs,
+        [tensor_port(method, pos, v, known) for pos, v in enumerate(written)],
+    )

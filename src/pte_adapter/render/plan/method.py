@@ -27,10 +27,11 @@ from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, TensorEdge
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import backend_colour
 from pte_adapter.program.delegate_graph import DelegateGraph
-from pte_adapter.program.model import Delegate, Instruction, InstructionKind
+from pte_adapter.program.model import Delegate, Instruction
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_facts import constant_text
+from pte_adapter.render.facts import DELEGATE, JUMP_FALSE
 from pte_adapter.render.group_facts import block_and_run_names, drawn_group_names
 from pte_adapter.render.memory_facts import fit_facts, memory_facts, partition_memory_facts
 from pte_adapter.render.needs_facts import key_text, needs_facts
@@ -213,7 +214,7 @@ def _instructions(b: _Builder) -> None:
     flow, ids = parts.dataflow, b.placement.instructions
     key_texts: dict[int, str] = {}  # by the key object: a method holds one per distinct key
     for ins in method.instructions:
-        if ins.kind is InstructionKind.DELEGATE and ins.delegate_index is not None:
+        if ins.kind is DELEGATE and ins.delegate_index is not None:
             b.calls[ins.delegate_index] = b.calls.get(ins.delegate_index, 0) + 1
     for ins in method.instructions:
         part = parts.partitions[parts.partition_of[ins.index]]
@@ -228,11 +229,7 @@ def _instructions(b: _Builder) -> None:
         for j, v in enumerate(flow.io[ins.index].output_tensors):
             b.source_value[(node.id, str(j))] = v
         d = ins.delegate_index
-        if (
-            ins.kind is InstructionKind.DELEGATE
-            and d is not None
-            and 0 <= d < len(method.delegates)
-        ):
+        if ins.kind is DELEGATE and d is not None and 0 <= d < len(method.delegates):
             b.delegate(ins, node, method.delegates[d])
         else:
             b.connect(node, flow.edges[ins.index])
@@ -273,7 +270,7 @@ def _outputs_and_jumps(b: _Builder) -> None:
     by_id = {n.id: n for n in b.graph.nodes}
     by_id[OUTPUTS_ID] = outputs
     for ins in method.instructions:
-        if ins.kind is InstructionKind.JUMP_FALSE:
+        if ins.kind is JUMP_FALSE:
             by_id[jump_target_id(method, ins, ids)].edges.append(
                 Edge(ids[ins.index], "jump_if_false", "control")
             )
@@ -298,6 +295,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
     }
     graph.group_styles = []
     sides = crossing_sides(parts)
+    words: dict[int, str] = {}  # each crossing worded once (`boundary_facts`)
     in_block = {i for b in ma.blocks for i in b.partitions}
     for part in parts.partitions:
         # A short name inside a block (`drawn_group_names`): the partition's own name first.
@@ -307,7 +305,7 @@ def _groups(result: ProgramAnalysis, ma: MethodAnalysis, graph: Graph, names: li
         attrs.update(facts.partition_facts(method, part))
         if part.delegate_index is not None and 0 <= part.delegate_index < len(method.delegates):
             attrs.update(facts.delegate_facts(method.delegates[part.delegate_index]))
-        attrs.update(boundary_facts(method, parts, part, sides))
+        attrs.update(boundary_facts(method, parts, part, sides, words))
         attrs.update(partition_memory_facts(ma, part))
         graph.group_attrs[names[part.index]] = attrs
         graph.group_styles.append(

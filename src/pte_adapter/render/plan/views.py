@@ -4,7 +4,7 @@ its partition's group in the method graph, or as a graph of its own."""
 from __future__ import annotations
 
 from pte_adapter.program.delegate_graph import DelegateGraph, OpNode, TensorInfo
-from pte_adapter.render.plan.graph import Colour, Edge, Graph, Node, Port
+from pte_adapter.render.plan.graph import AttrValue, Colour, Edge, Graph, Node, Port
 from pte_adapter.wording import shape_text
 
 Source = tuple[str, str]  # (node id, output id) an edge comes from
@@ -94,17 +94,20 @@ def view_nodes(
     nodes: list[Node] = []
     for pos, op in enumerate(view.nodes):
         nid = f"{id_prefix}.{pos}"
+        attrs = _kind(op)
+        attrs["view"] = view.name
+        attrs.update(op.attrs)
         node = Node(
-            id=nid,
-            label=op.label or op.kind,
-            namespace=f"{namespace}/{op.namespace}" if op.namespace else namespace,
-            attrs={**_kind(op), "view": view.name, **op.attrs},
-            colour=colours,
+            nid,
+            op.label or op.kind,
+            f"{namespace}/{op.namespace}" if op.namespace else namespace,
+            colours,
+            attrs,
+            [ports.port(in_pos, tid) for in_pos, tid in enumerate(op.inputs)],
         )
-        node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
-        for in_pos, tid in enumerate(op.inputs):
-            node.inputs.append(ports.port(in_pos, tid))
-            node.edges.extend(Edge(src, out, str(in_pos)) for src, out in writers.read(tid))
+        if op.subgraphs:
+            node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
+        _edges_in(node, op.inputs, writers)
         for out_pos, tid in enumerate(op.outputs):
             writers.write(tid, (nid, str(out_pos)), op.inputs)
             node.outputs.append(ports.port(out_pos, tid))
@@ -112,8 +115,20 @@ def view_nodes(
     return nodes, {tid: writers.read(tid) for tid in dict.fromkeys(view.outputs)}
 
 
-def _kind(op: OpNode) -> dict[str, str]:
-    """The operation's kind, unless the node's label already says it (an XNNPACK `Add`)."""
+def _edges_in(node: Node, tids: list[str], writers: _Writers) -> None:
+    """An edge from every writer of each tensor `node` reads (`_Writers.read`)."""
+    edges = node.edges
+    for pos, tid in enumerate(tids):
+        found = writers.read(tid)
+        if found:
+            into = str(pos)
+            for src, out in found:
+                edges.append(Edge(src, out, into))
+
+
+def _kind(op: OpNode) -> dict[str, AttrValue]:
+    """The operation's kind, unless the node's label already says it (an XNNPACK `Add`): a new
+    dict, the node's attributes to be."""
     return {} if not op.label or op.label == op.kind else {"kind": op.kind}
 
 
@@ -138,12 +153,6 @@ def view_graph(
         inputs.outputs.append(ports.port(pos, tid))
     graph.nodes.append(inputs)
 
-    def read(node: Node, tids: list[str]) -> None:
-        """Input metadata and an edge from every writer, for each tensor `node` reads."""
-        for pos, tid in enumerate(tids):
-            node.inputs.append(ports.port(pos, tid))
-            node.edges.extend(Edge(src, out, str(pos)) for src, out in producers.read(tid))
-
     used_ids = {inputs.id, "delegate_outputs"}
     op_ids: list[str] = []
     for op in view.nodes:
@@ -152,21 +161,26 @@ def view_graph(
             nid += "_"
         used_ids.add(nid)
         op_ids.append(nid)
+        attrs = _kind(op)
+        attrs.update(op.attrs)
         node = Node(
-            id=nid,
-            label=op.label or op.kind,
-            namespace=op.namespace,
-            attrs={**_kind(op), **op.attrs},
-            colour=colours,
+            nid,
+            op.label or op.kind,
+            op.namespace,
+            colours,
+            attrs,
+            [ports.port(pos, tid) for pos, tid in enumerate(op.inputs)],
         )
-        node.subgraphs = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
-        read(node, op.inputs)
+        if op.subgraphs:
+            node.subgraphs = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
+        _edges_in(node, op.inputs, producers)
         for pos, tid in enumerate(op.outputs):
             producers.write(tid, (nid, str(pos)), op.inputs)
             node.outputs.append(ports.port(pos, tid))
         graph.nodes.append(node)
     outputs = Node(id="delegate_outputs", label="Delegate Outputs")
-    read(outputs, view.outputs)
+    outputs.inputs = [ports.port(pos, tid) for pos, tid in enumerate(view.outputs)]
+    _edges_in(outputs, view.outputs, producers)
     graph.nodes.append(outputs)
     graph.group_attrs = {"": dict(view.attrs)}
     return graph, op_ids
