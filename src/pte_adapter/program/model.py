@@ -75,8 +75,13 @@ FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
 SHAPE_DYNAMISM: dict[int, str] = {d.value: d.name.lower() for d in TensorShapeDynamism}
 
 
+_DTYPE_NAMES: dict[int, str] = {t: name for t, (name, _size) in SCALAR_TYPES.items()}
+
+
 def dtype_name(scalar_type: int) -> str:
-    return SCALAR_TYPES.get(scalar_type, (f"scalar_type_{scalar_type}", 0))[0]
+    # Asked for every tensor on every port: the fallback's text is made only when it is needed.
+    name = _DTYPE_NAMES.get(scalar_type)
+    return name if name is not None else f"scalar_type_{scalar_type}"
 
 
 class ValueKind(enum.Enum):
