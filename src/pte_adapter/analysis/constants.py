@@ -18,7 +18,17 @@ from dataclasses import dataclass, field
 
 from pte_adapter.container._generated.program_schema import ScalarType
 from pte_adapter.errors import PteFormatError
-from pte_adapter.program.model import Method, Program, Tensor, Value, ValueKind
+from pte_adapter.program.model import (
+    INT,
+    INT_LIST,
+    NULL,
+    STRING,
+    Method,
+    Program,
+    Tensor,
+    Value,
+    ValueKind,
+)
 from pte_adapter.program.pytree import TreeSpec, parse_treespec
 
 # The most elements of a tensor that are read and shown.
@@ -148,10 +158,14 @@ def tensor_preview(program: Program | None, t: Tensor) -> tuple[TensorPreview, s
     return TensorPreview(t.dtype, shape, numel, values), ""
 
 
+_SCALARS = (INT, ValueKind.BOOL, ValueKind.DOUBLE, STRING)
+_SCALAR_LISTS = (ValueKind.DOUBLE_LIST, ValueKind.BOOL_LIST)
+
+
 def _scalar(val: Value) -> ConstantValue:
-    if val.kind in (ValueKind.INT, ValueKind.BOOL, ValueKind.DOUBLE, ValueKind.STRING):
+    if val.kind in _SCALARS:
         return val.payload if not isinstance(val.payload, (list, Tensor)) else None
-    if val.kind in (ValueKind.DOUBLE_LIST, ValueKind.BOOL_LIST) and isinstance(val.payload, list):
+    if val.kind in _SCALAR_LISTS and isinstance(val.payload, list):
         return list(val.payload)
     return None
 
@@ -161,7 +175,7 @@ def _int_list(method: Method, items: list[int]) -> ConstantValue:
     ints: list[ConstantValue] = []
     for i in items:
         payload = method.values[i].payload if 0 <= i < len(method.values) else None
-        if not isinstance(payload, int) or method.values[i].kind is not ValueKind.INT:
+        if not isinstance(payload, int) or method.values[i].kind is not INT:
             return NotConstant("int list")
         ints.append(payload)
     return ints
@@ -175,12 +189,12 @@ def value_constant(
     if not 0 <= index < len(method.values):
         return NotConstant(f"missing value {index}"), ""
     val = method.values[index]
-    if val.kind is ValueKind.NULL:
+    if val.kind is NULL:
         return None, ""
     scalar = _scalar(val)
     if scalar is not None:
         return scalar, ""
-    if val.kind is ValueKind.INT_LIST and isinstance(val.payload, list):
+    if val.kind is INT_LIST and isinstance(val.payload, list):
         return _int_list(method, [int(i) for i in val.payload]), ""
     t = val.payload if isinstance(val.payload, Tensor) else None
     if t is not None and t.constant is not None and t.constant.kind in _CONSTANT_KINDS:

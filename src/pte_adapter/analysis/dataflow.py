@@ -25,7 +25,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pte_adapter.program.cached import cached
-from pte_adapter.program.model import Instruction, InstructionKind, Method, Tensor, ValueKind
+from pte_adapter.program.model import (
+    DELEGATE,
+    FREE,
+    JUMP_FALSE,
+    KERNEL,
+    MOVE,
+    OPTIONAL_TENSOR_LIST,
+    TENSOR_LIST,
+    Instruction,
+    Method,
+    Tensor,
+)
 
 # Where an instruction input comes from, besides another instruction.
 FROM_METHOD_INPUT = -1
@@ -120,7 +131,7 @@ def _kernel_io(method: Method, ins: Instruction) -> InstructionIO:
     return InstructionIO(inputs, outputs)
 
 
-_TENSOR_LISTS = (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+_TENSOR_LISTS = (TENSOR_LIST, OPTIONAL_TENSOR_LIST)
 
 
 def _is_defined(method: Method, v: int, written: set[int], method_inputs: set[int]) -> bool:
@@ -129,7 +140,7 @@ def _is_defined(method: Method, v: int, written: set[int], method_inputs: set[in
     payload = method.values[v].payload
     if isinstance(payload, Tensor):
         return payload.constant is not None
-    if method.values[v].kind in (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST):
+    if method.values[v].kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST):
         items = tensor_values(method, [v])
         return all(_is_defined(method, i, written, method_inputs) for i in items)
     return True  # ints, lists of ints, strings... are always "defined"
@@ -158,9 +169,9 @@ def instruction_io(
     written: set[int],
     method_inputs: set[int],
 ) -> InstructionIO:
-    if ins.kind is InstructionKind.KERNEL:
+    if ins.kind is KERNEL:
         return _kernel_io(method, ins)
-    if ins.kind is InstructionKind.DELEGATE:
+    if ins.kind is DELEGATE:
         n_out = None
         if ins.delegate_index is not None and 0 <= ins.delegate_index < len(method.delegates):
             decoded = method.delegates[ins.delegate_index].decoded
@@ -172,11 +183,11 @@ def instruction_io(
             if n_in is not None and (n_out is None or n_in + n_out != len(ins.args)):
                 n_out = len(ins.args) - n_in
         return _delegate_io(method, ins, n_out, written, method_inputs)
-    if ins.kind is InstructionKind.MOVE:
+    if ins.kind is MOVE:
         return InstructionIO([ins.move_from or 0], [ins.move_to or 0])
-    if ins.kind is InstructionKind.JUMP_FALSE:
+    if ins.kind is JUMP_FALSE:
         return InstructionIO([ins.cond_value or 0], [])
-    if ins.kind is InstructionKind.FREE:
+    if ins.kind is FREE:
         return InstructionIO([ins.free_value or 0], [])
     return InstructionIO()
 
@@ -240,7 +251,7 @@ def backward_jumps(method: Method) -> list[tuple[int, int]]:
     """(first, last) method-level instruction indices of each loop body a backward jump closes."""
     loops = []
     for ins in method.instructions:
-        if ins.kind is not InstructionKind.JUMP_FALSE or ins.destination is None:
+        if ins.kind is not JUMP_FALSE or ins.destination is None:
             continue
         if not 0 <= ins.chain < len(method.chains) or ins.destination > ins.chain_position:
             continue

@@ -40,7 +40,10 @@ from pte_adapter.analysis.dataflow import Dataflow, backward_jumps, tensor_value
 from pte_adapter.analysis.live_bytes import live_bytes, union_bytes
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.program.cached import cached
-from pte_adapter.program.model import InstructionKind, Method
+from pte_adapter.program.model import (
+    JUMP_FALSE,
+    Method,
+)
 
 # The decoder stat that names a delegate's scratch size (bytes), whatever its backend.
 SCRATCH_STAT = "scratch_bytes"
@@ -156,7 +159,7 @@ def control_regions(method: Method) -> list[tuple[int, int]]:
     regions = list(backward_jumps(method))
     n = len(method.instructions)
     for ins in method.instructions:
-        if ins.kind is not InstructionKind.JUMP_FALSE or ins.destination is None:
+        if ins.kind is not JUMP_FALSE or ins.destination is None:
             continue
         if not 0 <= ins.chain < len(method.chains) or ins.destination <= ins.chain_position:
             continue
@@ -165,7 +168,7 @@ def control_regions(method: Method) -> list[tuple[int, int]]:
         skip = method.instructions[end - 1] if 0 < end <= n else None
         if (
             skip is not None
-            and skip.kind is InstructionKind.JUMP_FALSE
+            and skip.kind is JUMP_FALSE
             and skip.index != ins.index
             and skip.destination is not None
             and skip.destination > skip.chain_position

@@ -27,7 +27,15 @@ from typing import NamedTuple
 from pte_adapter.analysis.partitions import MethodPartitions
 from pte_adapter.analysis.source import MethodSource, ModuleRef
 from pte_adapter.program.cached import cached
-from pte_adapter.program.model import InstructionKind, Method, Tensor, ValueKind
+from pte_adapter.program.model import (
+    DELEGATE,
+    KERNEL,
+    OPTIONAL_TENSOR_LIST,
+    TENSOR,
+    TENSOR_LIST,
+    Method,
+    Tensor,
+)
 
 KEY_VERSION = "v1"
 # The operator namespaces ExecuTorch's own kernel libraries register (the portable kernels with
@@ -142,15 +150,15 @@ def tensor_meta(method: Method, a: int, problems: list[str], where: str) -> Tens
         return None
     value = values[a]
     payload = value.payload
-    if value.kind is ValueKind.TENSOR:
+    if value.kind is TENSOR:
         tensor = payload if isinstance(payload, Tensor) else None
         if tensor is None:
             problems.append(f"{where}: value {a} should be a tensor and is not")
-    elif value.kind is ValueKind.TENSOR_LIST and isinstance(payload, list):
+    elif value.kind is TENSOR_LIST and isinstance(payload, list):
         tensor = method.tensor(int(payload[0])) if payload else None
         if payload and tensor is None:
             problems.append(f"{where}: value {payload[0]} should be a tensor and is not")
-    elif value.kind is ValueKind.OPTIONAL_TENSOR_LIST and isinstance(payload, list):
+    elif value.kind is OPTIONAL_TENSOR_LIST and isinstance(payload, list):
         present = (method.tensor(int(i)) for i in payload if i != -1)
         tensor = next((t for t in present if t is not None), None)
     else:
@@ -159,7 +167,7 @@ def tensor_meta(method: Method, a: int, problems: list[str], where: str) -> Tens
 
 
 # The kinds `tensor_meta` reads; any other value adds nothing to a key.
-_TENSOR_KINDS = (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+_TENSOR_KINDS = (TENSOR, TENSOR_LIST, OPTIONAL_TENSOR_LIST)
 
 
 def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]:
@@ -169,7 +177,7 @@ def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]
     problems: list[str] = []
     values = method.values
     n = len(values)
-    kernel = InstructionKind.KERNEL
+    kernel = KERNEL
     operators = len(method.operators)
     # What each argument value adds to a key, worked out once (None: nothing).
     adds: dict[int, TensorMeta | None] = {}
@@ -230,7 +238,7 @@ def method_needs(
             assert op is not None  # method_kernel_keys keyed only resolvable calls
             call = Call(program, method.name, ins.index, part, layers, keys[ins.index])
             ops[op.full_name].calls.append(call)
-        elif ins.kind is InstructionKind.DELEGATE:
+        elif ins.kind is DELEGATE:
             d = ins.delegate_index
             if d is not None and 0 <= d < len(method.delegates):
                 backend = backends[method.delegates[d].id]

@@ -34,7 +34,12 @@ from pte_adapter.analysis.dataflow import (
 from pte_adapter.backends import CPU, glue_operators, group_prefix, is_glue
 from pte_adapter.operator_names import kernel_base
 from pte_adapter.program.cached import cached
-from pte_adapter.program.model import InstructionKind, Method
+from pte_adapter.program.model import (
+    DELEGATE,
+    KERNEL,
+    MOVE,
+    Method,
+)
 
 __all__ = [
     "CPU",
@@ -177,7 +182,7 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
     glue_names = {name for name in names if kernel_base(name) in glue}
     unknown = len(names) - 1
     for ins in method.instructions:
-        if ins.kind is InstructionKind.DELEGATE:
+        if ins.kind is DELEGATE:
             d = ins.delegate_index
             delegate = (
                 method.delegates[d] if d is not None and 0 <= d < len(method.delegates) else None
@@ -194,7 +199,7 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
                 per_backend[CPU] += 1
                 partitions.append(Partition(len(partitions), CPU, per_backend[CPU]))
             part = partitions[-1]
-            if ins.kind is InstructionKind.KERNEL:
+            if ins.kind is KERNEL:
                 o = ins.op_index
                 name = names[o if o is not None and 0 <= o < unknown else unknown]
                 (part.glue_ops if name in glue_names else part.compute_ops)[name] += 1
@@ -225,7 +230,7 @@ class Origins:
         self.method = method
         self.memo: dict[int, list[int]] = {}
         # The MoveCalls, found once: any other writer is its own origin, known without a call.
-        move = InstructionKind.MOVE
+        move = MOVE
         self.moves = frozenset(i for i, ins in enumerate(method.instructions) if ins.kind is move)
         # Only a move's edges are ever looked up: a method without moves (most) files none.
         self.into: dict[int, list[TensorEdge]] = {}  # move -> every edge into it
@@ -239,7 +244,7 @@ class Origins:
         n = len(self.method.instructions)
         if producer < 0 or producer >= n:
             return [producer]
-        if self.method.instructions[producer].kind is not InstructionKind.MOVE:
+        if self.method.instructions[producer].kind is not MOVE:
             return [producer]
         if producer in self.memo:
             return self.memo[producer]
@@ -273,7 +278,7 @@ def crossings_of(
     else:
         candidates = only
     instructions = method.instructions
-    data = (InstructionKind.KERNEL, InstructionKind.DELEGATE)
+    data = (KERNEL, DELEGATE)
     moves = origins.moves
     tensors = method.tensors
     seen: set[tuple[int, str, str]] = set()  # (tensor, direction, receiver)

@@ -41,7 +41,10 @@ from pte_adapter.delegates.hooks import FUSED, OperatorPrice
 from pte_adapter.operator_names import target_base
 from pte_adapter.program.cached import cached
 from pte_adapter.program.delegate_graph import DelegateEstimate
-from pte_adapter.program.model import InstructionKind, Method
+from pte_adapter.program.model import (
+    KERNEL,
+    Method,
+)
 from pte_adapter.wording import plural
 
 _FIX_OF_REASON = {
@@ -195,7 +198,7 @@ def _island_fix(
 ) -> tuple[str, str]:
     """(fix, its sentence) of one island (`kernels`: each instruction's kernel operator)."""
     instructions = method.instructions
-    kernel = InstructionKind.KERNEL
+    kernel = KERNEL
     glue = island.glue_ops
     compute = [  # the island has sorted its kernels into glue and compute already
         i for i in island.instructions if instructions[i].kind is kernel and kernels[i] not in glue
@@ -247,7 +250,7 @@ def _prices(
                 else [
                     OperatorPrice(i, target_base(method.kernel_operator(i)), (), None, "no model")
                     for i in instructions
-                    if method.instructions[i].kind is InstructionKind.KERNEL
+                    if method.instructions[i].kind is KERNEL
                 ]
             )
         out.extend(costs.prices[k])

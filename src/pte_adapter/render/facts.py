@@ -13,7 +13,7 @@ from pte_adapter.analysis.partitions import Partition
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import backend_info, legend
 from pte_adapter.program.delegate_graph import EstimateTarget
-from pte_adapter.program.model import Delegate, Instruction, InstructionKind, Method, Tensor
+from pte_adapter.program.model import DELEGATE, KERNEL, Delegate, Instruction, Method, Tensor
 from pte_adapter.render.constant_facts import constant_text
 from pte_adapter.wording import bytes_text, counts_text, cycles_text, plural, shape_text, us_text
 
@@ -31,11 +31,6 @@ _UNTRAINED = (
     "gradient; the flag is what torch had on those tensors when the model was exported"
 )
 
-# The instruction kinds, read once: in Python 3.11 each `InstructionKind.KERNEL` goes through the
-# enum class's `__getattr__` hook, ten times the cost of a global, and the plan asks a dozen per
-# instruction.
-KERNEL, DELEGATE = InstructionKind.KERNEL, InstructionKind.DELEGATE
-MOVE, FREE, JUMP_FALSE = InstructionKind.MOVE, InstructionKind.FREE, InstructionKind.JUMP_FALSE
 
 # The one non-contiguous dim order ExecuTorch names (exir/dim_order_utils.py: 4 dims only).
 _NAMED_DIM_ORDERS: dict[tuple[int, ...], str] = {(0, 2, 3, 1): "channels_last"}

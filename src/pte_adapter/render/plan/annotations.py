@@ -6,7 +6,7 @@ from __future__ import annotations
 from pte_adapter.analysis.partitions import Crossing
 from pte_adapter.analysis.program_analysis import MethodAnalysis
 from pte_adapter.analysis.why import Reason
-from pte_adapter.render.facts import KERNEL
+from pte_adapter.program.model import KERNEL
 from pte_adapter.render.plan.boundaries import CrossingSides, crossing_sides
 from pte_adapter.render.plan.graph import Graph, MethodPlacement, regex_escape
 from pte_adapter.render.source_facts import (

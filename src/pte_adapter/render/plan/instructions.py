@@ -16,16 +16,21 @@ from pte_adapter.backends import (
     CPU_GLUE_COLOUR,
     backend_colour,
 )
-from pte_adapter.program.model import Instruction, Method, ValueKind
-from pte_adapter.render import facts
-from pte_adapter.render.facts import (
+from pte_adapter.program.model import (
     DELEGATE,
     FREE,
+    INT_LIST,
     JUMP_FALSE,
     KERNEL,
     MOVE,
-    instruction_label,
+    NULL,
+    STRING,
+    Instruction,
+    Method,
+    ValueKind,
 )
+from pte_adapter.render import facts
+from pte_adapter.render.facts import instruction_label
 from pte_adapter.render.plan.graph import AttrValue, Colour, Node, NodeLink, Port
 
 INPUTS_ID = "inputs"
@@ -50,9 +55,8 @@ def drawn_kernel_label(full_name: str) -> str:
     return f"{name}.{overload}" if overload else name
 
 
-# Read once, as the instruction kinds are (`facts.KERNEL`).
+# Made once (as `program.model.KERNEL` and the others are).
 _TENSORISH = (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
-_INT_LIST, _NULL, _STRING = ValueKind.INT_LIST, ValueKind.NULL, ValueKind.STRING
 _TENSOR_LISTS = _TENSORISH[1:]
 
 
@@ -71,13 +75,13 @@ def value_text(method: Method, v: int) -> str:
         return f"<missing value {v}>"
     val = values[v]
     kind = val.kind
-    if kind is _INT_LIST and isinstance(val.payload, list):
+    if kind is INT_LIST and isinstance(val.payload, list):
         n = len(values)
         items = [values[i].payload if 0 <= i < n else "?" for i in map(int, val.payload)]
         return "[" + ", ".join(map(str, items)) + "]"
-    if kind is _NULL:
+    if kind is NULL:
         return "None"
-    if kind is _STRING:
+    if kind is STRING:
         return str(json.dumps(val.payload))
     if kind in _TENSOR_LISTS and isinstance(val.payload, list):
         return "[" + ", ".join("None" if int(i) < 0 else f"%{i}" for i in val.payload) + "]"

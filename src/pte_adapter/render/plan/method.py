@@ -27,11 +27,10 @@ from pte_adapter.analysis.dataflow import FROM_METHOD_INPUT, TensorEdge
 from pte_adapter.analysis.program_analysis import MethodAnalysis, ProgramAnalysis
 from pte_adapter.backends import backend_colour
 from pte_adapter.program.delegate_graph import DelegateGraph
-from pte_adapter.program.model import Delegate, Instruction
+from pte_adapter.program.model import DELEGATE, JUMP_FALSE, Delegate, Instruction
 from pte_adapter.render import facts
 from pte_adapter.render.bundle_facts import bundle_method_facts, side_file_facts
 from pte_adapter.render.constant_facts import constant_text
-from pte_adapter.render.facts import DELEGATE, JUMP_FALSE
 from pte_adapter.render.group_facts import block_and_run_names, drawn_group_names
 from pte_adapter.render.memory_facts import fit_facts, memory_facts, partition_memory_facts
 from pte_adapter.render.needs_facts import key_text, needs_facts
