@@ -196,11 +196,11 @@ def _runs(partitions: list[Partition], keys: list[str | None]) -> list[Block]:
     return blocks
 
 
-def _signature(method: Method, part: Partition, names: list[str]) -> tuple[object, ...]:
+def _signature(method: Method, part: Partition) -> tuple[object, ...]:
     """What a partition does, without where: its backend, its kernels in order, the size of its
-    delegate graph (`names`: the operator table's full names)."""
+    delegate graph."""
     ops = []
-    instructions = method.instructions
+    instructions, names = method.instructions, method.operator_names
     for i in part.instructions:
         ins = instructions[i]
         o = ins.op_index
@@ -212,8 +212,7 @@ def _by_repetition(method: Method, partitions: list[Partition]) -> list[Block]:
     """The shortest period p after which the partitions repeat for at least MIN_REPEATS periods:
     each period from the first repeat on is one block."""
     n = len(partitions)
-    names = [op.full_name for op in method.operators]  # each operator named once, not per call
-    sig = [_signature(method, p, names) for p in partitions]
+    sig = [_signature(method, p) for p in partitions]
     for period in range(2, n // MIN_REPEATS + 1):
         # The longest stretch where every partition matches the one `period` later.
         best_start, best_len, start = 0, 0, 0

@@ -31,8 +31,7 @@ from pte_adapter.program.model import (
     JUMP_FALSE,
     KERNEL,
     MOVE,
-    OPTIONAL_TENSOR_LIST,
-    TENSOR_LIST,
+    TENSOR_LISTS,
     Instruction,
     Method,
     Tensor,
@@ -111,7 +110,7 @@ def _kernel_io(method: Method, ins: Instruction) -> InstructionIO:
     # is a list value of its own holding the same tensors as the result: it is written too.
     if written:
         values = method.values
-        lists = _TENSOR_LISTS
+        lists = TENSOR_LISTS
         for a in args[:-1]:
             if (
                 0 <= a < n
@@ -131,16 +130,13 @@ def _kernel_io(method: Method, ins: Instruction) -> InstructionIO:
     return InstructionIO(inputs, outputs)
 
 
-_TENSOR_LISTS = (TENSOR_LIST, OPTIONAL_TENSOR_LIST)
-
-
 def _is_defined(method: Method, v: int, written: set[int], method_inputs: set[int]) -> bool:
     if v in written or v in method_inputs or not 0 <= v < len(method.values):
         return True
     payload = method.values[v].payload
     if isinstance(payload, Tensor):
         return payload.constant is not None
-    if method.values[v].kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST):
+    if method.values[v].kind in TENSOR_LISTS:
         items = tensor_values(method, [v])
         return all(_is_defined(method, i, written, method_inputs) for i in items)
     return True  # ints, lists of ints, strings... are always "defined"

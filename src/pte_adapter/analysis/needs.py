@@ -32,6 +32,7 @@ from pte_adapter.program.model import (
     KERNEL,
     OPTIONAL_TENSOR_LIST,
     TENSOR,
+    TENSOR_KINDS,
     TENSOR_LIST,
     Method,
     Tensor,
@@ -166,10 +167,6 @@ def tensor_meta(method: Method, a: int, problems: list[str], where: str) -> Tens
     return TensorMeta(tensor.scalar_type, tuple(tensor.dim_order)) if tensor is not None else None
 
 
-# The kinds `tensor_meta` reads; any other value adds nothing to a key.
-_TENSOR_KINDS = (TENSOR, TENSOR_LIST, OPTIONAL_TENSOR_LIST)
-
-
 def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]:
     """Each KernelCall's kernel key, by instruction index (one object per distinct key), and what
     could not be read (said once per argument value)."""
@@ -198,8 +195,9 @@ def method_kernel_keys(method: Method) -> tuple[dict[int, KernelKey], list[str]]
                 if meta is None:
                     meta = metas[pair] = TensorMeta(*pair)
                 adds[a] = meta
-            elif 0 <= a < n and value.kind not in _TENSOR_KINDS:
-                meta = adds[a] = None  # a scalar, a string, a list of ints: adds nothing
+            elif 0 <= a < n and value.kind not in TENSOR_KINDS:
+                # A scalar, a string, a list of ints: not read by `tensor_meta`, adds nothing.
+                meta = adds[a] = None
             else:  # a tensor list, or something that cannot be read
                 where = f"{method.name} instruction {ins.index}"
                 meta = adds[a] = tensor_meta(method, a, problems, where)

@@ -178,7 +178,7 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
     per_backend: Counter[str] = Counter()
     glue = glue_operators()  # `is_glue`, with the registry's list looked up once per method
     # Each operator of the table named and sorted into glue or compute once, not once per call.
-    names = [op.full_name for op in method.operators] + ["unknown op"]
+    names = [*method.operator_names, "unknown op"]
     glue_names = {name for name in names if kernel_base(name) in glue}
     unknown = len(names) - 1
     for ins in method.instructions:
@@ -215,7 +215,7 @@ def partition_method(method: Method, dataflow: Dataflow | None = None) -> Method
 def kernel_names(method: Method) -> list[str]:
     """Each instruction's kernel operator (`Method.kernel_operator`: "" for another kind), made
     once per method: the partitioner's reasons and every what-if scenario ask per instruction."""
-    names = [op.full_name for op in method.operators]
+    names = method.operator_names
     n = len(names)
     return [
         names[o] if (o := ins.op_index) is not None and 0 <= o < n else ""

@@ -53,8 +53,7 @@ def instruction_role_ids(
         if part.is_cpu:
             for pos, i in enumerate(part.instructions):
                 position.setdefault(i, pos)
-    # What each kernel calls, named once per operator of the table, not once per call.
-    names = [op.full_name for op in method.operators]
+    names = method.operator_names  # what each kernel calls, named once per operator
     partitions, partition_of = parts.partitions, parts.partition_of
     ids: list[str] = []
     for ins in method.instructions:

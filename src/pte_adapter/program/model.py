@@ -110,6 +110,9 @@ TENSOR, TENSOR_LIST, OPTIONAL_TENSOR_LIST = (
     ValueKind.OPTIONAL_TENSOR_LIST,
 )
 INT, INT_LIST, NULL, STRING = ValueKind.INT, ValueKind.INT_LIST, ValueKind.NULL, ValueKind.STRING
+BOOL, DOUBLE = ValueKind.BOOL, ValueKind.DOUBLE
+TENSOR_LISTS = (TENSOR_LIST, OPTIONAL_TENSOR_LIST)  # the kinds whose items are tensor values
+TENSOR_KINDS = (TENSOR, *TENSOR_LISTS)  # the kinds that stand for tensors
 
 
 VALUE_KIND_BY_TAG: dict[int, ValueKind] = {
@@ -330,6 +333,12 @@ class Method:
             return None
         return self.operators[op_index]
 
+    # Cached: the analysis names every kernel call, and a method calls few operators many times.
+    @cached
+    def operator_names(self) -> list[str]:
+        """Each operator of the table's full name ("aten::add.out"), in table order."""
+        return [op.full_name for op in self.operators]
+
     def kernel_operator(self, index: int) -> str:
         """The full operator name of instruction `index`'s kernel ("aten::add.out"); "" for
         another kind of instruction or an index out of range."""
@@ -354,8 +363,7 @@ class Method:
         """The tensors each value stands for, by value index: a tensor value itself, the items of
         a (optional) tensor list that are tensor values, nothing for any other value."""
         n = len(self.values)
-        tensor = ValueKind.TENSOR
-        lists = (ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
+        tensor, lists = TENSOR, TENSOR_LISTS
         kinds = [v.kind for v in self.values]
         out: list[tuple[int, ...]] = []
         for index, v in enumerate(self.values):

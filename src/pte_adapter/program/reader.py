@@ -19,8 +19,12 @@ from pte_adapter.container.sources import DataSources
 from pte_adapter.errors import LimitExceededError, PteFormatError
 from pte_adapter.program.direct_reads import Rows, instruction_at, value_at
 from pte_adapter.program.model import (
+    DELEGATE,
     INSTRUCTION_KIND_BY_TAG,
+    INT_LIST,
+    KERNEL,
     SHAPE_DYNAMISM,
+    TENSOR_LIST,
     VALUE_KIND_BY_TAG,
     Chain,
     CompileSpec,
@@ -49,11 +53,6 @@ MAX_METHODS = 1_000
 MAX_INSTRUCTIONS = 500_000
 MAX_DELEGATE_CALLS = 5_000
 MAX_DELEGATES = 5_000
-
-# Enum members the per-value and per-instruction loops compare with, as constants: reading
-# `InstructionKind.DELEGATE` is a descriptor call each time.
-_KERNEL, _DELEGATE = InstructionKind.KERNEL, InstructionKind.DELEGATE
-_TENSOR_LIST, _INT_LIST = ValueKind.TENSOR_LIST, ValueKind.INT_LIST
 
 # The constant method ExecuTorch's emitter adds for a method that returns gradients.
 TRAINING_GRADIENTS_PREFIX = "__et_training_gradients_index_"
@@ -380,7 +379,7 @@ def _read_method(
                 ins = fb.table_at(at, "instructions", chain, pos)
                 fb.claim("instructions", at, chain.pos, pos)
                 instruction = _read_instruction(ins, len(instructions), ci, pos)
-            if instruction.kind is _DELEGATE:
+            if instruction.kind is DELEGATE:
                 budget.call()
             instructions.append(instruction)
         chains.append(
@@ -424,7 +423,7 @@ def _check_indices(m: Method) -> list[str]:
 
     for v in m.values:
         if (
-            (v.kind is _TENSOR_LIST or v.kind is _INT_LIST)
+            (v.kind is TENSOR_LIST or v.kind is INT_LIST)
             and isinstance(v.payload, list)
             and outside(cast(list[int], v.payload))  # the reader's ints
         ):
@@ -432,10 +431,10 @@ def _check_indices(m: Method) -> list[str]:
     for i in m.inputs + m.outputs:
         if outside([i]):
             problems.append(f"method input/output refers to value {i}; there are {nv}")
-    calls = {_KERNEL: len(m.operators), _DELEGATE: len(m.delegates)}
+    calls = {KERNEL: len(m.operators), DELEGATE: len(m.delegates)}
     for ins in m.instructions:
         # The commonest case first: a call whose operator or delegate and arguments all exist.
-        number = ins.op_index if ins.kind is _KERNEL else ins.delegate_index
+        number = ins.op_index if ins.kind is KERNEL else ins.delegate_index
         args = ins.args
         if 0 <= (number or 0) < calls.get(ins.kind, 0) and (
             not args or (min(args) >= 0 and max(args) < nv)

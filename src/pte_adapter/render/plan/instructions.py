@@ -25,9 +25,11 @@ from pte_adapter.program.model import (
     MOVE,
     NULL,
     STRING,
+    TENSOR,
+    TENSOR_KINDS,
+    TENSOR_LISTS,
     Instruction,
     Method,
-    ValueKind,
 )
 from pte_adapter.render import facts
 from pte_adapter.render.facts import instruction_label
@@ -55,11 +57,6 @@ def drawn_kernel_label(full_name: str) -> str:
     return f"{name}.{overload}" if overload else name
 
 
-# Made once (as `program.model.KERNEL` and the others are).
-_TENSORISH = (ValueKind.TENSOR, ValueKind.TENSOR_LIST, ValueKind.OPTIONAL_TENSOR_LIST)
-_TENSOR_LISTS = _TENSORISH[1:]
-
-
 def _instruction_colour(ins: Instruction, label: str, part: Partition) -> Colour:
     if ins.kind is DELEGATE:
         return backend_colour(part.backend)
@@ -83,9 +80,9 @@ def value_text(method: Method, v: int) -> str:
         return "None"
     if kind is STRING:
         return str(json.dumps(val.payload))
-    if kind in _TENSOR_LISTS and isinstance(val.payload, list):
+    if kind in TENSOR_LISTS and isinstance(val.payload, list):
         return "[" + ", ".join("None" if int(i) < 0 else f"%{i}" for i in val.payload) + "]"
-    if kind is _TENSORISH[0]:
+    if kind is TENSOR:
         return f"%{v}"
     return str(val.payload)
 
@@ -137,7 +134,7 @@ def _call_attrs(
     written = set(io.outputs)
     values = method.values
     for pos, a in enumerate(ins.args):
-        if a not in written and 0 <= a < len(values) and values[a].kind not in _TENSORISH:
+        if a not in written and 0 <= a < len(values) and values[a].kind not in TENSOR_KINDS:
             attrs[f"arg{pos}"] = value_text(method, a)
     if ins.kind is KERNEL:
         if ins.op_index is not None:
