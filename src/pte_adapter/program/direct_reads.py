@@ -14,14 +14,19 @@ from typing import TYPE_CHECKING, Any, Final
 from pte_adapter.container._generated import program_schema as S
 from pte_adapter.container.flatbuf import SCALAR_SIZES, FlatBuffer
 from pte_adapter.program.model import (
+    BOOL,
+    DELEGATE,
+    DOUBLE,
+    INT,
+    KERNEL,
+    NULL,
     SHAPE_DYNAMISM,
+    TENSOR,
     VALUE_KIND_BY_TAG,
     Instruction,
-    InstructionKind,
     MemoryPlan,
     Tensor,
     Value,
-    ValueKind,
 )
 
 if TYPE_CHECKING:
@@ -92,33 +97,28 @@ def value_at(fb: FlatBuffer, index: int, pos: int, rows: Rows) -> Value | None:
     if ev is None or len(ev) < 2 or not ev[0] or not ev[1]:
         return None
     tag = data[pos + ev[0]]
-    ref = pos + ev[1]  # `direct_table`, inlined: every value has one
-    at = ref + _U32.unpack_from(data, ref)[0]
-    val = fb.direct_fields(at) if at < fb.size else None
-    if val is None:
+    got = direct_table(fb, pos, ev[1])
+    if got is None:
         return None
+    at, val = got
     off = val[0] if val else 0
     if tag == _TAG_INT:
-        return Value(index, _INT, _I64.unpack_from(data, at + off)[0] if off else 0)
+        return Value(index, INT, _I64.unpack_from(data, at + off)[0] if off else 0)
     if tag == _TAG_TENSOR:
         tensor = _tensor_at(fb, at, val, rows)
-        return None if tensor is None else Value(index, _TENSOR, tensor)
+        return None if tensor is None else Value(index, TENSOR, tensor)
     if tag == _TAG_BOOL:
-        return Value(index, _BOOL, off != 0 and data[at + off] != 0)
+        return Value(index, BOOL, off != 0 and data[at + off] != 0)
     if tag == _TAG_DOUBLE:
-        return Value(index, _DOUBLE, _F64.unpack_from(data, at + off)[0] if off else 0.0)
+        return Value(index, DOUBLE, _F64.unpack_from(data, at + off)[0] if off else 0.0)
     if tag == _TAG_NULL:
-        return Value(index, _NULL, None)
+        return Value(index, NULL, None)
     if tag in (_TAG_INT_LIST, _TAG_TENSOR_LIST):
         items = direct_ints(fb, at, off, "q" if tag == _TAG_INT_LIST else "i")
         return None if items is None else Value(index, VALUE_KIND_BY_TAG[tag], items)
     return None
 
 
-# Enum members as constants: `ValueKind.INT` is a descriptor call each time it is read.
-_INT, _TENSOR, _BOOL = ValueKind.INT, ValueKind.TENSOR, ValueKind.BOOL
-_DOUBLE, _NULL = ValueKind.DOUBLE, ValueKind.NULL
-_KERNEL, _DELEGATE = InstructionKind.KERNEL, InstructionKind.DELEGATE
 _TAG_NULL = S.KernelTypes.Null.value
 _TAG_INT = S.KernelTypes.Int.value
 _TAG_BOOL = S.KernelTypes.Bool.value
@@ -130,7 +130,6 @@ _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
-_SCALAR_SIZES = {"q": 8, "i": 4, "I": 4, "B": 1}
 
 
 def direct_ints(
@@ -153,7 +152,7 @@ def direct_vector(fb: FlatBuffer, vec: int, fmt: str, most: int | None = None) -
     n = _U32.unpack_from(data, vec)[0]
     if most is not None and n > most:
         return None
-    nbytes = n * _SCALAR_SIZES[fmt]
+    nbytes = n * SCALAR_SIZES[fmt]
     if nbytes > size - vec - 4 or fb.unpack_left - nbytes < 0:
         return None
     fb.unpack_left -= nbytes
@@ -162,11 +161,13 @@ def direct_vector(fb: FlatBuffer, vec: int, fmt: str, most: int | None = None) -
     return list(struct.unpack_from(f"<{n}{fmt}", data, vec + 4))
 
 
+# The element formats vectors are read of here: ints of a table (q, i, I) and dim orders (B).
+_VECTOR_FORMATS: Final = "qiIB"
 # Vectors this short are unpacked by a struct made at import (made per call, its format string
 # would cost as much as the unpacking).
 _SHORT: Final = 17
 _SHORT_VECTORS: Final = {
-    fmt: tuple(struct.Struct(f"<{n}{fmt}") for n in range(_SHORT)) for fmt in _SCALAR_SIZES
+    fmt: tuple(struct.Struct(f"<{n}{fmt}") for n in range(_SHORT)) for fmt in _VECTOR_FORMATS
 }
 
 
@@ -260,17 +261,15 @@ def instruction_at(
     got = direct_table(fb, at, ins[1])
     if got is None or tag not in (_TAG_KERNEL, _TAG_DELEGATE):
         return None
-    call, fields = (
-        got[0],
-        got[1] + (0, 0),
-    )  # KernelCall and DelegateCall: an index (int), then args ([int])
+    call = got[0]
+    fields = got[1] + (0, 0)  # KernelCall and DelegateCall: an index (int), then args ([int])
     number = _I32.unpack_from(data, call + fields[0])[0] if fields[0] else 0
     args = direct_ints(fb, call, fields[1], "i")
     if args is None:
         return None
     if tag == _TAG_KERNEL:
-        return Instruction(index, chain, position, _KERNEL, number, args=args)
-    return Instruction(index, chain, position, _DELEGATE, None, number, args)
+        return Instruction(index, chain, position, KERNEL, number, args=args)
+    return Instruction(index, chain, position, DELEGATE, None, number, args)
 
 
 _TAG_KERNEL = S.InstructionArguments.KernelCall.value

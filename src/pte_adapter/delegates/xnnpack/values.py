@@ -34,7 +34,7 @@ from pte_adapter.delegates.xnnpack.records import (
 )
 from pte_adapter.errors import PteFormatError
 from pte_adapter.program.delegate_graph import OpNode, TensorInfo
-from pte_adapter.program.direct_reads import direct_vector
+from pte_adapter.program.direct_reads import direct_ints, direct_table
 
 
 def _dtype(name: str) -> str:
@@ -261,12 +261,12 @@ def _tensor_info(
         role = "input"
     elif flags & 2:
         role = "output"
-    tid = f"v{vid}"  # `_tensor_id`
+    tid = _tensor_id(vid)
     return TensorInfo(
         tid,
         f"{role} {tid}" if role else tid,
         shape,
-        datatype.removeprefix("xnn_datatype_"),  # `_dtype`
+        _dtype(datatype),
         attrs,
         constant.nbytes,
         None if quant is None else _per_tensor(quant),
@@ -310,19 +310,12 @@ def tensor_value_at(
     fb.claim("xvalues", at, owner, index)
     if len(xvalue) < 2 or not xvalue[0] or not xvalue[1] or data[at + xvalue[0]] != _TENSOR_TAG:
         return None
-    ref = at + xvalue[1]  # `direct_table`, inlined
-    value = ref + _U32.unpack_from(data, ref)[0]
-    fields = fb.direct_fields(value) if value < fb.size else None
-    if fields is None:
+    got = direct_table(fb, at, xvalue[1])
+    if got is None:
         return None
+    value, fields = got
     dt, dims_at, const_at, ext_at, flags_at, id_at, dq_at = _TENSOR_FIELDS(fields + _ABSENT)
-    shape = (
-        direct_vector(
-            fb, value + dims_at + _U32.unpack_from(data, value + dims_at)[0], "I", PREVIEW
-        )
-        if dims_at
-        else []
-    )  # `direct_ints`, inlined
+    shape = direct_ints(fb, value, dims_at, "I", PREVIEW)
     if shape is None:
         return None
     datatype = _I16.unpack_from(data, value + dt)[0] if dt else 0
@@ -398,7 +391,7 @@ def _node(
                     attrs[name] = "none"
                     continue
                 is_output, generic = operand
-                (outputs if is_output else inputs).append(f"v{v}")  # `_tensor_id`
+                (outputs if is_output else inputs).append(_tensor_id(v))
                 if not generic:  # a role: filter_id, bias_id, ...
                     attrs[name] = str(v)
             elif name == "flags":
