@@ -93,26 +93,41 @@ def view_nodes(
         writers.by_tensor.setdefault(tid, []).extend(sources)
     nodes: list[Node] = []
     for pos, op in enumerate(view.nodes):
-        nid = f"{id_prefix}.{pos}"
         attrs = _kind(op)
         attrs["view"] = view.name
-        attrs.update(op.attrs)
-        node = Node(
-            nid,
-            op.label or op.kind,
-            f"{namespace}/{op.namespace}" if op.namespace else namespace,
-            colours,
-            attrs,
-            [ports.port(in_pos, tid) for in_pos, tid in enumerate(op.inputs)],
-        )
+        ns = f"{namespace}/{op.namespace}" if op.namespace else namespace
+        nodes.append(_op_node(op, f"{id_prefix}.{pos}", ns, attrs, colours, ports, writers))
         if op.subgraphs:
-            node.subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
-        _edges_in(node, op.inputs, writers)
-        for out_pos, tid in enumerate(op.outputs):
-            writers.write(tid, (nid, str(out_pos)), op.inputs)
-            node.outputs.append(ports.port(out_pos, tid))
-        nodes.append(node)
+            nodes[-1].subgraphs = [separate_ids[s] for s in op.subgraphs if s in separate_ids]
     return nodes, {tid: writers.read(tid) for tid in dict.fromkeys(view.outputs)}
+
+
+def _op_node(
+    op: OpNode,
+    nid: str,
+    namespace: str,
+    attrs: dict[str, AttrValue],
+    colours: Colour,
+    ports: _ViewPorts,
+    writers: _Writers,
+) -> Node:
+    """The node of one operation, drawn inline or in a view's own graph: `attrs` (a new dict, the
+    operation's kind first) gets its attributes; an edge from the writer of each tensor it reads,
+    and it recorded as the writer of each it writes."""
+    attrs.update(op.attrs)
+    node = Node(
+        nid,
+        op.label or op.kind,
+        namespace,
+        colours,
+        attrs,
+        [ports.port(pos, tid) for pos, tid in enumerate(op.inputs)],
+    )
+    _edges_in(node, op.inputs, writers)
+    for pos, tid in enumerate(op.outputs):
+        writers.write(tid, (nid, str(pos)), op.inputs)
+        node.outputs.append(ports.port(pos, tid))
+    return node
 
 
 def _edges_in(node: Node, tids: list[str], writers: _Writers) -> None:
@@ -161,22 +176,9 @@ def view_graph(
             nid += "_"
         used_ids.add(nid)
         op_ids.append(nid)
-        attrs = _kind(op)
-        attrs.update(op.attrs)
-        node = Node(
-            nid,
-            op.label or op.kind,
-            op.namespace,
-            colours,
-            attrs,
-            [ports.port(pos, tid) for pos, tid in enumerate(op.inputs)],
-        )
+        node = _op_node(op, nid, op.namespace, _kind(op), colours, ports, producers)
         if op.subgraphs:
             node.subgraphs = [sibling_ids[s] for s in op.subgraphs if s in sibling_ids]
-        _edges_in(node, op.inputs, producers)
-        for pos, tid in enumerate(op.outputs):
-            producers.write(tid, (nid, str(pos)), op.inputs)
-            node.outputs.append(ports.port(pos, tid))
         graph.nodes.append(node)
     outputs = Node(id="delegate_outputs", label="Delegate Outputs")
     outputs.inputs = [ports.port(pos, tid) for pos, tid in enumerate(view.outputs)]
