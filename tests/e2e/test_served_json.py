@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import json
 from pathlib import Path
 from typing import Any, cast
@@ -18,7 +19,7 @@ from model_explorer.utils import convert_adapter_response
 
 from pte_adapter.explorer.adapter import CACHE, PteAdapter
 from pte_adapter.explorer.convert import convert_path
-from pte_adapter.explorer.served import ServedNodes, served
+from pte_adapter.explorer.served import ServedGroups, ServedNodes, served
 from tests.support.examples import example
 
 # A program with delegates decoded (Ethos-U), an XNNPACK one with its ETRecord and ETDump, an
@@ -72,3 +73,76 @@ def test_a_shared_object_is_made_once() -> None:
     dicts = {id(a) for node in made for a in node["attrs"]}
     assert len(dicts) == len(by_id)
     assert made == [dataclasses.asdict(n) for n in graph.nodes]
+
+
+def _odd_copies(graph: gb.Graph) -> list[gb.GraphNode]:
+    """Copies of real nodes each made in a way the builder never makes them, one way each: the
+    spelled-out path must hand every one of them to `as_plain`."""
+
+    class Subclass(gb.GraphNode):
+        pass
+
+    class Pair(gb.KeyValue):
+        pass
+
+    first = next(n for n in graph.nodes if n.attrs and n.incomingEdges and n.outputsMetadata)
+    fields = {f.name: getattr(first, f.name) for f in dataclasses.fields(first)}
+    link = gb.KeyValue(key="link", value=gb.NodeIdsNodeAttributeValue(nodeIds=[first.id]))
+    edge = first.incomingEdges[0]
+    port = first.outputsMetadata[0]
+    return [
+        Subclass(**fields),
+        dataclasses.replace(first, attrs=[*first.attrs, link, Pair(key="pair", value="v")]),
+        dataclasses.replace(first, attrs=tuple(first.attrs)),
+        dataclasses.replace(first, incomingEdges=[dataclasses.replace(edge, targetNodeInputId=0)]),
+        dataclasses.replace(first, outputsMetadata=[dataclasses.replace(port, id=1)]),
+        dataclasses.replace(first, label=None),
+    ]
+
+
+def test_nodes_not_made_by_the_builder_serialise_as_asdict_does() -> None:
+    (graph, *_) = convert_path(example("tiny_gpt_xnnpack"))
+    odd = _odd_copies(graph)
+    made = cast(list[dict[str, Any]], copy.deepcopy(ServedNodes(odd)))
+    assert json.dumps(made) == json.dumps([dataclasses.asdict(n) for n in odd])
+    groups = {"a": {"k": "v"}, "b": {"k": 1}, "c": {2: "v"}}
+    sent = copy.deepcopy(ServedGroups(groups))
+    assert json.dumps(sent) == json.dumps(
+        dataclasses.asdict(gb.Graph(id="g", nodes=[], groupNodeAttributes=groups))[
+            "groupNodeAttributes"
+        ]
+    )
+    assert sent["a"] is not groups["a"]  # new dicts: the kept graphs are never handed out
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["collector on", "collector off"])
+def test_no_collection_runs_while_the_node_dicts_are_made(enabled: bool) -> None:
+    """The collector is paused while a graph's dicts are made (most of the serialisation's time
+    went into collections that found nothing), and left as it was."""
+    (graph, *_) = convert_path(example("tiny_gpt_xnnpack"))
+    runs: list[str] = []
+
+    def count(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            runs.append(phase)
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    gc.callbacks.append(count)
+    try:
+        gc.collect()
+        runs.clear()
+        threshold = gc.get_threshold()
+        gc.set_threshold(10)  # a collection every few allocations, if the collector runs
+        try:
+            made = copy.deepcopy(ServedNodes(graph.nodes))
+        finally:
+            gc.set_threshold(*threshold)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.callbacks.remove(count)
+        (gc.enable if was else gc.disable)()
+    assert len(made) == len(graph.nodes) > 100
+    # Running, the collector would have run once per ten new dicts: hundreds of times. Resumed, it
+    # may run once on what the copy allocates after the block (deepcopy's own memo).
+    assert len(runs) <= (1 if enabled else 0)
