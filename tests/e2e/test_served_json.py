@@ -143,6 +143,7 @@ def test_no_collection_runs_while_the_node_dicts_are_made(enabled: bool) -> None
         gc.callbacks.remove(count)
         (gc.enable if was else gc.disable)()
     assert len(made) == len(graph.nodes) > 100
-    # Running, the collector would have run once per ten new dicts: hundreds of times. Resumed, it
-    # may run once on what the copy allocates after the block (deepcopy's own memo).
-    assert len(runs) <= (1 if enabled else 0)
+    # Running, the collector would have run about once per ten new dicts: hundreds of times.
+    # Resumed, it may run a time or two on what is allocated after the block, until the threshold
+    # is set back (deepcopy's own memo, this test's own calls).
+    assert len(runs) <= (3 if enabled else 0)
