@@ -32,12 +32,13 @@ take the server's `asdict` from 680 to 170 ms (CPU, medians):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast, overload
 
 from model_explorer import graph_builder as gb
 
 from pte_adapter import no_cycle_collection
+from pte_adapter.render.model_explorer import EDGE_FIELDS, NODE_FIELDS, PAIR_FIELDS, PORT_FIELDS
 
 
 def served(graphs: list[gb.Graph]) -> list[gb.Graph]:
@@ -151,28 +152,14 @@ def as_plain(obj: Any, made: dict[int, Any]) -> Any:
     return got
 
 
-# The fields of a node and of what it holds, in the order `node_as_plain` writes them: this Model
-# Explorer's declaration order (0.1.34). A Model Explorer that declares them otherwise is served
-# by `as_plain` alone, which reads the order from the classes.
+# The fields of a node and of what it holds, in the order `node_as_plain` writes them (the
+# builder's: render/model_explorer.py). A Model Explorer that declares them otherwise is served by
+# `as_plain` alone, which reads the order from the classes.
 _NODE_SHAPES: tuple[tuple[type, tuple[str, ...]], ...] = (
-    (
-        gb.GraphNode,
-        (
-            "id",
-            "label",
-            "namespace",
-            "subgraphIds",
-            "attrs",
-            "incomingEdges",
-            "outputsMetadata",
-            "inputsMetadata",
-            "style",
-            "config",
-        ),
-    ),
-    (gb.KeyValue, ("key", "value")),
-    (gb.IncomingEdge, ("sourceNodeId", "sourceNodeOutputId", "targetNodeInputId")),
-    (gb.MetadataItem, ("id", "attrs")),
+    (gb.GraphNode, NODE_FIELDS),
+    (gb.KeyValue, PAIR_FIELDS),
+    (gb.IncomingEdge, EDGE_FIELDS),
+    (gb.MetadataItem, PORT_FIELDS),
 )
 SPELLED_OUT = all(
     tuple(f.name for f in dataclasses.fields(kind)) == names for kind, names in _NODE_SHAPES
@@ -195,32 +182,34 @@ def node_as_plain(node: Any, made: dict[int, Any]) -> Any:
         "label": label,
         "namespace": namespace,
         "subgraphIds": as_plain(node.subgraphIds, made),
-        "attrs": _pairs(node.attrs, made),
+        "attrs": _shared(node.attrs, made, _pair),
         "incomingEdges": _edges(node.incomingEdges, made),
-        "outputsMetadata": _ports(node.outputsMetadata, made),
-        "inputsMetadata": _ports(node.inputsMetadata, made),
+        "outputsMetadata": _shared(node.outputsMetadata, made, _port),
+        "inputsMetadata": _shared(node.inputsMetadata, made, _port),
         "style": as_plain(node.style, made),
         "config": as_plain(node.config, made),
     }
 
 
-def _pairs(pairs: Any, made: dict[int, Any]) -> Any:
-    """A list of key/values: most are shared among nodes, so each is made once (`made`)."""
-    if type(pairs) is not list:
-        return as_plain(pairs, made)
+def _pair(kv: Any, made: dict[int, Any]) -> Any:
+    """A key/value's dict (most are shared among nodes: `_shared`)."""
+    key = kv.key if type(kv) is gb.KeyValue else None
+    if type(key) is not str:
+        return as_plain(kv, made)
+    value = kv.value
+    return {"key": key, "value": value if type(value) is str else as_plain(value, made)}
+
+
+def _shared(items: Any, made: dict[int, Any], plain: Callable[[Any, dict[int, Any]], Any]) -> Any:
+    """A list of objects the builder shares among nodes, each made into its dict once (`made`,
+    as `as_plain` keeps it); `plain` makes one."""
+    if type(items) is not list:
+        return as_plain(items, made)
     out = []
-    for kv in pairs:
-        got = made.get(id(kv))
+    for item in items:
+        got = made.get(id(item))
         if got is None:
-            key = kv.key if type(kv) is gb.KeyValue else None
-            if type(key) is str:
-                value = kv.value
-                got = made[id(kv)] = {
-                    "key": key,
-                    "value": value if type(value) is str else as_plain(value, made),
-                }
-            else:
-                got = as_plain(kv, made)
+            got = made[id(item)] = plain(item, made)
         out.append(got)
     return out
 
@@ -246,18 +235,9 @@ def _edges(edges: Any, made: dict[int, Any]) -> Any:
     return out
 
 
-def _ports(items: Any, made: dict[int, Any]) -> Any:
-    """A node's port metadata: shared among ports alike, so each item is made once (`made`)."""
-    if type(items) is not list:
-        return as_plain(items, made)
-    out = []
-    for item in items:
-        got = made.get(id(item))
-        if got is None:
-            ident = item.id if type(item) is gb.MetadataItem else None
-            if type(ident) is str:
-                got = made[id(item)] = {"id": ident, "attrs": _pairs(item.attrs, made)}
-            else:
-                got = as_plain(item, made)
-        out.append(got)
-    return out
+def _port(item: Any, made: dict[int, Any]) -> Any:
+    """A port's metadata dict (an item is shared among ports alike: `_shared`)."""
+    ident = item.id if type(item) is gb.MetadataItem else None
+    if type(ident) is not str:
+        return as_plain(item, made)
+    return {"id": ident, "attrs": _shared(item.attrs, made, _pair)}

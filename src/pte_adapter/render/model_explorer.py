@@ -92,26 +92,28 @@ def positional(cls: type[_T], names: tuple[str, ...]) -> Callable[..., _T]:
     return by_keyword
 
 
-_GraphNode = positional(
-    gb.GraphNode,
-    (
-        "id",
-        "label",
-        "namespace",
-        "subgraphIds",
-        "attrs",
-        "incomingEdges",
-        "outputsMetadata",
-        "inputsMetadata",
-        "style",
-        "config",
-    ),
+# The fields of Model Explorer's node objects in its declaration order (0.1.34): the builder makes
+# them by position in this order, and explorer/served.py writes their dicts in it.
+NODE_FIELDS = (
+    "id",
+    "label",
+    "namespace",
+    "subgraphIds",
+    "attrs",
+    "incomingEdges",
+    "outputsMetadata",
+    "inputsMetadata",
+    "style",
+    "config",
 )
-_IncomingEdge = positional(
-    gb.IncomingEdge, ("sourceNodeId", "sourceNodeOutputId", "targetNodeInputId")
-)
-_KeyValue = positional(gb.KeyValue, ("key", "value"))
-_MetadataItem = positional(gb.MetadataItem, ("id", "attrs"))
+EDGE_FIELDS = ("sourceNodeId", "sourceNodeOutputId", "targetNodeInputId")
+PAIR_FIELDS = ("key", "value")
+PORT_FIELDS = ("id", "attrs")
+
+_GraphNode = positional(gb.GraphNode, NODE_FIELDS)
+_IncomingEdge = positional(gb.IncomingEdge, EDGE_FIELDS)
+_KeyValue = positional(gb.KeyValue, PAIR_FIELDS)
+_MetadataItem = positional(gb.MetadataItem, PORT_FIELDS)
 
 
 class _Builder:
